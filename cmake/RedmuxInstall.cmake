@@ -1,0 +1,27 @@
+# Installs headers, libredmux (static and shared), the CMake package (find_package(redmux
+# CONFIG) → redmux::redmux, static; redmux::shared) and redmux.pc.
+include(CMakePackageConfigHelpers)
+
+set_target_properties(redmux_static PROPERTIES EXPORT_NAME redmux)
+set_target_properties(redmux_shared PROPERTIES EXPORT_NAME shared)
+install(TARGETS redmux_static redmux_shared EXPORT redmuxTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/redmux DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+set(REDMUX_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/redmux)
+install(EXPORT redmuxTargets NAMESPACE redmux:: DESTINATION ${REDMUX_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/redmuxConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/redmuxConfig.cmake INSTALL_DESTINATION ${REDMUX_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/redmuxConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/redmuxConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/redmuxConfigVersion.cmake DESTINATION ${REDMUX_CMAKE_DIR})
+
+if(REDMUX_WITH_TLS)
+  set(REDMUX_PC_REQUIRES "libssl libcrypto")
+  set(REDMUX_PC_CFLAGS "-DREDMUX_WITH_TLS=1")
+endif()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/redmux.pc.in ${CMAKE_CURRENT_BINARY_DIR}/redmux.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/redmux.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,122 @@
+// Errors: one `redmux::errc` enum with its std::error_category, the `Error` value carried
+// inside the library (code + human-readable message), and the typed exceptions that the
+// surface throws (`Future::get()`, `Result::value()`, `Multiplexer::connect()`).
+//
+// Every message says what happened, to which command or endpoint, and what to do. Messages
+// never contain passwords or command arguments. All types here are plain values: safe to
+// copy and use from any thread.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace redmux {
+
+/// Every error condition redmux reports.
+enum class errc {
+  ok = 0,
+  // protocol
+  protocol_error = 1,  ///< malformed or over-limit bytes from the server
+  // replies
+  server_error,      ///< the server answered with an error reply (-ERR …, !…)
+  unexpected_reply,  ///< reply shape does not convert to the requested type
+  // command life
+  timeout,            ///< no reply before the command's deadline
+  queue_full,         ///< maxQueuedCommands reached
+  not_sent,           ///< connection lost before the command was written: safe to retry
+  outcome_unknown,    ///< connection lost after the command was written: may have run
+  connection_failed,  ///< could not connect / handshake failed
+  authentication_failed,
+  disconnected,      ///< no connection and the policy is to fail fast
+  shut_down,         ///< the multiplexer was closed
+  deadlock,          ///< a blocking wait on one of redmux's own I/O threads
+  admin_required,    ///< command needs allowAdmin=true
+  not_allowed,       ///< connection-state command on the shared connection, …
+  invalid_config,    ///< configuration string or URL rejected
+  invalid_argument,  ///< API misuse (bad argument to a typed command, …)
+};
+
+/// The std::error_category of redmux::errc ("redmux").
+const std::error_category& error_category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), error_category()};
+}
+
+/// An error as a value: its code and a message that explains it.
+class Error {
+ public:
+  Error() = default;
+  Error(errc code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  errc code() const noexcept { return code_; }
+  const std::string& message() const noexcept { return message_; }
+  explicit operator bool() const noexcept { return code_ != errc::ok; }
+
+  /// Throws the typed exception that matches code(). REQUIRES: code() != errc::ok.
+  [[noreturn]] void raise() const;
+
+ private:
+  errc code_ = errc::ok;
+  std::string message_;
+};
+
+/// Base of every exception redmux throws; what() is the full message.
+class RedmuxError : public std::runtime_error {
+ public:
+  RedmuxError(errc code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  errc code() const noexcept { return code_; }
+  std::error_code error_code() const noexcept { return make_error_code(code_); }
+
+ private:
+  errc code_;
+};
+
+/// The server replied with an error (`-ERR …`, `-WRONGTYPE …`, a bulk error).
+class ServerError : public RedmuxError {
+ public:
+  using RedmuxError::RedmuxError;
+  /// The first word of the server's message: "ERR", "WRONGTYPE", "NOSCRIPT" …
+  std::string prefix() const;
+};
+class ProtocolError : public RedmuxError {
+  using RedmuxError::RedmuxError;
+};
+class UnexpectedReplyError : public RedmuxError {
+  using RedmuxError::RedmuxError;
+};
+class TimeoutError : public RedmuxError {
+  using RedmuxError::RedmuxError;
+};
+class QueueFullError : public RedmuxError {
+  using RedmuxError::RedmuxError;
+};
+/// Connection trouble: not_sent, outcome_unknown, connection_failed, disconnected, shut_down,
+/// authentication_failed.
+class ConnectionError : public RedmuxError {
+ public:
+  using RedmuxError::RedmuxError;
+  /// True when the command is known not to have reached the server (safe to retry).
+  bool never_sent() const noexcept { return code() == errc::not_sent; }
+};
+class DeadlockError : public RedmuxError {
+  using RedmuxError::RedmuxError;
+};
+class AdminModeError : public RedmuxError {
+  using RedmuxError::RedmuxError;
+};
+class NotAllowedError : public RedmuxError {
+  using RedmuxError::RedmuxError;
+};
+class ConfigError : public RedmuxError {
+  using RedmuxError::RedmuxError;
+};
+class InvalidArgumentError : public RedmuxError {
+  using RedmuxError::RedmuxError;
+};
+
+}  // namespace redmux
+
+template <>
+struct std::is_error_code_enum<redmux::errc> : std::true_type {};

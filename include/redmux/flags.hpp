@@ -1,0 +1,48 @@
+// Per-command flags and options. Plain values, safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace redmux {
+
+/// How a command is sent and where it may go. Combine with `|`.
+enum class Flags : std::uint32_t {
+  None = 0,
+  /// Do not wait for the reply: the future completes at once; the reply is still read and
+  /// dropped, and an error reply is counted and passed to the error callback.
+  FireAndForget = 1u << 0,
+  /// Routing (the default is PreferMaster): reads may use replicas under PreferReplica;
+  /// DemandMaster / DemandReplica fail when no such server is available.
+  PreferMaster = 0,
+  DemandMaster = 1u << 1,
+  PreferReplica = 1u << 2,
+  DemandReplica = 1u << 3,
+  /// The caller declares the command safe to resend if the connection breaks after it was
+  /// written (an idempotent write). Without it such a command fails as "outcome unknown".
+  Retryable = 1u << 4,
+};
+
+constexpr Flags operator|(Flags a, Flags b) noexcept {
+  return static_cast<Flags>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
+}
+constexpr Flags operator&(Flags a, Flags b) noexcept {
+  return static_cast<Flags>(static_cast<std::uint32_t>(a) & static_cast<std::uint32_t>(b));
+}
+constexpr bool has_flag(Flags set, Flags flag) noexcept {
+  return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(flag)) != 0;
+}
+
+/// Options for one call. Implicitly built from Flags, so `db.incr("k", Flags::FireAndForget)`
+/// works.
+struct CallOptions {
+  CallOptions() = default;
+  CallOptions(Flags f) : flags(f) {}  // NOLINT(google-explicit-constructor)
+  CallOptions(Flags f, std::chrono::milliseconds t) : flags(f), timeout(t) {}
+
+  Flags flags = Flags::None;
+  /// The command's timeout; zero means the multiplexer's asyncTimeout.
+  std::chrono::milliseconds timeout{0};
+};
+
+}  // namespace redmux
