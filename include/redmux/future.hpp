@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "redmux/convert.hpp"
 #include "redmux/flags.hpp"
 #include "redmux/reply.hpp"
 #include "redmux/result.hpp"
