@@ -1,0 +1,127 @@
+// The one command table: every Redis 7.0 command (and Valkey 8 / Redis 7.2 additions) with
+// its flags and key positions. The router (cluster slot, replica eligibility), the admin
+// gate, the blocking-command diversion, retry safety and the cross-slot check all read it,
+// instead of comparing command names themselves.
+//
+// Ownership: the built-in entries are static data; entries for unknown commands are
+// interned once and live until the process ends (at most kMaxUnknownCommands of them; past
+// that every new unknown name shares one "UNKNOWN" entry), so a `const CommandInfo&` never
+// dangles and its `name` may be kept as a static string.
+//
+// Threads: every function here is safe from any thread. Lookups of known commands take no
+// lock and never allocate; unknown commands take a mutex.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "redmux/arg.hpp"
+
+namespace redmux::detail {
+
+/// What a command does, as far as routing and gating care. Combine with `|`.
+enum class CommandFlag : std::uint32_t {
+  None = 0,
+  ReadOnly = 1u << 0,  ///< Redis "readonly": may go to a replica, safe to resend
+  Write = 1u << 1,     ///< Redis "write" (also set for unknown commands: the safe guess)
+  /// May block the connection: Redis "blocking" (BLPOP …, XREAD/XREADGROUP — which block
+  /// only with BLOCK, see is_blocking()) plus WAIT and WAITAOF.
+  Blocking = 1u << 2,
+  /// Needs allowAdmin=true. Our gate list, not Redis's ACL @admin category: see
+  /// scripts/gen-command-table for the list and why.
+  Admin = 1u << 3,
+  /// Changes the state of the connection it runs on (SELECT, MULTI, SUBSCRIBE, AUTH …): never
+  /// allowed on the shared connection; connection_state_advice() names the API to use.
+  ConnectionState = 1u << 4,
+  PubSub = 1u << 5,       ///< Redis "pubsub" (PUBLISH, SUBSCRIBE family …)
+  NoScript = 1u << 6,     ///< Redis "noscript": not allowed inside EVAL/FCALL
+  MovableKeys = 1u << 7,  ///< key positions depend on the arguments (EVAL, SORT … STORE)
+  NoMulti = 1u << 8,      ///< Redis "no_multi": not allowed inside MULTI
+  Fast = 1u << 9,         ///< Redis "fast": O(1) or O(log N)
+  Unknown = 1u << 10,     ///< not in the built-in table (see command_info())
+};
+
+constexpr CommandFlag operator|(CommandFlag a, CommandFlag b) noexcept {
+  return static_cast<CommandFlag>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
+}
+constexpr CommandFlag operator&(CommandFlag a, CommandFlag b) noexcept {
+  return static_cast<CommandFlag>(static_cast<std::uint32_t>(a) & static_cast<std::uint32_t>(b));
+}
+constexpr CommandFlag operator~(CommandFlag a) noexcept {
+  return static_cast<CommandFlag>(~static_cast<std::uint32_t>(a));
+}
+constexpr bool has_flag(CommandFlag set, CommandFlag flag) noexcept {
+  return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(flag)) != 0;
+}
+
+/// How to find a command's keys in its arguments (indexes count the command name as 0).
+enum class KeyRule : std::uint8_t {
+  None,  ///< no keys
+  /// Keys at first_key, first_key + step, … up to last_key (as COMMAND INFO reports them;
+  /// a negative last_key counts from the end: -1 is the last argument).
+  Range,
+  /// The Range above (if first_key > 0: the destination of ZUNIONSTORE …), then the count
+  /// at numkeys_index and that many keys right after it (EVAL, FCALL, ZUNION, LMPOP …).
+  NumKeys,
+  /// XREAD/XREADGROUP: after the first "STREAMS" at or after index first_key, the first
+  /// half of the remaining arguments.
+  Streams,
+};
+
+/// One command's entry in the table.
+struct CommandInfo {
+  std::string_view name;  ///< upper case; "CLIENT KILL" for a subcommand
+  CommandFlag flags = CommandFlag::None;
+  KeyRule rule = KeyRule::None;
+  int first_key = 0;
+  int last_key = 0;
+  int step = 0;
+  int numkeys_index = 0;
+  bool has_subcommands = false;  ///< a container (CLIENT, CONFIG …) whose args[1] was unknown
+
+  bool is(CommandFlag flag) const noexcept { return has_flag(flags, flag); }
+};
+
+/// Past this many distinct unknown names, new ones share the entry named "UNKNOWN".
+inline constexpr std::size_t kMaxUnknownCommands = 1024;
+
+/// The entry for a command; never fails. Case-insensitive. For a container (CLIENT, CONFIG,
+/// OBJECT …) the subcommand entry named by args[1] is returned; with args[1] missing or
+/// unknown, the container's own entry (has_subcommands = true; Write unless Redis says
+/// ReadOnly; Admin when all its subcommands are). An unknown command (or empty `args`) gets
+/// a generic entry: Write | Unknown, no keys. Known commands: no lock, no allocation.
+const CommandInfo& command_info(std::span<const Arg> args) noexcept;
+
+/// The built-in entry for `name` ("GET", "client kill", "CLIENT|KILL"), or null.
+const CommandInfo* find_command(std::string_view name) noexcept;
+
+/// Replaces what the table knows about a command it did not know (learned with COMMAND
+/// INFO by the multiplexer); later command_info() calls return the new entry. Entries
+/// already returned stay valid and unchanged. Ignored for built-in commands and once the
+/// unknown-name bound is reached.
+void learn_command(std::string_view name, CommandFlag flags, KeyRule rule, int first_key,
+                   int last_key, int step, int numkeys_index);
+
+/// Appends the indexes into `args` of every key of the command (in argument order).
+/// Malformed arguments (a count past the end, no STREAMS …) yield the keys that can be
+/// found; the server will reject the command itself.
+void key_indexes(const CommandInfo& info, std::span<const Arg> args, std::vector<std::size_t>& out);
+
+/// The index of the command's first key, if it has one with these arguments.
+std::optional<std::size_t> first_key_index(const CommandInfo& info,
+                                           std::span<const Arg> args) noexcept;
+
+/// True when the command will block its connection with these arguments: BLPOP …, WAIT,
+/// and XREAD/XREADGROUP only when they carry BLOCK.
+bool is_blocking(const CommandInfo& info, std::span<const Arg> args) noexcept;
+
+/// For a ConnectionState command: what to use instead, for the error message (e.g. "use
+/// Multiplexer::database(index): the database index is part of each command's route").
+/// Empty for other commands.
+std::string_view connection_state_advice(const CommandInfo& info) noexcept;
+
+}  // namespace redmux::detail

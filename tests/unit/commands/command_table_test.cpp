@@ -1,0 +1,281 @@
+#include "commands/command_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace redmux::detail {
+namespace {
+
+using Args = std::vector<Arg>;
+
+const CommandInfo& info(const Args& args) {
+  return command_info(args);
+}
+
+std::vector<std::size_t> keys(const Args& args) {
+  std::vector<std::size_t> out;
+  key_indexes(command_info(args), args, out);
+  return out;
+}
+
+using V = std::vector<std::size_t>;
+
+TEST(CommandTable, FlagsFromRedis) {
+  EXPECT_TRUE(info({"GET", "k"}).is(CommandFlag::ReadOnly));
+  EXPECT_FALSE(info({"GET", "k"}).is(CommandFlag::Write));
+  EXPECT_TRUE(info({"SET", "k", "v"}).is(CommandFlag::Write));
+  EXPECT_TRUE(info({"BLPOP", "k", "0"}).is(CommandFlag::Blocking));
+  EXPECT_TRUE(info({"PUBLISH", "c", "m"}).is(CommandFlag::PubSub));
+  EXPECT_TRUE(info({"EVAL", "return 1", "0"}).is(CommandFlag::NoScript));
+  EXPECT_TRUE(info({"EVAL", "return 1", "0"}).is(CommandFlag::MovableKeys));
+  EXPECT_FALSE(info({"EVAL", "return 1", "0"}).is(CommandFlag::ReadOnly));
+  EXPECT_TRUE(info({"EVAL_RO", "return 1", "0"}).is(CommandFlag::ReadOnly));
+  EXPECT_FALSE(info({"GET", "k"}).is(CommandFlag::Unknown));
+  EXPECT_EQ(info({"GET", "k"}).name, "GET");
+}
+
+TEST(CommandTable, CaseInsensitive) {
+  EXPECT_EQ(&info({"get", "k"}), &info({"GET", "k"}));
+  EXPECT_EQ(&info({"gEt", "k"}), &info({"GET", "k"}));
+  EXPECT_EQ(info({"client", "kill", "id", "1"}).name, "CLIENT KILL");
+  EXPECT_EQ(info({"xread", "streams", "s", "0"}).rule, KeyRule::Streams);
+  EXPECT_EQ(keys({"xread", "streams", "s", "0"}), (V{2}));
+}
+
+TEST(CommandTable, KeyPositionsRange) {
+  EXPECT_EQ(keys({"GET", "k"}), (V{1}));
+  EXPECT_EQ(keys({"MSET", "a", "1", "b", "2", "c", "3"}), (V{1, 3, 5}));
+  EXPECT_EQ(keys({"DEL", "a", "b", "c"}), (V{1, 2, 3}));
+  EXPECT_EQ(keys({"BLPOP", "a", "b", "0"}), (V{1, 2}));  // last_key -2: not the timeout
+  EXPECT_EQ(keys({"LMOVE", "src", "dst", "LEFT", "RIGHT"}), (V{1, 2}));
+  EXPECT_EQ(keys({"PING"}), V{});
+  EXPECT_EQ(keys({"GET"}), V{});  // malformed: no key, no crash
+  EXPECT_EQ(keys({"OBJECT", "ENCODING", "k"}), (V{2}));
+  EXPECT_EQ(keys({"MEMORY", "USAGE", "k"}), (V{2}));
+}
+
+TEST(CommandTable, KeyPositionsNumKeys) {
+  EXPECT_EQ(keys({"EVAL", "s", "2", "k1", "k2", "a1"}), (V{3, 4}));
+  EXPECT_EQ(keys({"EVALSHA", "sha", "0", "a1"}), V{});
+  EXPECT_EQ(keys({"FCALL", "f", "1", "k", "a"}), (V{3}));
+  EXPECT_EQ(keys({"ZUNIONSTORE", "dst", "2", "a", "b", "WEIGHTS", "1", "2"}), (V{1, 3, 4}));
+  EXPECT_EQ(keys({"ZINTERSTORE", "dst", "1", "a"}), (V{1, 3}));
+  EXPECT_EQ(keys({"ZUNION", "2", "a", "b", "WITHSCORES"}), (V{2, 3}));
+  EXPECT_EQ(keys({"LMPOP", "2", "a", "b", "LEFT"}), (V{2, 3}));
+  EXPECT_EQ(keys({"BLMPOP", "0", "1", "a", "LEFT"}), (V{3}));
+  EXPECT_EQ(keys({"SINTERCARD", "2", "a", "b", "LIMIT", "1"}), (V{2, 3}));
+  // A count past the end or not a number: the keys that exist, no crash.
+  EXPECT_EQ(keys({"EVAL", "s", "5", "k1"}), (V{3}));
+  EXPECT_EQ(keys({"EVAL", "s", "x", "k1"}), V{});
+  EXPECT_EQ(keys({"EVAL", "s"}), V{});
+}
+
+TEST(CommandTable, KeyPositionsStreams) {
+  EXPECT_EQ(keys({"XREAD", "COUNT", "2", "STREAMS", "a", "b", "0", "0"}), (V{4, 5}));
+  EXPECT_EQ(keys({"XREAD", "BLOCK", "0", "streams", "a", "$"}), (V{4}));
+  EXPECT_EQ(keys({"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"}), (V{5}));
+  // A group or consumer named "streams" is before index 4 and not taken for the keyword.
+  EXPECT_EQ(keys({"XREADGROUP", "GROUP", "streams", "c", "STREAMS", "s", ">"}), (V{5}));
+  EXPECT_EQ(keys({"XREAD", "COUNT", "2"}), V{});
+}
+
+TEST(CommandTable, FirstKeyIndex) {
+  Args mset{"MSET", "a", "1", "b", "2"};
+  EXPECT_EQ(first_key_index(command_info(mset), mset), 1u);
+  Args eval0{"EVAL", "return 1", "0"};
+  EXPECT_EQ(first_key_index(command_info(eval0), eval0), std::nullopt);
+  Args xread{"XREAD", "STREAMS", "s", "0"};
+  EXPECT_EQ(first_key_index(command_info(xread), xread), 2u);
+  Args ping{"PING"};
+  EXPECT_EQ(first_key_index(command_info(ping), ping), std::nullopt);
+}
+
+TEST(CommandTable, Blocking) {
+  auto blocking = [](const Args& a) { return is_blocking(command_info(a), a); };
+  EXPECT_TRUE(blocking({"BLPOP", "k", "0"}));
+  EXPECT_TRUE(blocking({"BZPOPMIN", "k", "0"}));
+  EXPECT_TRUE(blocking({"WAIT", "1", "0"}));
+  EXPECT_TRUE(blocking({"WAITAOF", "1", "0", "0"}));
+  EXPECT_FALSE(blocking({"XREAD", "STREAMS", "s", "0"}));
+  EXPECT_FALSE(blocking({"XREAD", "COUNT", "1", "STREAMS", "block", "0"}));  // a key "block"
+  EXPECT_TRUE(blocking({"XREAD", "block", "100", "STREAMS", "s", "$"}));
+  EXPECT_TRUE(blocking({"XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"}));
+  EXPECT_FALSE(blocking({"GET", "k"}));
+  EXPECT_FALSE(blocking({"LPOP", "k"}));
+}
+
+TEST(CommandTable, Subcommands) {
+  const CommandInfo& kill = info({"CLIENT", "KILL", "ID", "7"});
+  EXPECT_EQ(kill.name, "CLIENT KILL");
+  EXPECT_FALSE(kill.has_subcommands);
+  EXPECT_EQ(info({"CLIENT", "id"}).name, "CLIENT ID");
+  EXPECT_EQ(info({"config", "get", "maxmemory"}).name, "CONFIG GET");
+  EXPECT_TRUE(info({"OBJECT", "ENCODING", "k"}).is(CommandFlag::ReadOnly));
+  // Container alone or with an unknown subcommand: the container entry, conservatively Write.
+  const CommandInfo& bare = info({"CLIENT"});
+  EXPECT_EQ(bare.name, "CLIENT");
+  EXPECT_TRUE(bare.has_subcommands);
+  EXPECT_TRUE(bare.is(CommandFlag::Write));
+  EXPECT_EQ(&info({"CLIENT", "NO-SUCH-THING"}), &bare);
+  EXPECT_EQ(&info({"CLIENT", std::string(100, 'x')}), &bare);
+  // Subcommands newer than the 7.0 server, added by hand.
+  EXPECT_EQ(info({"CLIENT", "SETINFO", "LIB-NAME", "redmux"}).name, "CLIENT SETINFO");
+  EXPECT_EQ(info({"CLUSTER", "MYSHARDID"}).name, "CLUSTER MYSHARDID");
+}
+
+TEST(CommandTable, FindCommand) {
+  ASSERT_NE(find_command("get"), nullptr);
+  EXPECT_EQ(find_command("get")->name, "GET");
+  ASSERT_NE(find_command("client|kill"), nullptr);
+  EXPECT_EQ(find_command("client|kill")->name, "CLIENT KILL");
+  ASSERT_NE(find_command("CLIENT KILL"), nullptr);
+  EXPECT_EQ(find_command("NOPE"), nullptr);
+  EXPECT_EQ(find_command("CLIENT|NOPE"), nullptr);
+  EXPECT_EQ(find_command(""), nullptr);
+}
+
+TEST(CommandTable, UnknownCommands) {
+  const CommandInfo& a = info({"MYMODULE.DOIT", "x"});
+  EXPECT_TRUE(a.is(CommandFlag::Unknown));
+  EXPECT_TRUE(a.is(CommandFlag::Write));
+  EXPECT_EQ(a.rule, KeyRule::None);
+  EXPECT_EQ(a.name, "MYMODULE.DOIT");
+  EXPECT_EQ(&info({"mymodule.doit"}), &a);  // interned once, case-insensitively
+  EXPECT_EQ(keys({"MYMODULE.DOIT", "x"}), V{});
+  const CommandInfo& empty = command_info({});
+  EXPECT_TRUE(empty.is(CommandFlag::Unknown));
+}
+
+TEST(CommandTable, LearnedUnknownCommand) {
+  const CommandInfo& before = info({"LEARNT.GET", "k"});
+  learn_command("learnt.get", CommandFlag::ReadOnly, KeyRule::Range, 1, 1, 1, 0);
+  const CommandInfo& after = info({"LEARNT.GET", "k"});
+  EXPECT_TRUE(after.is(CommandFlag::ReadOnly));
+  EXPECT_TRUE(after.is(CommandFlag::Unknown));
+  EXPECT_EQ(keys({"LEARNT.GET", "k"}), (V{1}));
+  EXPECT_TRUE(before.is(CommandFlag::Write));  // earlier references unchanged
+  learn_command("GET", CommandFlag::Write, KeyRule::None, 0, 0, 0, 0);  // built-in: ignored
+  EXPECT_TRUE(info({"GET", "k"}).is(CommandFlag::ReadOnly));
+}
+
+TEST(CommandTable, UnknownNamesAreBounded) {
+  // Fills the unknown-name table: keep this test after the others that intern names (ctest
+  // runs each test in its own process anyway).
+  for (std::size_t i = 0; i < kMaxUnknownCommands + 10; ++i)
+    (void)info({"BOUNDED.CMD." + std::to_string(i)});
+  EXPECT_EQ(info({"BOUNDED.ONE.MORE"}).name, "UNKNOWN");
+  EXPECT_TRUE(info({"BOUNDED.ONE.MORE"}).is(CommandFlag::Write));
+  EXPECT_EQ(info({"GET", "k"}).name, "GET");  // built-ins unaffected
+}
+
+TEST(CommandTable, AdminGate) {
+  for (const Args& a : std::vector<Args>{{"KEYS", "*"},
+                                         {"FLUSHALL"},
+                                         {"FLUSHDB"},
+                                         {"CONFIG", "SET", "x", "y"},
+                                         {"CONFIG", "GET", "x"},
+                                         {"CONFIG"},
+                                         {"DEBUG", "SLEEP", "0"},
+                                         {"SHUTDOWN"},
+                                         {"MONITOR"},
+                                         {"SAVE"},
+                                         {"BGSAVE"},
+                                         {"BGREWRITEAOF"},
+                                         {"REPLICAOF", "NO", "ONE"},
+                                         {"SLAVEOF", "NO", "ONE"},
+                                         {"SWAPDB", "0", "1"},
+                                         {"SLOWLOG", "RESET"},
+                                         {"CLIENT", "KILL", "ID", "1"},
+                                         {"CLIENT", "PAUSE", "10"},
+                                         {"CLIENT", "UNPAUSE"},
+                                         {"CLUSTER", "ADDSLOTS", "1"},
+                                         {"CLUSTER", "FAILOVER"},
+                                         {"CLUSTER", "FORGET", "x"},
+                                         {"CLUSTER", "MEET", "h", "1"},
+                                         {"CLUSTER", "RESET"},
+                                         {"CLUSTER", "SETSLOT", "1"},
+                                         {"CLUSTER", "SET-CONFIG-EPOCH", "1"},
+                                         {"CLUSTER", "BUMPEPOCH"},
+                                         {"SCRIPT", "FLUSH"},
+                                         {"SCRIPT", "KILL"},
+                                         {"FUNCTION", "FLUSH"},
+                                         {"MODULE", "LIST"},
+                                         {"MODULE", "LOAD", "x"},
+                                         {"ACL", "SETUSER", "u"},
+                                         {"ACL", "DELUSER", "u"},
+                                         {"FAILOVER"}})
+    EXPECT_TRUE(command_info(a).is(CommandFlag::Admin))
+        << a[0].bytes() << " " << (a.size() > 1 ? a[1].bytes() : "");
+  for (const Args& a : std::vector<Args>{{"GET", "k"},
+                                         {"SCAN", "0"},
+                                         {"CLIENT", "LIST"},
+                                         {"CLIENT", "ID"},
+                                         {"INFO"},
+                                         {"SLOWLOG", "GET"},
+                                         {"CLUSTER", "SLOTS"},
+                                         {"CLUSTER", "NODES"},
+                                         {"SCRIPT", "LOAD", "x"},
+                                         {"FUNCTION", "LOAD", "x"},
+                                         {"ACL", "WHOAMI"},
+                                         {"DBSIZE"},
+                                         {"SLOWLOG"}})
+    EXPECT_FALSE(command_info(a).is(CommandFlag::Admin))
+        << a[0].bytes() << " " << (a.size() > 1 ? a[1].bytes() : "");
+}
+
+TEST(CommandTable, ConnectionState) {
+  for (const Args& a : std::vector<Args>{{"SELECT", "1"},
+                                         {"MULTI"},
+                                         {"EXEC"},
+                                         {"DISCARD"},
+                                         {"WATCH", "k"},
+                                         {"UNWATCH"},
+                                         {"SUBSCRIBE", "c"},
+                                         {"PSUBSCRIBE", "c*"},
+                                         {"SSUBSCRIBE", "c"},
+                                         {"UNSUBSCRIBE"},
+                                         {"PUNSUBSCRIBE"},
+                                         {"SUNSUBSCRIBE"},
+                                         {"MONITOR"},
+                                         {"CLIENT", "REPLY", "OFF"},
+                                         {"RESET"},
+                                         {"QUIT"},
+                                         {"HELLO", "3"},
+                                         {"AUTH", "p"},
+                                         {"READONLY"},
+                                         {"READWRITE"},
+                                         {"ASKING"},
+                                         {"CLIENT", "TRACKING", "ON"},
+                                         {"CLIENT", "SETNAME", "x"}}) {
+    const CommandInfo& ci = command_info(a);
+    EXPECT_TRUE(ci.is(CommandFlag::ConnectionState)) << ci.name;
+    EXPECT_FALSE(connection_state_advice(ci).empty()) << ci.name;
+  }
+  EXPECT_NE(connection_state_advice(info({"SELECT", "1"})).find("database("), std::string::npos);
+  EXPECT_NE(connection_state_advice(info({"MULTI"})).find("transaction()"), std::string::npos);
+  EXPECT_NE(connection_state_advice(info({"SUBSCRIBE", "c"})).find("subscriber()"),
+            std::string::npos);
+  for (const Args& a : std::vector<Args>{{"GET", "k"},
+                                         {"PUBLISH", "c", "m"},
+                                         {"PING"},
+                                         {"CLIENT", "ID"},
+                                         {"CLIENT", "GETNAME"}}) {
+    EXPECT_FALSE(command_info(a).is(CommandFlag::ConnectionState)) << command_info(a).name;
+    EXPECT_TRUE(connection_state_advice(command_info(a)).empty());
+  }
+}
+
+TEST(CommandTable, KnowsEveryCommandTheTypedApiSends) {
+  // Binary search finds each (a mis-sorted table would lose some).
+  for (const char* name :
+       {"APPEND",      "COPY",       "GETEX",       "GETDEL",  "LPOS",       "LMPOP",
+        "SMISMEMBER",  "SINTERCARD", "ZRANGESTORE", "ZMSCORE", "HRANDFIELD", "PFMERGE",
+        "OBJECT",      "MEMORY",     "TIME",        "ECHO",    "EXPIRETIME", "FUNCTION",
+        "ZUNIONSTORE", "XAUTOCLAIM", "ZINTERCARD"})
+    EXPECT_NE(find_command(name), nullptr) << name;
+}
+
+}  // namespace
+}  // namespace redmux::detail
