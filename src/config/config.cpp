@@ -1,0 +1,302 @@
+// Config::parse for the configuration-string form, validation, and printing back.
+// The URL form is in url.cpp; the option table in options.cpp.
+#include "redmux/config.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "config/options.hpp"
+#include "config/parser.hpp"
+
+namespace redmux {
+namespace config_internal {
+namespace {
+
+constexpr std::string_view kExampleEndpoint = "e.g. \"localhost:6379\"";
+
+bool is_host_char(char c) {
+  // Refused: whitespace and the characters that delimit the string and URL forms.
+  return static_cast<unsigned char>(c) > ' ' && c != ',' && c != '/' && c != '@' && c != '?' &&
+         c != '#' && c != '[' && c != ']' && c != '=' && c != 0x7f;
+}
+
+Error check_host(std::string_view host, std::string_view endpoint, std::string_view where) {
+  if (host.empty()) {
+    return Parser::fail("endpoint \"" + std::string(endpoint) + "\" in " + std::string(where) +
+                        " has no host; " + std::string(kExampleEndpoint));
+  }
+  // ':' passes: IPv6 hosts hold it (the string form needs them bracketed, checked earlier).
+  if (!std::all_of(host.begin(), host.end(), is_host_char)) {
+    return Parser::fail("invalid host \"" + std::string(host) + "\" in endpoint \"" +
+                        std::string(endpoint) + "\" in " + std::string(where));
+  }
+  return {};
+}
+
+Result<Config> parse_string(std::string_view text) {
+  Parser parser("configuration string");
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view item = trim(text.substr(start, end - start));
+    start = end + 1;
+    if (item.empty()) continue;  // ",," and a trailing comma are harmless
+
+    const std::size_t equals = item.find('=');
+    Error error;
+    if (equals == std::string_view::npos) {
+      // A bare option name ("ssl") is a forgotten value, not a host called "ssl".
+      if (const OptionSpec* option = find_option(item)) {
+        return Parser::fail("option \"" + std::string(option->name) +
+                            "\" in configuration string has no value; write " +
+                            std::string(option->name) + "=…");
+      }
+      error = parser.add_endpoint(item);
+    } else {
+      const std::string_view key = trim(item.substr(0, equals));
+      if (key.empty()) {
+        return Parser::fail("an option in configuration string has a value but no name (\"=…\")");
+      }
+      error = parser.add_option(key, trim(item.substr(equals + 1)));
+    }
+    if (error) return error;
+  }
+  return std::move(parser.config());
+}
+
+std::string value_problem(const OptionSpec& option, const Config& config, std::string_view problem,
+                          std::string_view where) {
+  std::string message = "invalid value ";
+  if (!option.secret) message += "\"" + option.print(config) + "\" ";
+  message += "for option \"" + std::string(option.name) + "\" in " + std::string(where) + ": " +
+             std::string(problem);
+  return message;
+}
+
+Result<void> validate_config(const Config& config, std::string_view where) {
+  const std::string in = " in " + std::string(where);
+  if (config.endpoints.empty()) {
+    return Parser::fail("no endpoint" + in + "; give at least one host:port, " +
+                        std::string(kExampleEndpoint));
+  }
+  for (std::size_t i = 0; i < config.endpoints.size(); ++i) {
+    const Endpoint& endpoint = config.endpoints[i];
+    const std::string shown = endpoint.to_string();
+    if (endpoint.is_unix()) {
+      if (!endpoint.host.empty()) {
+        return Parser::fail("endpoint \"" + shown + "\"" + in +
+                            " has both a host and a Unix socket path; set one");
+      }
+      if (endpoint.unix_path.front() != '/' || endpoint.unix_path.find(',') != std::string::npos) {
+        return Parser::fail("invalid Unix socket path \"" + shown + "\"" + in +
+                            "; expected an absolute path without commas");
+      }
+    } else {
+      if (Error error = check_host(endpoint.host, shown, where)) return error;
+      if (endpoint.port == 0) {
+        return Parser::fail("endpoint \"" + shown + "\"" + in + " has port 0; expected 1 … 65535");
+      }
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      const Endpoint& other = config.endpoints[j];
+      if (iequals(other.host, endpoint.host) && other.port == endpoint.port &&
+          other.unix_path == endpoint.unix_path) {
+        return Parser::fail("endpoint \"" + shown + "\" is listed twice" + in);
+      }
+    }
+  }
+
+  const Config defaults;
+  for (const OptionSpec& option : option_table()) {
+    const std::string problem = option.check(config);
+    if (!problem.empty()) return Parser::fail(value_problem(option, config, problem, where));
+    // TLS settings without TLS would be silently ignored: refuse them instead.
+    if (option.name.size() > 3 && option.name.starts_with("ssl") && !config.ssl &&
+        option.print(config) != option.print(defaults)) {
+      return Parser::fail("option \"" + std::string(option.name) + "\"" + in +
+                          " needs ssl=true (or a rediss:// URL)");
+    }
+  }
+
+  if (!config.user.empty() && config.password.empty()) {
+    return Parser::fail("option \"user\"" + in +
+                        " is set without \"password\"; ACL authentication needs both (a nopass "
+                        "user accepts any password)");
+  }
+  if (!config.sentinel_user.empty() && config.sentinel_password.empty()) {
+    return Parser::fail("option \"sentinelUser\"" + in +
+                        " is set without \"sentinelPassword\"; ACL authentication needs both");
+  }
+  if (config.service_name.empty()) {
+    for (const char* name : {"sentinelUser", "sentinelPassword"}) {
+      const OptionSpec* option = find_option(name);
+      if (option->print(config) != option->print(defaults)) {
+        return Parser::fail("option \"" + std::string(name) + "\"" + in +
+                            " needs \"serviceName\" (Sentinel credentials are used only with "
+                            "Sentinel)");
+      }
+    }
+  }
+  if (config.ssl_cert.empty() != config.ssl_key.empty()) {
+    return Parser::fail(std::string("option \"") +
+                        (config.ssl_cert.empty() ? "sslKey" : "sslCert") + "\"" + in + " needs \"" +
+                        (config.ssl_cert.empty() ? "sslCert" : "sslKey") +
+                        "\" too: a client certificate goes with its private key");
+  }
+  if (config.reconnect_base_delay > config.reconnect_max_delay) {
+    return Parser::fail(
+        "reconnectBaseDelay=" + std::to_string(config.reconnect_base_delay.count()) +
+        " is greater than reconnectMaxDelay=" + std::to_string(config.reconnect_max_delay.count()) +
+        in);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+bool looks_like_url(std::string_view text) {
+  const std::size_t colon = text.find("://");
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view scheme = text.substr(0, colon);
+  const auto scheme_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '-' || c == '.';
+  };
+  return std::all_of(scheme.begin(), scheme.end(), scheme_char);
+}
+
+Error Parser::add_endpoint(std::string_view text) {
+  text = trim(text);
+  const std::string in = " in " + std::string(where_);
+  if (text.empty()) return fail("empty endpoint" + in + "; " + std::string(kExampleEndpoint));
+  Endpoint endpoint;
+  if (text.front() == '/') {
+    endpoint.unix_path = std::string(text);
+    config_.endpoints.push_back(std::move(endpoint));
+    return {};
+  }
+
+  std::string_view host = text;
+  std::string_view port;
+  bool has_port = false;
+  if (text.front() == '[') {
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos) {
+      return fail("endpoint \"" + std::string(text) + "\"" + in + " has no closing \"]\"");
+    }
+    host = text.substr(1, close - 1);
+    const std::string_view rest = text.substr(close + 1);
+    if (host.find(':') == std::string_view::npos) {
+      return fail("endpoint \"" + std::string(text) + "\"" + in +
+                  ": brackets are only for IPv6 addresses");
+    }
+    if (!rest.empty()) {
+      if (rest.front() != ':') {
+        return fail("endpoint \"" + std::string(text) + "\"" + in +
+                    ": expected \":port\" after \"]\"");
+      }
+      port = rest.substr(1);
+      has_port = true;
+    }
+  } else {
+    const std::size_t colon = text.find(':');
+    if (colon != std::string_view::npos) {
+      if (text.find(':', colon + 1) != std::string_view::npos) {
+        return fail("endpoint \"" + std::string(text) + "\"" + in +
+                    ": an IPv6 address must be in brackets, e.g. \"[::1]:6379\"");
+      }
+      host = text.substr(0, colon);
+      port = text.substr(colon + 1);
+      has_port = true;
+    }
+  }
+  if (Error error = check_host(host, text, where_)) return error;
+  if (has_port) {
+    unsigned long long number = 0;
+    if (!parse_unsigned(port, number) || number == 0 || number > 65535) {
+      return fail("invalid port \"" + std::string(port) + "\" in endpoint \"" + std::string(text) +
+                  "\"" + in + "; expected 1 … 65535");
+    }
+    endpoint.port = static_cast<std::uint16_t>(number);
+  }
+  endpoint.host = std::string(host);
+  config_.endpoints.push_back(std::move(endpoint));
+  return {};
+}
+
+Error Parser::add_option(std::string_view key, std::string_view value) {
+  const OptionSpec* option = find_option(key);
+  if (option == nullptr) return fail(unknown_option_message(key, where_));
+  if (std::find(seen_.begin(), seen_.end(), option) != seen_.end()) {
+    return fail("option \"" + std::string(option->name) + "\" is given twice in " +
+                std::string(where_));
+  }
+  seen_.push_back(option);
+  const std::string problem = option->set(config_, value);
+  if (problem.empty()) return {};
+  std::string message = "invalid value ";
+  if (!option->secret) message += "\"" + std::string(value) + "\" ";
+  message +=
+      "for option \"" + std::string(option->name) + "\" in " + std::string(where_) + ": " + problem;
+  return fail(std::move(message));
+}
+
+}  // namespace config_internal
+
+std::string Endpoint::to_string() const {
+  if (is_unix()) return unix_path;
+  const std::string port_text = std::to_string(port);
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + port_text;
+  return host + ":" + port_text;
+}
+
+Result<Config> Config::parse(std::string_view text) {
+  using namespace config_internal;
+  text = trim(text);
+  if (text.empty()) {
+    return Parser::fail("empty configuration string; give at least one endpoint, " +
+                        std::string(kExampleEndpoint));
+  }
+  const bool url = looks_like_url(text);
+  Result<Config> parsed = url ? parse_url(text) : parse_string(text);
+  if (!parsed) return parsed;
+  if (Result<void> valid = validate_config(*parsed, url ? "URL" : "configuration string"); !valid) {
+    return std::move(valid).error();
+  }
+  return parsed;
+}
+
+Config Config::from_string(std::string_view text) {
+  Result<Config> parsed = parse(text);
+  if (!parsed) parsed.error().raise();
+  return std::move(*parsed);
+}
+
+Result<void> Config::validate() const {
+  return config_internal::validate_config(*this, "configuration");
+}
+
+std::string Config::to_string() const {
+  std::string text;
+  for (const Endpoint& endpoint : endpoints) {
+    if (!text.empty()) text += ',';
+    text += endpoint.to_string();
+  }
+  const Config defaults;
+  for (const config_internal::OptionSpec& option : config_internal::option_table()) {
+    std::string value = option.print(*this);
+    if (value == option.print(defaults)) continue;
+    if (!text.empty()) text += ',';
+    text.append(option.name).append("=").append(value);
+  }
+  return text;
+}
+
+}  // namespace redmux

@@ -1,0 +1,49 @@
+// The parsing state shared by the configuration-string and URL forms: the Config being
+// built, which options were already given (an option given twice is an error, never "last
+// one wins"), and where the text came from for error messages. Internal to src/config;
+// one Parser per parse call, not shared between threads.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/options.hpp"
+#include "redmux/config.hpp"
+#include "redmux/error.hpp"
+
+namespace redmux::config_internal {
+
+class Parser {
+ public:
+  /// `where` names the source in messages: "configuration string" or "URL".
+  explicit Parser(std::string_view where) : where_(where) {}
+
+  /// Adds "host", "host:port", "[v6addr]", "[v6addr]:port" or "/unix/socket/path".
+  Error add_endpoint(std::string_view text);
+
+  /// Sets option `key` (case-insensitive name or alias) from `value`.
+  Error add_option(std::string_view key, std::string_view value);
+
+  Config& config() { return config_; }
+  std::string_view where() const { return where_; }
+
+  /// An errc::invalid_config error whose message is `text`.
+  static Error fail(std::string text) { return Error(errc::invalid_config, std::move(text)); }
+
+ private:
+  Config config_;
+  std::string_view where_;
+  std::vector<const OptionSpec*> seen_;
+};
+
+/// True when `text` starts with "<scheme>://".
+bool looks_like_url(std::string_view text);
+
+/// Parses a redis://, rediss://, valkey://, valkeys:// or unix:// URL (not yet validated).
+Result<Config> parse_url(std::string_view text);
+
+/// `text` without leading and trailing spaces and tabs.
+std::string_view trim(std::string_view text);
+
+}  // namespace redmux::config_internal
