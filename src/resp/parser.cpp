@@ -1,0 +1,561 @@
+#include "resp/parser.hpp"
+
+#include <charconv>
+#include <cstring>
+#include <string>
+
+namespace redmux::resp {
+namespace {
+
+/// Marks a node offset as pointing into the parser's scratch buffer.
+constexpr std::size_t kScratch = std::size_t{1} << (sizeof(std::size_t) * 8 - 1);
+
+bool holds_text(ReplyType type) noexcept {
+  switch (type) {
+    case ReplyType::Array:
+    case ReplyType::Map:
+    case ReplyType::Set:
+    case ReplyType::Attribute:
+    case ReplyType::Push:
+    case ReplyType::Null:
+      return false;
+    default:
+      return true;
+  }
+}
+
+/// `text` quoted for an error message: at most 32 bytes, non-printable bytes as \xNN.
+std::string quote(std::string_view text) {
+  std::string out = "\"";
+  std::size_t n = 0;
+  for (char c : text) {
+    if (++n > 32) {
+      out += "...";
+      break;
+    }
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f && c != '"' && c != '\\') {
+      out += c;
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  out += '"';
+  return out;
+}
+
+enum class LengthStatus { Ok, Invalid, Overflow };
+
+/// A non-negative decimal without sign: digits only.
+LengthStatus parse_length(std::string_view text, std::size_t& out) noexcept {
+  if (text.empty() || text[0] < '0' || text[0] > '9') return LengthStatus::Invalid;
+  unsigned long long value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) return LengthStatus::Overflow;
+  if (ec != std::errc() || ptr != text.data() + text.size()) return LengthStatus::Invalid;
+  if (value > static_cast<unsigned long long>(kScratch - 1)) return LengthStatus::Overflow;
+  out = static_cast<std::size_t>(value);
+  return LengthStatus::Ok;
+}
+
+bool valid_integer(std::string_view text) noexcept {
+  const std::size_t original = text.size();
+  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+  if (text.empty() || text[0] == '+' || (text.size() != original && text[0] == '-') ||
+      text[0] == ' ')
+    return false;
+  long long value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+bool valid_double(std::string_view text) noexcept {
+  const std::size_t original = text.size();
+  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+  if (text.empty() || text[0] == '+' || (text.size() != original && text[0] == '-')) return false;
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  // Out of range (1e400) is still a well-formed double; conversion reports it.
+  return (ec == std::errc() || ec == std::errc::result_out_of_range) &&
+         ptr == text.data() + text.size();
+}
+
+bool valid_big_number(std::string_view text) noexcept {
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+const char* type_name(char marker) noexcept {
+  switch (marker) {
+    case '$':
+      return "bulk string";
+    case '!':
+      return "bulk error";
+    case '=':
+      return "verbatim string";
+    case '*':
+      return "array";
+    case '%':
+      return "map";
+    case '~':
+      return "set";
+    case '|':
+      return "attribute";
+    case '>':
+      return "push";
+    default:
+      return "value";
+  }
+}
+
+}  // namespace
+
+Parser::Parser(ParserLimits limits) : limits_(limits) {}
+
+void Parser::begin_reply() {
+  nodes_.clear();
+  attributes_.clear();
+  node_offsets_.clear();
+  attribute_offsets_.clear();
+  stack_.clear();
+  scratch_.clear();
+  pos_ = 0;
+  scan_from_ = 0;
+  pending_ = Pending::Element;
+  body_length_ = 0;
+  stream_start_ = 0;
+  seen_ = 0;
+  consumed_ = 0;
+  complete_ = false;
+}
+
+void Parser::reset() {
+  begin_reply();
+  failed_ = false;
+  error_ = Error();
+  stream_offset_ = 0;
+}
+
+Error Parser::close_error() const {
+  if (failed_) return error_;
+  if (complete_ || seen_ == 0) return Error();
+  return Error(errc::protocol_error,
+               "RESP protocol error: input truncated at close: the stream ended inside a reply "
+               "after " +
+                   std::to_string(seen_) + " of its bytes (reply starts at byte offset " +
+                   std::to_string(stream_offset_) + ")");
+}
+
+ParseStatus Parser::parse(std::string_view data) {
+  if (failed_) return ParseStatus::Failed;
+  if (complete_) {
+    stream_offset_ += consumed_;
+    begin_reply();
+  }
+  if (data.size() < seen_) {
+    fail("parse() was given " + std::to_string(data.size()) + " bytes after " +
+             std::to_string(seen_) + " (the unconsumed bytes must be passed again)",
+         0);
+    return ParseStatus::Failed;
+  }
+  seen_ = data.size();
+  return run(data);
+}
+
+ParseStatus Parser::run(std::string_view data) {
+  const char* base = data.data();
+  const std::size_t size = data.size();
+  for (;;) {
+    Step step;
+    switch (pending_) {
+      case Pending::Element:
+      case Pending::ChunkHeader: {
+        std::size_t from = scan_from_ > pos_ ? scan_from_ : pos_;
+        const void* found = from < size ? std::memchr(base + from, '\n', size - from) : nullptr;
+        if (found == nullptr) {
+          // The line may still end with a '\r' whose '\n' has not arrived.
+          if (size - pos_ > limits_.max_line_length + 1) {
+            fail_line("line longer than max_line_length (" +
+                      std::to_string(limits_.max_line_length) + ") without CRLF");
+            return ParseStatus::Failed;
+          }
+          scan_from_ = size;
+          return ParseStatus::NeedMore;
+        }
+        std::size_t lf = static_cast<std::size_t>(static_cast<const char*>(found) - base);
+        if (lf == pos_ || base[lf - 1] != '\r') {
+          fail_line("line ends with LF without CR");
+          return ParseStatus::Failed;
+        }
+        std::size_t cr = lf - 1;
+        if (cr - pos_ > limits_.max_line_length) {
+          fail_line("line longer than max_line_length (" + std::to_string(limits_.max_line_length) +
+                    ")");
+          return ParseStatus::Failed;
+        }
+        step = pending_ == Pending::Element ? parse_line(data, cr) : parse_chunk_header(data, cr);
+        break;
+      }
+      case Pending::Body:
+        step = parse_body(data);
+        break;
+      case Pending::ChunkBody:
+        step = parse_chunk_body(data);
+        break;
+    }
+    switch (step) {
+      case Step::Continue:
+        continue;
+      case Step::NeedMore:
+        return ParseStatus::NeedMore;
+      case Step::Done:
+        finish(data);
+        return ParseStatus::Complete;
+      case Step::Fail:
+        return ParseStatus::Failed;
+    }
+  }
+}
+
+Parser::Step Parser::parse_line(std::string_view data, std::size_t cr) {
+  const std::size_t start = pos_;
+  if (cr == start) return fail("empty line where a type byte was expected", start);
+  const char marker = data[start];
+  const std::size_t text_offset = start + 1;
+  const std::string_view text = data.substr(text_offset, cr - text_offset);
+  pos_ = cr + 2;
+  switch (marker) {
+    case '+':
+      return emit(ReplyType::SimpleString, text_offset, text.size());
+    case '-':
+      return emit(ReplyType::SimpleError, text_offset, text.size());
+    case ':':
+      if (!valid_integer(text)) return fail("invalid integer " + quote(text), start);
+      return emit(ReplyType::Integer, text_offset, text.size());
+    case ',':
+      if (!valid_double(text)) return fail("invalid double " + quote(text), start);
+      return emit(ReplyType::Double, text_offset, text.size());
+    case '#':
+      if (text != "t" && text != "f") {
+        return fail("invalid boolean " + quote(text) + " (expected t or f)", start);
+      }
+      return emit(ReplyType::Boolean, text_offset, text.size());
+    case '(':
+      if (!valid_big_number(text)) return fail("invalid big number " + quote(text), start);
+      return emit(ReplyType::BigNumber, text_offset, text.size());
+    case '_':
+      if (!text.empty()) return fail("null followed by " + quote(text), start);
+      return emit(ReplyType::Null, text_offset, 0);
+    case '$':
+    case '!':
+    case '=': {
+      if (marker == '$' && text == "?") {
+        pending_ = Pending::ChunkHeader;
+        stream_start_ = scratch_.size();
+        return Step::Continue;
+      }
+      if (marker == '$' && text == "-1") return emit(ReplyType::Null, text_offset, 0);
+      std::size_t length = 0;
+      switch (parse_length(text, length)) {
+        case LengthStatus::Ok:
+          break;
+        case LengthStatus::Overflow:
+          return fail(std::string(type_name(marker)) + " length " + quote(text) + " overflows",
+                      start);
+        case LengthStatus::Invalid:
+          return fail("invalid " + std::string(type_name(marker)) + " length " + quote(text) +
+                          (marker == '$' ? " (expected digits, -1 or ?)" : " (expected digits)"),
+                      start);
+      }
+      if (length > limits_.max_bulk_length) {
+        return fail(std::string(type_name(marker)) + " length " + std::to_string(length) +
+                        " exceeds max_bulk_length (" + std::to_string(limits_.max_bulk_length) +
+                        ")",
+                    start);
+      }
+      if (marker == '=' && length < 4) {
+        return fail("verbatim string length " + std::to_string(length) +
+                        " is shorter than its 4-byte format prefix",
+                    start);
+      }
+      body_type_ = marker == '$'   ? ReplyType::BulkString
+                   : marker == '!' ? ReplyType::BulkError
+                                   : ReplyType::VerbatimString;
+      body_length_ = length;
+      pending_ = Pending::Body;
+      return Step::Continue;
+    }
+    case '*':
+      return open_aggregate(ReplyType::Array, marker, text);
+    case '%':
+      return open_aggregate(ReplyType::Map, marker, text);
+    case '~':
+      return open_aggregate(ReplyType::Set, marker, text);
+    case '|':
+      return open_aggregate(ReplyType::Attribute, marker, text);
+    case '>':
+      return open_aggregate(ReplyType::Push, marker, text);
+    case '.':
+      if (!text.empty()) return fail("end marker '.' followed by " + quote(text), start);
+      return close_streamed();
+    default: {
+      auto u = static_cast<unsigned char>(marker);
+      std::string shown = (u >= 0x20 && u < 0x7f) ? std::string(" ('") + marker + "')" : "";
+      static constexpr char kHex[] = "0123456789abcdef";
+      return fail(std::string("unknown type byte 0x") + kHex[u >> 4] + kHex[u & 15] + shown, start);
+    }
+  }
+}
+
+Parser::Step Parser::parse_body(std::string_view data) {
+  const std::size_t start = pos_;
+  if (data.size() - start < body_length_ + 2) return Step::NeedMore;
+  const std::size_t end = start + body_length_;
+  if (data[end] != '\r' || data[end + 1] != '\n') {
+    return fail(std::string(body_type_ == ReplyType::BulkString  ? "bulk string"
+                            : body_type_ == ReplyType::BulkError ? "bulk error"
+                                                                 : "verbatim string") +
+                    " of length " + std::to_string(body_length_) + " is not followed by CRLF",
+                end);
+  }
+  pos_ = end + 2;
+  pending_ = Pending::Element;
+  if (body_type_ == ReplyType::VerbatimString) {
+    if (data[start + 3] != ':') {
+      return fail("verbatim string without its \"fmt:\" prefix: " + quote(data.substr(start, 4)),
+                  start);
+    }
+    return emit(ReplyType::VerbatimString, start + 4, body_length_ - 4);
+  }
+  return emit(body_type_, start, body_length_);
+}
+
+Parser::Step Parser::parse_chunk_header(std::string_view data, std::size_t cr) {
+  const std::size_t start = pos_;
+  std::string_view line = data.substr(start, cr - start);
+  pos_ = cr + 2;
+  if (line.empty() || line[0] != ';') {
+    return fail("streamed string chunk expected (';<length>'), got " + quote(line), start);
+  }
+  std::size_t length = 0;
+  switch (parse_length(line.substr(1), length)) {
+    case LengthStatus::Ok:
+      break;
+    case LengthStatus::Overflow:
+      return fail("streamed string chunk length " + quote(line.substr(1)) + " overflows", start);
+    case LengthStatus::Invalid:
+      return fail("invalid streamed string chunk length " + quote(line.substr(1)), start);
+  }
+  const std::size_t so_far = scratch_.size() - stream_start_;
+  if (length == 0) {
+    pending_ = Pending::Element;
+    return emit(ReplyType::BulkString, kScratch | stream_start_, so_far);
+  }
+  if (length > limits_.max_bulk_length || so_far + length > limits_.max_bulk_length) {
+    return fail("streamed string of " + std::to_string(so_far) + " bytes plus a chunk of " +
+                    std::to_string(length) + " exceeds max_bulk_length (" +
+                    std::to_string(limits_.max_bulk_length) + ")",
+                start);
+  }
+  body_length_ = length;
+  pending_ = Pending::ChunkBody;
+  return Step::Continue;
+}
+
+Parser::Step Parser::parse_chunk_body(std::string_view data) {
+  const std::size_t start = pos_;
+  if (data.size() - start < body_length_ + 2) return Step::NeedMore;
+  const std::size_t end = start + body_length_;
+  if (data[end] != '\r' || data[end + 1] != '\n') {
+    return fail("streamed string chunk of length " + std::to_string(body_length_) +
+                    " is not followed by CRLF",
+                end);
+  }
+  scratch_.append(data.data() + start, body_length_);
+  pos_ = end + 2;
+  pending_ = Pending::ChunkHeader;
+  return Step::Continue;
+}
+
+Parser::Sink Parser::current_sink() const noexcept {
+  return stack_.empty() ? Sink::Reply : stack_.back().sink;
+}
+
+std::uint32_t Parser::current_depth() const noexcept {
+  return stack_.empty() ? 0 : stack_.back().child_depth;
+}
+
+Parser::Step Parser::open_aggregate(ReplyType type, char marker, std::string_view text) {
+  const std::size_t start = pos_ - text.size() - 3;  // the line's first byte
+  const bool pairs = type == ReplyType::Map || type == ReplyType::Attribute;
+  bool streamed = false;
+  std::size_t count = 0;
+  if (text == "?") {
+    if (type == ReplyType::Attribute || type == ReplyType::Push) {
+      return fail(std::string("streamed (?) length is not allowed for a ") + type_name(marker),
+                  start);
+    }
+    streamed = true;
+  } else if (marker == '*' && text == "-1") {
+    return emit(ReplyType::Null, start + 1, 0);
+  } else {
+    switch (parse_length(text, count)) {
+      case LengthStatus::Ok:
+        break;
+      case LengthStatus::Overflow:
+        return fail(std::string(type_name(marker)) + " length " + quote(text) + " overflows",
+                    start);
+      case LengthStatus::Invalid:
+        return fail("invalid " + std::string(type_name(marker)) + " length " + quote(text) +
+                        (marker == '*' ? " (expected digits, -1 or ?)" : " (expected digits)"),
+                    start);
+    }
+    const std::size_t limit = limits_.max_aggregate_elements;
+    if (count > limit || (pairs && count > limit / 2)) {
+      return fail(std::string(type_name(marker)) + " of " + std::to_string(count) +
+                      (pairs ? " pairs" : " elements") + " exceeds max_aggregate_elements (" +
+                      std::to_string(limit) + ")",
+                  start);
+    }
+  }
+  if (stack_.size() >= limits_.max_depth) {
+    return fail(
+        "aggregates nested deeper than max_depth (" + std::to_string(limits_.max_depth) + ")",
+        start);
+  }
+
+  Sink sink = current_sink();
+  std::uint32_t depth = current_depth();
+  Sink child_sink = sink;
+  if (type == ReplyType::Attribute) {
+    // An attribute's own tree goes to attributes_, rooted at depth 0; one inside an
+    // attribute is dropped, so attributes_ stays a sequence of well-formed trees.
+    if (sink == Sink::Reply) {
+      sink = child_sink = Sink::Attributes;
+      depth = 0;
+    } else {
+      sink = child_sink = Sink::Drop;
+    }
+  }
+  std::size_t index = 0;
+  if (sink == Sink::Reply) {
+    index = nodes_.size();
+    nodes_.push_back(Node{type, depth, count, {}});
+    node_offsets_.push_back(0);
+  } else if (sink == Sink::Attributes) {
+    index = attributes_.size();
+    attributes_.push_back(Node{type, depth, count, {}});
+    attribute_offsets_.push_back(0);
+  }
+  if (!streamed && count == 0) {
+    // Complete at once. An attribute is not an element of its parent: the element it
+    // describes follows it.
+    return type == ReplyType::Attribute ? Step::Continue : element_done();
+  }
+  Frame frame;
+  frame.node = index;
+  frame.remaining = pairs ? count * 2 : count;
+  frame.child_depth = depth + 1;
+  frame.sink = child_sink;
+  frame.streamed = streamed;
+  frame.attribute = type == ReplyType::Attribute;
+  frame.type = type;
+  stack_.push_back(frame);
+  return Step::Continue;
+}
+
+Parser::Step Parser::close_streamed() {
+  const std::size_t start = pos_ - 3;
+  if (stack_.empty() || !stack_.back().streamed) {
+    return fail("end marker '.' outside a streamed aggregate", start);
+  }
+  const Frame frame = stack_.back();
+  if (frame.type == ReplyType::Map && frame.count % 2 != 0) {
+    return fail(
+        "streamed map ended after an odd number of elements (" + std::to_string(frame.count) + ")",
+        start);
+  }
+  const std::size_t size = frame.type == ReplyType::Map ? frame.count / 2 : frame.count;
+  stack_.pop_back();
+  // The aggregate's node sits in the sink of its parent, which is the frame's own sink
+  // (streamed attributes are refused).
+  if (frame.sink == Sink::Reply) {
+    nodes_[frame.node].size = size;
+  } else if (frame.sink == Sink::Attributes) {
+    attributes_[frame.node].size = size;
+  }
+  return element_done();
+}
+
+Parser::Step Parser::emit(ReplyType type, std::size_t offset, std::size_t length) {
+  switch (current_sink()) {
+    case Sink::Reply:
+      nodes_.push_back(Node{type, current_depth(), length, {}});
+      node_offsets_.push_back(offset);
+      break;
+    case Sink::Attributes:
+      attributes_.push_back(Node{type, current_depth(), length, {}});
+      attribute_offsets_.push_back(offset);
+      break;
+    case Sink::Drop:
+      break;
+  }
+  return element_done();
+}
+
+Parser::Step Parser::element_done() {
+  while (!stack_.empty()) {
+    Frame& frame = stack_.back();
+    if (frame.streamed) {
+      if (++frame.count > limits_.max_aggregate_elements) {
+        return fail("streamed " + std::string(frame.type == ReplyType::Map ? "map" : "aggregate") +
+                        " of more than " + std::to_string(limits_.max_aggregate_elements) +
+                        " elements exceeds max_aggregate_elements",
+                    pos_);
+      }
+      return Step::Continue;
+    }
+    if (--frame.remaining != 0) return Step::Continue;
+    const bool attribute = frame.attribute;
+    stack_.pop_back();
+    if (attribute) return Step::Continue;  // the described element is still to come
+  }
+  return Step::Done;
+}
+
+void Parser::finish(std::string_view data) {
+  auto bind = [&](std::vector<Node>& nodes, const std::vector<std::size_t>& offsets) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      Node& node = nodes[i];
+      if (!holds_text(node.type)) continue;
+      const std::size_t offset = offsets[i];
+      const char* at =
+          (offset & kScratch) ? scratch_.data() + (offset & ~kScratch) : data.data() + offset;
+      node.value = std::string_view(at, node.size);
+    }
+  };
+  bind(nodes_, node_offsets_);
+  if (!attributes_.empty()) bind(attributes_, attribute_offsets_);
+  consumed_ = pos_;
+  complete_ = true;
+}
+
+Parser::Step Parser::fail(std::string message, std::size_t offset_in_reply) {
+  failed_ = true;
+  error_ = Error(errc::protocol_error, "RESP protocol error: " + message + " at byte offset " +
+                                           std::to_string(stream_offset_ + offset_in_reply));
+  return Step::Fail;
+}
+
+Parser::Step Parser::fail_line(std::string message) {
+  return fail(std::move(message), pos_);
+}
+
+}  // namespace redmux::resp
