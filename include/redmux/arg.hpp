@@ -32,7 +32,7 @@ class Arg {
   Arg& operator=(const Arg& other) noexcept {
     view_ = other.view_;
     length_ = other.length_;
-    std::memcpy(buf_, other.buf_, sizeof buf_);
+    if (length_) std::memcpy(buf_, other.buf_, length_);
     return *this;
   }
 

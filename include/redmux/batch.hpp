@@ -1,0 +1,71 @@
+// Batch: commands collected locally, then written contiguously — no other caller's command
+// lands between them on the wire — when execute() is called. Not a transaction: the server
+// may interleave other clients' commands, and a failing command does not stop the others
+// (use a transaction for atomicity). Every command's future completes with its own reply.
+//
+// A Batch is one caller's scratch pad: not thread-safe; build and execute it on one thread.
+// Destroying a Batch that was never executed fails its futures (errc::not_sent).
+//
+//   auto batch = db.batch();
+//   auto a = batch.incr("a");
+//   auto b = batch.get("b");
+//   batch.execute();
+//   long long av = a.get();
+#pragma once
+
+#include <memory>
+#include <span>
+#include <type_traits>
+
+#include "redmux/arg.hpp"
+#include "redmux/commands.hpp"
+#include "redmux/flags.hpp"
+#include "redmux/future.hpp"
+
+namespace redmux {
+
+namespace detail {
+class MuxCore;
+struct BatchBuffer;
+/// Encodes and records one command of a batch; fails `state` when refused.
+void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
+               CommandState* state);
+}  // namespace detail
+
+class Batch : public Commands<Batch> {
+ public:
+  Batch(Batch&&) noexcept;
+  Batch& operator=(Batch&&) noexcept;
+  ~Batch();
+
+  /// Adds a command; its future completes after execute(), when its reply arrives.
+  /// FireAndForget in a batch: the future is complete at once with T{}.
+  template <class T>
+  Future<T> send(const CallOptions& options, std::span<const Arg> args) {
+    if (has_flag(options.flags, Flags::FireAndForget)) {
+      detail::batch_add(*buffer_, options, args, nullptr);
+      if constexpr (std::is_void_v<T>) {
+        return Future<T>::ready_with(Result<void>());
+      } else {
+        return Future<T>::ready_with(T{});
+      }
+    }
+    auto* state = new detail::FutureState<T>();
+    detail::batch_add(*buffer_, options, args, state);
+    return Future<T>(state);
+  }
+
+  /// Sends every command added so far, contiguously, on one connection (the one the first
+  /// keyed command routes to). The batch is empty afterwards and may be reused.
+  void execute();
+  /// Commands added and not yet executed.
+  std::size_t size() const noexcept;
+
+ private:
+  friend class Database;
+  Batch(std::shared_ptr<detail::MuxCore> core, int db);
+
+  std::unique_ptr<detail::BatchBuffer> buffer_;
+};
+
+}  // namespace redmux

@@ -1,0 +1,77 @@
+// Database: the typed face of a multiplexer for one database index. A cheap value (a shared
+// reference to the multiplexer and an index): take one wherever you need it, copy it, keep
+// it. It keeps the multiplexer's core alive; after Multiplexer::close() its commands fail
+// with ConnectionError (errc::shut_down).
+//
+// Threads: every member is safe from any thread, and one Database may be shared by threads.
+// Commands one thread sends through one multiplexer reach the server in the order sent when
+// they go to the same connection (always, unless connectionsPerEndpoint > 1, where per-key
+// order holds). Commands to another database index are preceded by a SELECT on the shared
+// connection, and the database is restored for the next command that names another index.
+//
+//   auto db = mux->database();
+//   long long views = db.incr("bookstore:book:42:views").get();    // blocking face
+//   Future<std::optional<std::string>> title = db.get("book:42");   // deferred face
+//   db.incr("hits", Flags::FireAndForget);                          // no reply awaited
+#pragma once
+
+#include <memory>
+#include <span>
+#include <type_traits>
+
+#include "redmux/arg.hpp"
+#include "redmux/batch.hpp"
+#include "redmux/commands.hpp"
+#include "redmux/flags.hpp"
+#include "redmux/future.hpp"
+
+namespace redmux {
+
+namespace detail {
+class MuxCore;
+/// Sends one command through the multiplexer core (src/mux). `state` may be null
+/// (fire-and-forget). Returns the refusal, if the command was refused before sending.
+Error submit_command(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
+                     CommandState* state);
+}  // namespace detail
+
+class Database : public Commands<Database> {
+ public:
+  /// An unusable Database (valid() is false); take real ones from Multiplexer::database().
+  Database() = default;
+
+  bool valid() const noexcept { return core_ != nullptr; }
+  /// The database index commands go to.
+  int index() const noexcept { return db_; }
+
+  /// Sends any command and converts its reply to T (the sink every typed command uses).
+  /// With Flags::FireAndForget the future is complete at once (T{} as its value), or failed
+  /// when the command was refused (queue full, admin gate …).
+  template <class T>
+  Future<T> send(const CallOptions& options, std::span<const Arg> args) {
+    if (has_flag(options.flags, Flags::FireAndForget)) {
+      Error refused = detail::submit_command(*core_, db_, options, args, nullptr);
+      if (refused) return Future<T>::ready_with(std::move(refused));
+      if constexpr (std::is_void_v<T>) {
+        return Future<T>::ready_with(Result<void>());
+      } else {
+        return Future<T>::ready_with(T{});
+      }
+    }
+    auto* state = new detail::FutureState<T>();  // the Future's reference
+    detail::submit_command(*core_, db_, options, args, state);
+    return Future<T>(state);
+  }
+
+  /// A batch of commands written contiguously on one connection (not atomic: see Batch).
+  Batch batch() const;
+
+ private:
+  friend class Multiplexer;
+  Database(std::shared_ptr<detail::MuxCore> core, int db) : core_(std::move(core)), db_(db) {}
+
+  std::shared_ptr<detail::MuxCore> core_;
+  int db_ = 0;
+};
+
+}  // namespace redmux

@@ -1,0 +1,91 @@
+// Multiplexer: the one object an application opens to talk to Redis or Valkey, and shares.
+// Every thread sends its commands through it; commands that arrive while a connection is
+// busy are written together in its next write (automatic pipelining) and every reply comes
+// back to its caller. Open one per application (per set of servers), not one per request.
+//
+// Ownership: connect() returns a shared_ptr. Database and Batch values keep the core alive,
+// so destruction order cannot go wrong. The I/O threads belong to an IoPool the multiplexer
+// creates (ioThreads=N) or shares with others.
+//
+// Threads: every member is safe from any thread. Blocking members (connect(), close()) must
+// not be called on an I/O thread (connect() throws DeadlockError there).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "redmux/config.hpp"
+#include "redmux/database.hpp"
+#include "redmux/future.hpp"
+#include "redmux/io_pool.hpp"
+#include "redmux/server_info.hpp"
+
+namespace redmux {
+
+/// Counters since the multiplexer started (each a snapshot; not mutually consistent).
+struct MultiplexerStatus {
+  std::uint64_t commands = 0;  ///< commands accepted
+  std::uint64_t replies = 0;   ///< replies read
+  std::uint64_t writes = 0;    ///< write calls (each carries one or more commands)
+  std::uint64_t bytes_written = 0;
+  std::uint64_t bytes_read = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t queue_full = 0;  ///< commands refused by maxQueuedCommands
+  std::uint64_t reconnects = 0;
+  std::uint64_t fire_and_forget_errors = 0;
+  std::size_t outstanding = 0;  ///< accepted, not yet answered (queued + in flight)
+  std::size_t connections = 0;
+  std::size_t connected = 0;  ///< connections ready now
+  /// Commands per write: commands / writes (automatic pipelining at work).
+  double commands_per_write() const noexcept {
+    return writes ? static_cast<double>(commands) / static_cast<double>(writes) : 0.0;
+  }
+};
+
+class Multiplexer {
+ public:
+  /// Connects using a configuration string or URL ("localhost:6379,name=api", "redis://…").
+  /// Throws ConfigError for a bad configuration, and (abortConnect=true, the default)
+  /// ConnectionError when no endpoint could be connected, saying what was tried and why.
+  static std::shared_ptr<Multiplexer> connect(std::string_view configuration);
+  /// As above, from a Config, optionally on a shared IoPool.
+  static std::shared_ptr<Multiplexer> connect(const Config& config,
+                                              std::shared_ptr<IoPool> pool = nullptr);
+  /// Non-blocking connect: the future completes with the multiplexer once connected (or at
+  /// once with abortConnect=false), or with the ConnectionError.
+  static Future<std::shared_ptr<Multiplexer>> connect_async(const Config& config,
+                                                            std::shared_ptr<IoPool> pool = nullptr);
+
+  ~Multiplexer();
+  Multiplexer(const Multiplexer&) = delete;
+  Multiplexer& operator=(const Multiplexer&) = delete;
+
+  /// A Database for `index` (-1: defaultDatabase). Cheap; take one per use.
+  Database database(int index = -1) const;
+
+  const Config& config() const noexcept;
+  /// What the first connected server said about itself (product, version, mode, role).
+  ServerIdentity server_identity() const;
+  /// True when at least one connection is ready.
+  bool is_connected() const noexcept;
+  MultiplexerStatus status() const;
+  /// status() as one line of text, with the endpoints, their states and the I/O threads.
+  std::string status_text() const;
+
+  /// Called (on an I/O thread; must not block) for errors nobody waits for: an error reply
+  /// to a FireAndForget command.
+  void on_error(std::function<void(const Error&)> handler);
+
+  /// Closes every connection; pending commands fail with ConnectionError. Idempotent; the
+  /// destructor calls it.
+  void close();
+
+ private:
+  explicit Multiplexer(std::shared_ptr<detail::MuxCore> core);
+  std::shared_ptr<detail::MuxCore> core_;
+};
+
+}  // namespace redmux

@@ -1,0 +1,20 @@
+// redmux: one include for the whole public API.
+//
+//   #include <redmux/redmux.hpp>
+//   auto mux = redmux::Multiplexer::connect("localhost:6379,name=bookstore-api");
+//   long long views = mux->database().incr("bookstore:book:42:views").get();
+#pragma once
+
+#include "redmux/arg.hpp"
+#include "redmux/batch.hpp"
+#include "redmux/config.hpp"
+#include "redmux/database.hpp"
+#include "redmux/error.hpp"
+#include "redmux/flags.hpp"
+#include "redmux/future.hpp"
+#include "redmux/io_pool.hpp"
+#include "redmux/multiplexer.hpp"
+#include "redmux/reply.hpp"
+#include "redmux/result.hpp"
+#include "redmux/server_info.hpp"
+#include "redmux/version.hpp"

@@ -1,0 +1,20 @@
+// ServerIdentity: what a server said about itself during the handshake (HELLO and INFO
+// server). A plain value; copy it freely.
+#pragma once
+
+#include <string>
+
+namespace redmux {
+
+struct ServerIdentity {
+  std::string product;  ///< "redis" or "valkey"
+  /// The product's own version: Valkey's version for Valkey (never the Redis version it
+  /// reports for compatibility), Redis's for Redis.
+  std::string version;
+  std::string mode;              ///< "standalone", "cluster" or "sentinel"
+  std::string role;              ///< "master" or "replica" (empty when the server did not say)
+  int protocol = 2;              ///< the RESP version the connection speaks: 2 or 3
+  long long connection_id = -1;  ///< CLIENT ID of the connection, when known
+};
+
+}  // namespace redmux

@@ -1,0 +1,207 @@
+#include "conn/handshake.hpp"
+
+#include <charconv>
+#include <string_view>
+#include <vector>
+
+#include "redmux/arg.hpp"
+#include "redmux/version.hpp"
+#include "resp/encoder.hpp"
+
+namespace redmux::detail {
+namespace {
+
+bool starts_with(std::string_view text, std::string_view prefix) noexcept {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// Skips the subtree at `i` (pre-order), returning the index just past it.
+std::size_t skip(NodeSpan nodes, std::size_t i) {
+  std::size_t pending = 1;
+  while (pending > 0 && i < nodes.size()) {
+    const Node& n = nodes[i++];
+    --pending;
+    if (n.type == ReplyType::Map || n.type == ReplyType::Attribute) {
+      pending += 2 * n.size;
+    } else if (n.type == ReplyType::Array || n.type == ReplyType::Set ||
+               n.type == ReplyType::Push) {
+      pending += n.size;
+    }
+  }
+  return i;
+}
+
+std::string_view info_field(std::string_view text, std::string_view field) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > field.size() && starts_with(line, field) && line[field.size()] == ':') {
+      return line.substr(field.size() + 1);
+    }
+    pos = end + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool is_auth_error(std::string_view message) noexcept {
+  return starts_with(message, "WRONGPASS") || starts_with(message, "NOAUTH") ||
+         starts_with(message, "NOPERM") || message.find("invalid password") != message.npos ||
+         message.find("invalid username-password") != message.npos ||
+         message.find("no password is set") != message.npos;
+}
+
+Handshake::Handshake(const Config& config, std::string endpoint)
+    : config_(config), endpoint_(std::move(endpoint)) {}
+
+void Handshake::queue(std::string& out, Expect what, std::initializer_list<std::string_view> args) {
+  std::vector<Arg> encoded(args.begin(), args.end());
+  resp::encode_command(out, encoded);
+  expected_.push_back(what);
+}
+
+void Handshake::begin(std::string& out) {
+  std::vector<Arg> hello = {Arg("HELLO"), Arg(config_.protocol == Protocol::Resp3 ? "3" : "2")};
+  if (!config_.password.empty()) {
+    hello.insert(
+        hello.end(),
+        {Arg("AUTH"), Arg(config_.user.empty() ? std::string_view("default") : config_.user),
+         Arg(config_.password)});
+  }
+  if (!config_.name.empty()) hello.insert(hello.end(), {Arg("SETNAME"), Arg(config_.name)});
+  resp::encode_command(out, hello);
+  expected_.push_back(Expect::Hello);
+  identity_.protocol = config_.protocol == Protocol::Resp3 ? 3 : 2;
+  if (config_.default_database != 0) {
+    const std::string db = std::to_string(config_.default_database);
+    queue(out, Expect::Select, {"SELECT", db});
+  }
+  queue(out, Expect::SetInfo, {"CLIENT", "SETINFO", "LIB-NAME", "redmux"});
+  queue(out, Expect::SetInfo, {"CLIENT", "SETINFO", "LIB-VER", kVersion});
+  queue(out, Expect::Info, {"INFO", "server"});
+}
+
+void Handshake::begin_resp2(std::string& out) {
+  identity_.protocol = 2;
+  if (!config_.password.empty()) {
+    if (config_.user.empty()) {
+      queue(out, Expect::Auth, {"AUTH", config_.password});
+    } else {
+      queue(out, Expect::Auth, {"AUTH", config_.user, config_.password});
+    }
+  }
+  if (!config_.name.empty()) queue(out, Expect::SetName, {"CLIENT", "SETNAME", config_.name});
+  if (config_.default_database != 0) {
+    const std::string db = std::to_string(config_.default_database);
+    queue(out, Expect::Select, {"SELECT", db});
+  }
+  queue(out, Expect::Info, {"INFO", "server"});
+}
+
+Handshake::Step Handshake::fail(errc code, std::string why) {
+  error_ = Error(code, std::move(why));
+  return Step::Failed;
+}
+
+void Handshake::read_hello(NodeSpan reply) {
+  // HELLO answers a map (RESP3) or a flat array of field, value (RESP2).
+  if (reply.empty()) return;
+  std::size_t i = 1;
+  while (i < reply.size()) {
+    const Node& key = reply[i];
+    const std::size_t value_at = skip(reply, i);
+    if (value_at >= reply.size()) break;
+    const Node& value = reply[value_at];
+    if (key.value == "server") identity_.product = std::string(value.value);
+    if (key.value == "version") identity_.version = std::string(value.value);
+    if (key.value == "mode") identity_.mode = std::string(value.value);
+    if (key.value == "role") identity_.role = std::string(value.value);
+    if (key.value == "id") {
+      std::from_chars(value.value.data(), value.value.data() + value.value.size(),
+                      identity_.connection_id);
+    }
+    if (key.value == "proto") {
+      std::from_chars(value.value.data(), value.value.data() + value.value.size(),
+                      identity_.protocol);
+    }
+    i = skip(reply, value_at);
+  }
+}
+
+void Handshake::read_info(std::string_view text) {
+  // Valkey reports a Redis-compatible redis_version too: its own version wins.
+  if (auto valkey = info_field(text, "valkey_version"); !valkey.empty()) {
+    identity_.product = "valkey";
+    identity_.version = std::string(valkey);
+  } else if (auto name = info_field(text, "server_name"); !name.empty()) {
+    identity_.product = std::string(name);
+  }
+  if (identity_.product.empty()) identity_.product = "redis";
+  if (identity_.version.empty()) identity_.version = std::string(info_field(text, "redis_version"));
+  if (auto mode = info_field(text, "redis_mode"); !mode.empty()) identity_.mode = std::string(mode);
+}
+
+Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
+  if (next_ >= expected_.size()) return fail(errc::protocol_error, "unexpected handshake reply");
+  const Expect what = expected_[next_++];
+  const bool error = is_error_reply(reply);
+  const std::string_view text = reply.empty() ? std::string_view() : reply[0].value;
+  switch (what) {
+    case Expect::Hello:
+      if (error) {
+        if (is_auth_error(text)) {
+          return fail(errc::authentication_failed,
+                      "authentication to " + endpoint_ + " failed" +
+                          (config_.user.empty() ? "" : " for user \"" + config_.user + "\"") +
+                          ": " + std::string(text) + " (check user= and password=)");
+        }
+        if (starts_with(text, "NOPROTO") && config_.protocol == Protocol::Resp3) {
+          return fail(errc::connection_failed, endpoint_ + " does not speak RESP3 (" +
+                                                   std::string(text) + "); use protocol=resp2");
+        }
+        // Before Redis 6 there is no HELLO: do it the RESP2 way once round one is answered.
+        hello_unknown_ = true;
+      } else {
+        read_hello(reply);
+      }
+      break;
+    case Expect::Auth:
+      if (error) {
+        return fail(errc::authentication_failed, "authentication to " + endpoint_ +
+                                                     " failed: " + std::string(text) +
+                                                     " (check user= and password=)");
+      }
+      break;
+    case Expect::SetName:
+      if (error) {
+        return fail(errc::connection_failed,
+                    "CLIENT SETNAME on " + endpoint_ + " failed: " + std::string(text));
+      }
+      break;
+    case Expect::Select:
+      if (error && !hello_unknown_) {
+        return fail(errc::connection_failed,
+                    "SELECT " + std::to_string(config_.default_database) + " on " + endpoint_ +
+                        " failed: " + std::string(text) + " (check defaultDatabase=)");
+      }
+      break;
+    case Expect::SetInfo:
+      break;  // CLIENT SETINFO is Redis 7.2+: older servers refuse it, which is fine
+    case Expect::Info:
+      if (!error && !reply.empty()) read_info(reply[0].value);
+      break;
+  }
+  if (next_ < expected_.size()) return Step::Continue;
+  if (hello_unknown_) {
+    hello_unknown_ = false;
+    begin_resp2(out);
+    return Step::Continue;
+  }
+  return Step::Done;
+}
+
+}  // namespace redmux::detail

@@ -1,0 +1,63 @@
+// Handshake: the commands a new connection sends before any caller's command, and what their
+// replies mean (sans-IO).
+//
+// Round one goes out in a single write:
+//   HELLO <3|2> [AUTH user password] [SETNAME name]
+//   [SELECT db]                                  (db != 0)
+//   CLIENT SETINFO LIB-NAME redmux / LIB-VER v   (errors ignored: older servers lack it)
+//   INFO server
+// A server that does not know HELLO (before Redis 6) gets a second round in RESP2:
+//   [AUTH [user] password] [CLIENT SETNAME name] [SELECT db] INFO server
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "redmux/config.hpp"
+#include "redmux/error.hpp"
+#include "redmux/future.hpp"
+#include "redmux/reply.hpp"
+#include "redmux/server_info.hpp"
+
+namespace redmux::detail {
+
+class Handshake {
+ public:
+  enum class Step { Continue, Done, Failed };
+
+  Handshake(const Config& config, std::string endpoint);
+
+  /// Appends round one to `out`.
+  void begin(std::string& out);
+  /// One reply, in order. May append another round to `out` (Continue).
+  Step on_reply(NodeSpan reply, std::string& out);
+
+  /// After Done.
+  const ServerIdentity& identity() const noexcept { return identity_; }
+  /// After Failed: authentication_failed or connection_failed, saying why.
+  const Error& error() const noexcept { return error_; }
+  /// Replies still expected before the handshake is complete.
+  std::size_t awaiting() const noexcept { return expected_.size() - next_; }
+
+ private:
+  enum class Expect { Hello, Auth, SetName, Select, SetInfo, Info };
+
+  void queue(std::string& out, Expect what, std::initializer_list<std::string_view> args);
+  void begin_resp2(std::string& out);
+  Step fail(errc code, std::string why);
+  void read_hello(NodeSpan reply);
+  void read_info(std::string_view text);
+
+  const Config& config_;
+  std::string endpoint_;
+  std::vector<Expect> expected_;
+  std::size_t next_ = 0;
+  bool hello_unknown_ = false;
+  ServerIdentity identity_;
+  Error error_;
+};
+
+/// True when an error reply says the credentials were refused.
+bool is_auth_error(std::string_view message) noexcept;
+
+}  // namespace redmux::detail

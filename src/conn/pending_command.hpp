@@ -1,0 +1,34 @@
+// PendingCommand: what a connection keeps for one command between submission and its reply.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+#include "redmux/flags.hpp"
+#include "redmux/future.hpp"
+
+namespace redmux::detail {
+
+using Clock = std::chrono::steady_clock;
+
+/// What to do with a reply nobody waits for.
+enum class PendingKind : std::uint8_t {
+  Caller,         ///< `state` is the caller's future: deliver or fail it
+  FireAndForget,  ///< reply dropped; an error reply is reported to the error callback
+  Internal,       ///< redmux's own command (SELECT inserted for a database switch): `state`
+                  ///< may be an internal handler, or null when the reply is only checked
+};
+
+struct PendingCommand {
+  CommandState* state = nullptr;  ///< one reference owned by this entry; may be null
+  std::string_view name;          ///< static storage (command table)
+  Clock::time_point deadline{};   ///< time_point::max() for fire-and-forget
+  std::size_t bytes_end = 0;      ///< end offset of its bytes in the buffer it was queued in
+  std::size_t bytes_begin = 0;
+  std::uint32_t timeout_ms = 0;  ///< for diagnostics: the timeout the deadline came from
+  PendingKind kind = PendingKind::Caller;
+  bool counted = true;  ///< holds one slot of maxQueuedCommands until it leaves
+};
+
+}  // namespace redmux::detail

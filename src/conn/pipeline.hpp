@@ -1,0 +1,70 @@
+// Pipeline: the in-flight side of one connection, run on its I/O thread only (sans-IO).
+// Commands enter in the order their bytes are written; each complete reply completes the
+// oldest one (RESP replies come back in order). Deadlines are enforced precisely: a timer
+// armed at next_deadline() calls expire(now).
+//
+// Invariant: a command that timed out (or whose caller otherwise stopped waiting) stays in
+// flight until its reply arrives; the reply is parsed and dropped. Removing it early would
+// hand every later reply to the wrong caller.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "conn/pending_command.hpp"
+#include "conn/ring_queue.hpp"
+#include "redmux/reply.hpp"
+
+namespace redmux::detail {
+
+class Pipeline {
+ public:
+  /// Called for replies that nobody waits for: (command name, error reply text).
+  using ErrorReport = std::function<void(std::string_view name, NodeSpan reply)>;
+  /// Builds the timeout error for one command (the connection knows the diagnostics).
+  using TimeoutError = std::function<Error(const PendingCommand&, Clock::time_point now)>;
+
+  Pipeline() = default;
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+  ~Pipeline();
+
+  /// The commands whose bytes are about to be written, in write order.
+  void push(std::span<const PendingCommand> commands);
+
+  enum class ReplyOutcome { Delivered, Unexpected };
+  /// A complete reply arrived: completes the oldest command. `released` counts slots of
+  /// maxQueuedCommands given back. Unexpected: nothing was waiting (the stream is out of sync).
+  ReplyOutcome on_reply(NodeSpan reply, const ErrorReport& report, std::size_t& released);
+
+  /// Fails every command whose deadline is <= now (they stay in flight). Returns how many.
+  std::size_t expire(Clock::time_point now, const TimeoutError& make_error);
+  /// The earliest deadline of a command not yet failed, or time_point::max().
+  Clock::time_point next_deadline() const;
+
+  /// The connection broke: fails every command in flight with `error` (built per command),
+  /// releases them all. Returns how many slots of maxQueuedCommands were given back.
+  std::size_t fail_all(const std::function<Error(const PendingCommand&)>& make_error);
+
+  std::size_t size() const noexcept { return in_flight_.size(); }
+  bool empty() const noexcept { return in_flight_.empty(); }
+  void shrink() { in_flight_.shrink_to(1024); }
+
+ private:
+  struct Early {  // a command whose deadline is earlier than one queued before it
+    Clock::time_point deadline;
+    CommandState* state;
+    std::string_view name;
+    bool operator>(const Early& other) const noexcept { return deadline > other.deadline; }
+  };
+
+  void pop_front(std::size_t& released);
+
+  RingQueue<PendingCommand> in_flight_;
+  std::size_t first_unexpired_ = 0;  ///< callers before this index have been failed
+  Clock::time_point latest_deadline_ = Clock::time_point::min();
+  std::vector<Early> early_;  ///< min-heap on deadline; each holds a reference
+};
+
+}  // namespace redmux::detail

@@ -1,0 +1,100 @@
+// SharedContext: what a multiplexer's connections share — the configuration, the slots of
+// maxQueuedCommands, counters, and the user's callbacks. Thread-safe: atomics, and a mutex
+// around the callbacks and the wait for room.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "redmux/config.hpp"
+#include "redmux/error.hpp"
+
+namespace redmux::detail {
+
+struct Counters {
+  std::atomic<std::uint64_t> commands{0};  ///< accepted
+  std::atomic<std::uint64_t> replies{0};   ///< replies read
+  std::atomic<std::uint64_t> bytes_written{0};
+  std::atomic<std::uint64_t> bytes_read{0};
+  std::atomic<std::uint64_t> writes{0};  ///< write syscalls (batches)
+  std::atomic<std::uint64_t> timeouts{0};
+  std::atomic<std::uint64_t> queue_full{0};
+  std::atomic<std::uint64_t> reconnects{0};
+  std::atomic<std::uint64_t> fire_and_forget_errors{0};
+  std::atomic<std::uint64_t> pushes{0};  ///< out-of-band push messages
+};
+
+class SharedContext {
+ public:
+  explicit SharedContext(Config config) : config_(std::move(config)) {}
+
+  const Config& config() const noexcept { return config_; }
+  Counters& counters() noexcept { return counters_; }
+
+  /// Takes one slot of maxQueuedCommands; false when none is free. Under the wait policy,
+  /// waits up to `deadline` for one.
+  bool acquire_slot(std::chrono::steady_clock::time_point deadline) {
+    if (try_acquire()) return true;
+    if (config_.queue_full_policy != QueueFullPolicy::Wait) return false;
+    std::unique_lock lock(room_mutex_);
+    waiters_.fetch_add(1, std::memory_order_acq_rel);
+    bool got = room_.wait_until(lock, deadline, [this] { return try_acquire(); });
+    waiters_.fetch_sub(1, std::memory_order_acq_rel);
+    return got;
+  }
+  void release_slots(std::size_t n) noexcept {
+    if (n == 0) return;
+    outstanding_.fetch_sub(n, std::memory_order_acq_rel);
+    if (waiters_.load(std::memory_order_acquire) > 0) {
+      std::lock_guard lock(room_mutex_);
+      room_.notify_all();
+    }
+  }
+  std::size_t outstanding() const noexcept { return outstanding_.load(std::memory_order_relaxed); }
+
+  void set_error_handler(std::function<void(const Error&)> handler) {
+    std::lock_guard lock(callback_mutex_);
+    on_error_ = std::make_shared<std::function<void(const Error&)>>(std::move(handler));
+  }
+  /// Reports an error nobody waits for (an error reply to a fire-and-forget command …).
+  void report_error(const Error& error) noexcept {
+    std::shared_ptr<std::function<void(const Error&)>> handler;
+    {
+      std::lock_guard lock(callback_mutex_);
+      handler = on_error_;
+    }
+    if (handler && *handler) {
+      try {
+        (*handler)(error);
+      } catch (...) {  // a throwing handler must not take down an I/O thread
+      }
+    }
+  }
+
+ private:
+  bool try_acquire() noexcept {
+    std::size_t current = outstanding_.load(std::memory_order_relaxed);
+    while (current < config_.max_queued_commands) {
+      if (outstanding_.compare_exchange_weak(current, current + 1, std::memory_order_acq_rel)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const Config config_;
+  Counters counters_;
+  std::atomic<std::size_t> outstanding_{0};
+  std::atomic<int> waiters_{0};
+  std::mutex room_mutex_;
+  std::condition_variable room_;
+  std::mutex callback_mutex_;
+  std::shared_ptr<std::function<void(const Error&)>> on_error_;
+};
+
+}  // namespace redmux::detail

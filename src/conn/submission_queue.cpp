@@ -1,0 +1,191 @@
+#include "conn/submission_queue.hpp"
+
+#include <algorithm>
+
+#include "resp/encoder.hpp"
+
+namespace redmux::detail {
+namespace {
+
+constexpr std::string_view kSelect = "SELECT";
+
+}  // namespace
+
+SubmissionQueue::Pushed SubmissionQueue::note_push_locked(Clock::time_point deadline) {
+  bool wake = !io_pending_;
+  io_pending_ = true;
+  if (deadline < earliest_deadline_) {
+    // An earlier deadline than any queued: the I/O thread's timer may be armed too late.
+    if (!commands_.empty()) wake = true;
+    earliest_deadline_ = deadline;
+  }
+  return wake ? Pushed::QueuedWake : Pushed::Queued;
+}
+
+void SubmissionQueue::switch_database_locked(int db) {
+  if (db < 0 || db == stream_db_) return;
+  const Arg select[] = {Arg(kSelect), Arg(db)};
+  PendingCommand entry;
+  entry.name = kSelect;
+  entry.kind = PendingKind::Internal;
+  entry.deadline = Clock::time_point::max();
+  entry.counted = false;
+  entry.bytes_begin = bytes_.size();
+  resp::encode_command(bytes_, select);
+  entry.bytes_end = bytes_.size();
+  commands_.push_back(entry);
+  stream_db_ = db;
+}
+
+SubmissionQueue::Pushed SubmissionQueue::push(int db, std::span<const Arg> args,
+                                              PendingCommand command) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return Pushed::Closed;
+  switch_database_locked(db);
+  command.bytes_begin = bytes_.size();
+  resp::encode_command(bytes_, args);
+  command.bytes_end = bytes_.size();
+  const Pushed pushed = note_push_locked(
+      command.kind == PendingKind::Caller ? command.deadline : Clock::time_point::max());
+  commands_.push_back(command);
+  return pushed;
+}
+
+SubmissionQueue::Pushed SubmissionQueue::push_batch(int db, std::string_view bytes,
+                                                    std::span<PendingCommand> commands) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return Pushed::Closed;
+  switch_database_locked(db);
+  const std::size_t base = bytes_.size();
+  bytes_.append(bytes);
+  Clock::time_point earliest = Clock::time_point::max();
+  for (PendingCommand& command : commands) {
+    command.bytes_begin += base;
+    command.bytes_end += base;
+    if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
+    commands_.push_back(command);
+  }
+  return note_push_locked(earliest);
+}
+
+void SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& commands,
+                           std::vector<PendingCommand>& dropped) {
+  bytes.clear();
+  commands.clear();
+  {
+    std::lock_guard lock(mutex_);
+    if (commands_.empty()) {
+      io_pending_ = false;
+      return;
+    }
+    bytes.swap(bytes_);
+    commands.swap(commands_);
+    earliest_deadline_ = Clock::time_point::max();
+    queue_start_db_ = stream_db_;
+    // io_pending_ stays true: the I/O thread comes back for more when this write completes.
+  }
+  remove_completed(bytes, commands, dropped);
+}
+
+void SubmissionQueue::remove_completed(std::string& bytes, std::vector<PendingCommand>& commands,
+                                       std::vector<PendingCommand>& dropped) {
+  const bool any_done = std::any_of(commands.begin(), commands.end(), [](const PendingCommand& c) {
+    return c.kind == PendingKind::Caller && c.state->claimed();
+  });
+  if (!any_done) return;
+  // Rare path: cut out the bytes of commands that timed out while queued.
+  std::string kept_bytes;
+  std::vector<PendingCommand> kept;
+  kept_bytes.reserve(bytes.size());
+  kept.reserve(commands.size());
+  for (PendingCommand& command : commands) {
+    if (command.kind == PendingKind::Caller && command.state->claimed()) {
+      dropped.push_back(command);
+      continue;
+    }
+    const std::size_t begin = kept_bytes.size();
+    kept_bytes.append(bytes, command.bytes_begin, command.bytes_end - command.bytes_begin);
+    command.bytes_begin = begin;
+    command.bytes_end = kept_bytes.size();
+    kept.push_back(command);
+  }
+  bytes.swap(kept_bytes);
+  commands.swap(kept);
+}
+
+void SubmissionQueue::hold() {
+  std::lock_guard lock(mutex_);
+  io_pending_ = true;
+}
+
+void SubmissionQueue::reset_stream_database(int db) {
+  std::lock_guard lock(mutex_);
+  if (!commands_.empty() && queue_start_db_ != db) {
+    // The queued commands were encoded for a stream that was on queue_start_db_ when they
+    // begin: put a SELECT for it in front so they still run against the database they name.
+    const Arg select[] = {Arg(kSelect), Arg(queue_start_db_)};
+    std::string prefix;
+    resp::encode_command(prefix, select);
+    PendingCommand entry;
+    entry.name = kSelect;
+    entry.kind = PendingKind::Internal;
+    entry.deadline = Clock::time_point::max();
+    entry.counted = false;
+    entry.bytes_end = prefix.size();
+    for (PendingCommand& command : commands_) {
+      command.bytes_begin += prefix.size();
+      command.bytes_end += prefix.size();
+    }
+    bytes_.insert(0, prefix);
+    commands_.insert(commands_.begin(), entry);
+  } else if (commands_.empty()) {
+    stream_db_ = db;
+  }
+  queue_start_db_ = db;
+}
+
+Clock::time_point SubmissionQueue::collect_expired(Clock::time_point now,
+                                                   std::vector<PendingCommand>& expired) {
+  std::lock_guard lock(mutex_);
+  Clock::time_point earliest = Clock::time_point::max();
+  for (const PendingCommand& command : commands_) {
+    if (command.kind != PendingKind::Caller || command.state->claimed()) continue;
+    if (command.deadline <= now) {
+      command.state->add_ref();
+      expired.push_back(command);
+    } else {
+      earliest = std::min(earliest, command.deadline);
+    }
+  }
+  earliest_deadline_ = earliest;
+  return earliest;
+}
+
+void SubmissionQueue::purge_completed(std::vector<PendingCommand>& dropped) {
+  std::lock_guard lock(mutex_);
+  remove_completed(bytes_, commands_, dropped);
+}
+
+void SubmissionQueue::close(std::vector<PendingCommand>& out) {
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+  drain(out);
+}
+
+void SubmissionQueue::drain(std::vector<PendingCommand>& out) {
+  std::lock_guard lock(mutex_);
+  out.insert(out.end(), commands_.begin(), commands_.end());
+  commands_.clear();
+  bytes_.clear();
+  earliest_deadline_ = Clock::time_point::max();
+  queue_start_db_ = stream_db_;
+}
+
+SubmissionQueue::Snapshot SubmissionQueue::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return {commands_.size(), bytes_.size()};
+}
+
+}  // namespace redmux::detail

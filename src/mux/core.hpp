@@ -1,0 +1,65 @@
+// MuxCore: the shared heart of a Multiplexer, referenced by the Multiplexer and by every
+// Database/Batch value taken from it. Owns the IoPool reference, the shared context and the
+// connections, and routes each command (flags, key slot) to one of them.
+//
+// Threads: route() and submit() are safe from any thread; the connection list is fixed after
+// construction.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "commands/command_table.hpp"
+#include "conn/shared_context.hpp"
+#include "net/connection.hpp"
+#include "redmux/arg.hpp"
+#include "redmux/flags.hpp"
+#include "redmux/future.hpp"
+#include "redmux/io_pool.hpp"
+
+namespace redmux::detail {
+
+class MuxCore {
+ public:
+  MuxCore(Config config, std::shared_ptr<IoPool> pool);
+  ~MuxCore();
+
+  const Config& config() const noexcept { return shared_->config(); }
+  SharedContext& shared() noexcept { return *shared_; }
+  IoPool& pool() noexcept { return *pool_; }
+
+  /// Starts every connection; `done(errors)` runs once all have reported their first
+  /// outcome (errors empty when at least one connected).
+  void start(std::function<void(std::vector<Error>)> done);
+  /// Closes every connection; waits for them to finish closing unless on an I/O thread.
+  void close();
+  bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+
+  /// Checks gates, takes a queue slot and hands the command to its connection. `state` may
+  /// be null (fire-and-forget); otherwise the connection takes its own reference, or the
+  /// state is failed here. Returns the error when the command was refused (also set on
+  /// `state`).
+  Error submit(int db, const CallOptions& options, std::span<const Arg> args, CommandState* state);
+
+  /// The checks and the connection choice, without sending (used by Batch as well).
+  Result<Connection*> route(const CommandInfo& info, std::span<const Arg> args, Flags flags);
+  /// Refusals that do not depend on the connection (admin gate, connection-state and
+  /// blocking commands, empty command). Ok Error when allowed.
+  Error check_allowed(const CommandInfo& info, std::span<const Arg> args) const;
+  /// The deadline for a command with these options, and its timeout in ms.
+  std::pair<Clock::time_point, std::uint32_t> deadline_for(const CallOptions& options) const;
+
+  const std::vector<std::vector<std::shared_ptr<Connection>>>& groups() const { return groups_; }
+
+ private:
+  std::shared_ptr<IoPool> pool_;
+  std::shared_ptr<SharedContext> shared_;
+  /// One group per endpoint; connectionsPerEndpoint connections in each.
+  std::vector<std::vector<std::shared_ptr<Connection>>> groups_;
+  std::atomic<bool> closed_{false};
+  std::atomic<std::size_t> replica_cursor_{0};
+};
+
+}  // namespace redmux::detail

@@ -1,0 +1,638 @@
+#include "net/connection.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <asio/connect.hpp>
+#include <asio/local/stream_protocol.hpp>
+#include <asio/post.hpp>
+#include <asio/read.hpp>
+#include <asio/write.hpp>
+#include <random>
+
+#include "net/io_load.hpp"
+#include "redmux/version.hpp"
+
+namespace redmux::detail {
+namespace {
+
+constexpr std::size_t kReadChunk = 64 * 1024;       // read buffer size at rest
+constexpr std::size_t kMinFreeForRead = 16 * 1024;  // below this free space, compact or grow
+constexpr std::size_t kShrinkAbove = 1024 * 1024;   // give back a buffer grown past this
+
+long long ms_since(Clock::time_point then, Clock::time_point now) {
+  if (then == Clock::time_point{}) return -1;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(now - then).count();
+}
+
+std::string ago(Clock::time_point then, Clock::time_point now) {
+  const long long ms = ms_since(then, now);
+  return ms < 0 ? std::string("never") : std::to_string(ms) + " ms ago";
+}
+
+}  // namespace
+
+std::string_view to_string(ConnectionState state) noexcept {
+  switch (state) {
+    case ConnectionState::Idle:
+      return "idle";
+    case ConnectionState::Connecting:
+      return "connecting";
+    case ConnectionState::Handshaking:
+      return "handshaking";
+    case ConnectionState::Ready:
+      return "ready";
+    case ConnectionState::Reconnecting:
+      return "reconnecting";
+    case ConnectionState::Closed:
+      return "closed";
+  }
+  return "?";
+}
+
+Connection::Connection(asio::io_context& io, IoPool::Load& load,
+                       std::shared_ptr<SharedContext> shared, Endpoint endpoint)
+    : io_(io),
+      load_(load),
+      shared_(std::move(shared)),
+      config_(shared_->config()),
+      endpoint_(std::move(endpoint)),
+      endpoint_text_(endpoint_.to_string()),
+      socket_(io),
+      resolver_(io),
+      deadline_timer_(io),
+      connect_timer_(io),
+      queue_(config_.default_database) {
+  read_buffer_.resize(kReadChunk);
+}
+
+Connection::~Connection() {
+  // Anything still held (shutdown() not called) is failed here so no future waits forever.
+  std::vector<PendingCommand> left;
+  queue_.close(left);
+  for (PendingCommand& command : left) {
+    if (command.state) {
+      command.state->fail(Error(errc::shut_down, "redmux: connection destroyed"));
+      command.state->release();
+    }
+  }
+  std::size_t released = pipeline_.fail_all(
+      [](const PendingCommand&) { return Error(errc::shut_down, "redmux: connection destroyed"); });
+  shared_->release_slots(released);
+}
+
+ServerIdentity Connection::identity() const {
+  std::lock_guard lock(identity_mutex_);
+  return identity_;
+}
+
+// ---------------------------------------------------------------------------------------
+// Connecting
+
+void Connection::start(FirstResult first) {
+  asio::post(io_, [self = shared_from_this(), first = std::move(first)]() mutable {
+    BusyScope busy(self->load_);
+    self->first_result_ = std::move(first);
+    self->connect_attempt();
+  });
+}
+
+void Connection::connect_attempt() {
+  if (state() == ConnectionState::Closed) return;
+  state_.store(ConnectionState::Connecting, std::memory_order_release);
+  const std::uint64_t generation = ++generation_;
+  asio::error_code ignored;
+  socket_.close(ignored);
+
+  connect_timer_.expires_after(config_.connect_timeout);
+  connect_timer_.async_wait([self = shared_from_this(), generation](const asio::error_code& ec) {
+    if (ec || generation != self->generation_) return;
+    BusyScope busy(self->load_);
+    if (self->state() != ConnectionState::Connecting &&
+        self->state() != ConnectionState::Handshaking) {
+      return;
+    }
+    self->attempt_failed(Error(errc::connection_failed,
+                               "connecting to " + self->endpoint_text_ + " timed out after " +
+                                   std::to_string(self->config_.connect_timeout.count()) + " ms (" +
+                                   std::string(to_string(self->state())) + "; connectTimeout=" +
+                                   std::to_string(self->config_.connect_timeout.count()) + ")"));
+  });
+
+  if (endpoint_.is_unix()) {
+    asio::local::stream_protocol::endpoint local(endpoint_.unix_path);
+    socket_.async_connect(asio::generic::stream_protocol::endpoint(local),
+                          [self = shared_from_this(), generation](const asio::error_code& ec) {
+                            if (generation != self->generation_) return;
+                            BusyScope busy(self->load_);
+                            self->on_connected(ec);
+                          });
+    return;
+  }
+  resolver_.async_resolve(
+      endpoint_.host, std::to_string(endpoint_.port),
+      [self = shared_from_this(), generation](const asio::error_code& ec,
+                                              asio::ip::tcp::resolver::results_type results) {
+        if (generation != self->generation_) return;
+        BusyScope busy(self->load_);
+        if (ec) {
+          self->attempt_failed(Error(errc::connection_failed, "resolving " + self->endpoint_.host +
+                                                                  " failed: " + ec.message()));
+          return;
+        }
+        std::vector<asio::generic::stream_protocol::endpoint> endpoints;
+        for (const auto& entry : results) endpoints.emplace_back(entry.endpoint());
+        asio::async_connect(self->socket_, endpoints,
+                            [self, generation](const asio::error_code& ec2, const auto&) {
+                              if (generation != self->generation_) return;
+                              BusyScope busy2(self->load_);
+                              self->on_connected(ec2);
+                            });
+      });
+}
+
+void Connection::on_connected(const asio::error_code& ec) {
+  if (state() != ConnectionState::Connecting) return;
+  if (ec) {
+    attempt_failed(Error(errc::connection_failed,
+                         "connecting to " + endpoint_text_ + " failed: " + ec.message()));
+    return;
+  }
+  if (!endpoint_.is_unix()) {
+    const int fd = socket_.native_handle();
+    int on = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    if (config_.keep_alive.count() > 0) {
+      ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+      int idle = static_cast<int>(config_.keep_alive.count());
+      ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    }
+  }
+  begin_handshake();
+}
+
+void Connection::begin_handshake() {
+  state_.store(ConnectionState::Handshaking, std::memory_order_release);
+  parser_.reset();
+  read_begin_ = read_end_ = 0;
+  stream_queued_ = stream_written_ = 0;
+  handshake_ = std::make_unique<Handshake>(config_, endpoint_text_);
+  std::string bytes;
+  handshake_->begin(bytes);
+  write_raw(std::move(bytes));
+  read_more();
+}
+
+void Connection::attempt_failed(Error error) {
+  if (state() == ConnectionState::Closed) return;
+  ++generation_;  // handlers of this attempt are stale from now on
+  asio::error_code ignored;
+  socket_.close(ignored);
+  resolver_.cancel();
+  connect_timer_.cancel();
+  handshake_.reset();
+  last_attempt_error_ = std::move(error);
+  ++attempts_;
+  if (!ever_ready_ && first_result_ && attempts_ > config_.connect_retry) {
+    auto first = std::move(first_result_);
+    first_result_ = nullptr;
+    first(Error(last_attempt_error_.code(), last_attempt_error_.message() + " (after " +
+                                                std::to_string(attempts_) +
+                                                (attempts_ == 1 ? " attempt" : " attempts") + ")"));
+    if (state() == ConnectionState::Closed) return;
+  }
+  if (config_.backlog_policy == BacklogPolicy::FailFast) {
+    fail_queued(last_attempt_error_, errc::disconnected);
+  }
+  schedule_reconnect();
+}
+
+void Connection::schedule_reconnect() {
+  state_.store(ConnectionState::Reconnecting, std::memory_order_release);
+  // Exponential backoff with jitter: base × 2^(attempts-1), capped, then ±20%.
+  const int exponent = std::min(attempts_ > 0 ? attempts_ - 1 : 0, 20);
+  auto delay = config_.reconnect_base_delay * (1LL << exponent);
+  delay = std::min<std::chrono::milliseconds>(delay, config_.reconnect_max_delay);
+  thread_local std::minstd_rand random(std::random_device{}());
+  const auto jitter = std::uniform_real_distribution<double>(0.8, 1.2)(random);
+  delay = std::chrono::milliseconds(
+      static_cast<long long>(static_cast<double>(delay.count()) * jitter));
+  const std::uint64_t generation = generation_;
+  connect_timer_.expires_after(delay);
+  connect_timer_.async_wait([self = shared_from_this(), generation](const asio::error_code& ec) {
+    if (ec || generation != self->generation_) return;
+    BusyScope busy(self->load_);
+    self->connect_attempt();
+  });
+  // Queued commands still have deadlines while we wait.
+  arm_timer(Clock::now());
+}
+
+void Connection::become_ready() {
+  connect_timer_.cancel();
+  {
+    std::lock_guard lock(identity_mutex_);
+    identity_ = handshake_->identity();
+    is_replica_.store(identity_.role == "replica" || identity_.role == "slave",
+                      std::memory_order_release);
+  }
+  handshake_.reset();
+  if (ever_ready_) shared_->counters().reconnects.fetch_add(1, std::memory_order_relaxed);
+  ever_ready_ = true;
+  attempts_ = 0;
+  queue_.reset_stream_database(config_.default_database);
+  state_.store(ConnectionState::Ready, std::memory_order_release);
+  if (first_result_) {
+    auto first = std::move(first_result_);
+    first_result_ = nullptr;
+    first(Error());
+  }
+  if (state() == ConnectionState::Ready && !writing_) write_more();
+}
+
+void Connection::connection_broken(const Error& cause) {
+  if (state() == ConnectionState::Closed) return;
+  if (state() != ConnectionState::Ready) {
+    attempt_failed(cause);
+    return;
+  }
+  ++generation_;
+  asio::error_code ignored;
+  socket_.close(ignored);
+  writing_ = false;
+  const std::size_t released = pipeline_.fail_all(
+      [&](const PendingCommand& command) { return broken_error(command, cause); });
+  shared_->release_slots(released);
+  last_attempt_error_ = cause;
+  attempts_ = 1;
+  if (config_.backlog_policy == BacklogPolicy::FailFast) fail_queued(cause, errc::disconnected);
+  schedule_reconnect();
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+
+void Connection::submit(int db, std::span<const Arg> args, PendingCommand command) {
+  const bool fail_fast =
+      config_.backlog_policy == BacklogPolicy::FailFast && state() != ConnectionState::Ready;
+  SubmissionQueue::Pushed pushed = SubmissionQueue::Pushed::Closed;
+  if (!fail_fast) pushed = queue_.push(db, args, command);
+  if (pushed == SubmissionQueue::Pushed::QueuedWake) {
+    asio::post(io_, [self = shared_from_this()] { self->wake(); });
+  } else if (pushed == SubmissionQueue::Pushed::Closed) {
+    const Error error =
+        fail_fast ? Error(errc::disconnected,
+                          std::string(command.name) + " not sent: " + endpoint_text_ + " is " +
+                              std::string(to_string(state())) + " and backlogPolicy=failFast")
+                  : Error(errc::shut_down, std::string(command.name) +
+                                               " not sent: the multiplexer was "
+                                               "closed");
+    if (command.state) {
+      command.state->fail(error);
+      command.state->release();
+    }
+    if (command.counted) shared_->release_slots(1);
+  }
+}
+
+void Connection::submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands) {
+  const SubmissionQueue::Pushed pushed = queue_.push_batch(db, bytes, commands);
+  if (pushed == SubmissionQueue::Pushed::QueuedWake) {
+    asio::post(io_, [self = shared_from_this()] { self->wake(); });
+  } else if (pushed == SubmissionQueue::Pushed::Closed) {
+    std::size_t slots = 0;
+    for (PendingCommand& command : commands) {
+      if (command.state) {
+        command.state->fail(Error(errc::shut_down, "batch not sent: the multiplexer was closed"));
+        command.state->release();
+      }
+      slots += command.counted ? 1 : 0;
+    }
+    shared_->release_slots(slots);
+  }
+}
+
+void Connection::wake() {
+  BusyScope busy(load_);
+  if (state() != ConnectionState::Ready) {
+    // Not writable yet: keep the commands queued; their deadlines still run.
+    queue_.hold();
+    if (state() != ConnectionState::Closed) arm_timer(Clock::now());
+    return;
+  }
+  if (!writing_) write_more();
+}
+
+void Connection::write_more() {
+  queue_.take(write_buffer_, batch_, dropped_);
+  release(dropped_);
+  if (write_buffer_.empty()) {
+    writing_ = false;
+    if (write_buffer_.capacity() > kShrinkAbove) std::string().swap(write_buffer_);
+    return;
+  }
+  Clock::time_point earliest = Clock::time_point::max();
+  std::size_t callers = 0;
+  for (PendingCommand& command : batch_) {
+    command.bytes_begin += stream_queued_;
+    command.bytes_end += stream_queued_;
+    if (command.kind == PendingKind::Caller) {
+      earliest = std::min(earliest, command.deadline);
+      ++callers;
+    }
+  }
+  stream_queued_ += write_buffer_.size();
+  pipeline_.push(batch_);
+  shared_->counters().writes.fetch_add(1, std::memory_order_relaxed);
+  if (earliest < timer_at_) arm_timer(earliest);
+  writing_ = true;
+  asio::async_write(socket_, asio::buffer(write_buffer_),
+                    [self = shared_from_this(), generation = generation_](
+                        const asio::error_code& ec, std::size_t bytes) {
+                      if (generation != self->generation_) return;
+                      BusyScope busy(self->load_);
+                      self->on_written(ec, bytes);
+                    });
+}
+
+void Connection::write_raw(std::string bytes) {
+  auto buffer = std::make_shared<std::string>(std::move(bytes));
+  stream_queued_ += buffer->size();
+  asio::async_write(
+      socket_, asio::buffer(*buffer),
+      [self = shared_from_this(), buffer, generation = generation_](const asio::error_code& ec,
+                                                                    std::size_t bytes_written) {
+        if (generation != self->generation_) return;
+        BusyScope busy(self->load_);
+        self->stream_written_ += bytes_written;
+        if (ec) {
+          self->connection_broken(Error(
+              errc::connection_failed,
+              "writing the handshake to " + self->endpoint_text_ + " failed: " + ec.message()));
+        }
+      });
+}
+
+void Connection::on_written(const asio::error_code& ec, std::size_t bytes) {
+  stream_written_ += bytes;
+  shared_->counters().bytes_written.fetch_add(bytes, std::memory_order_relaxed);
+  last_write_ = Clock::now();
+  if (ec) {
+    writing_ = false;
+    connection_broken(
+        Error(errc::outcome_unknown, "writing to " + endpoint_text_ + " failed: " + ec.message()));
+    return;
+  }
+  write_more();
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+void Connection::read_more() {
+  if (read_buffer_.size() - read_end_ < kMinFreeForRead) {
+    const std::size_t unparsed = read_end_ - read_begin_;
+    if (read_begin_ > 0) {
+      std::memmove(read_buffer_.data(), read_buffer_.data() + read_begin_, unparsed);
+      read_begin_ = 0;
+      read_end_ = unparsed;
+    }
+    if (read_buffer_.size() - read_end_ < kMinFreeForRead) {
+      read_buffer_.resize(read_buffer_.size() * 2);  // a reply larger than the buffer
+    }
+  }
+  socket_.async_read_some(
+      asio::buffer(read_buffer_.data() + read_end_, read_buffer_.size() - read_end_),
+      [self = shared_from_this(), generation = generation_](const asio::error_code& ec,
+                                                            std::size_t bytes) {
+        if (generation != self->generation_) return;
+        BusyScope busy(self->load_);
+        self->on_read(ec, bytes);
+      });
+}
+
+void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
+  if (ec) {
+    const bool closed_by_server = ec == asio::error::eof || ec == asio::error::connection_reset;
+    connection_broken(Error(errc::outcome_unknown,
+                            closed_by_server
+                                ? endpoint_text_ + " closed the connection"
+                                : "reading from " + endpoint_text_ + " failed: " + ec.message()));
+    return;
+  }
+  read_end_ += bytes;
+  last_read_ = Clock::now();
+  shared_->counters().bytes_read.fetch_add(bytes, std::memory_order_relaxed);
+  std::size_t replies = 0;
+  const std::uint64_t generation = generation_;
+  for (;;) {
+    const std::string_view unparsed(read_buffer_.data() + read_begin_, read_end_ - read_begin_);
+    const resp::ParseStatus status = parser_.parse(unparsed);
+    if (status == resp::ParseStatus::NeedMore) break;
+    if (status == resp::ParseStatus::Failed) {
+      connection_broken(Error(
+          errc::protocol_error,
+          "reply from " + endpoint_text_ + " is not valid RESP: " + parser_.error().message()));
+      return;
+    }
+    read_begin_ += parser_.consumed();
+    ++replies;
+    if (!on_reply(parser_.nodes())) return;
+    if (generation != generation_) return;  // the reply broke or closed the connection
+  }
+  shared_->counters().replies.fetch_add(replies, std::memory_order_relaxed);
+  if (read_begin_ == read_end_) {
+    read_begin_ = read_end_ = 0;
+    if (read_buffer_.size() > kShrinkAbove) {
+      std::vector<char>(kReadChunk).swap(read_buffer_);  // give back what a big reply took
+    }
+  }
+  read_more();
+}
+
+bool Connection::on_reply(NodeSpan reply) {
+  if (!reply.empty() && reply[0].type == ReplyType::Push) {
+    // Out-of-band (RESP3 push): not an answer to any command. Pub/sub consumes these later.
+    shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (state() == ConnectionState::Handshaking) {
+    std::string more;
+    switch (handshake_->on_reply(reply, more)) {
+      case Handshake::Step::Continue:
+        if (!more.empty()) write_raw(std::move(more));
+        return true;
+      case Handshake::Step::Done:
+        become_ready();
+        return true;
+      case Handshake::Step::Failed:
+        attempt_failed(handshake_->error());
+        return false;
+    }
+  }
+  std::size_t released = 0;
+  const Pipeline::ReplyOutcome outcome = pipeline_.on_reply(
+      reply,
+      [this](std::string_view name, NodeSpan error_reply) {
+        shared_->counters().fire_and_forget_errors.fetch_add(1, std::memory_order_relaxed);
+        shared_->report_error(server_error_from(error_reply, name));
+      },
+      released);
+  shared_->release_slots(released);
+  if (outcome == Pipeline::ReplyOutcome::Unexpected) {
+    connection_broken(Error(errc::protocol_error, "a reply arrived from " + endpoint_text_ +
+                                                      " with no command waiting for it"));
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Deadlines
+
+void Connection::arm_timer(Clock::time_point at) {
+  if (at >= timer_at_) return;
+  timer_at_ = at;
+  deadline_timer_.expires_at(at);
+  deadline_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+    if (ec == asio::error::operation_aborted) return;
+    BusyScope busy(self->load_);
+    self->on_timer(ec);
+  });
+}
+
+void Connection::on_timer(const asio::error_code&) {
+  if (state() == ConnectionState::Closed) return;
+  const Clock::time_point now = Clock::now();
+  if (now < timer_at_ && timer_at_ != Clock::time_point::max()) {
+    // A wait that completed just as the timer was re-armed later: honour the later time.
+    const Clock::time_point at = timer_at_;
+    timer_at_ = Clock::time_point::max();
+    arm_timer(at);
+    return;
+  }
+  timer_at_ = Clock::time_point::max();
+  std::size_t timed_out =
+      pipeline_.expire(now, [this](const PendingCommand& c, Clock::time_point t) {
+        return timeout_error(c, t, /*in_flight=*/true);
+      });
+  std::vector<PendingCommand> expired;
+  const Clock::time_point queued_next = queue_.collect_expired(now, expired);
+  for (PendingCommand& command : expired) {
+    command.state->fail(timeout_error(command, now, /*in_flight=*/false));
+    command.state->release();  // the extra reference collect_expired took
+    ++timed_out;
+  }
+  shared_->counters().timeouts.fetch_add(timed_out, std::memory_order_relaxed);
+  if (state() != ConnectionState::Ready) {
+    std::vector<PendingCommand> dropped;
+    queue_.purge_completed(dropped);
+    release(dropped);
+  }
+  const Clock::time_point next = std::min(pipeline_.next_deadline(), queued_next);
+  if (next != Clock::time_point::max()) arm_timer(next);
+}
+
+Error Connection::timeout_error(const PendingCommand& command, Clock::time_point now,
+                                bool in_flight) const {
+  const auto queued = queue_.snapshot();
+  const long long elapsed_ms =
+      ms_since(command.deadline - std::chrono::milliseconds(command.timeout_ms), now);
+  // In flight, offsets count bytes since the connection started; queued, nothing is sent.
+  const bool sent = in_flight && command.bytes_end <= stream_written_;
+  std::size_t unread = read_end_ - read_begin_;
+  int available = 0;
+  if (socket_.is_open() && ::ioctl(socket_.native_handle(), FIONREAD, &available) == 0) {
+    unread += static_cast<std::size_t>(available);
+  }
+  std::string message = "Timeout awaiting reply to " + std::string(command.name) + " after " +
+                        std::to_string(elapsed_ms) + " ms (timeout " +
+                        std::to_string(command.timeout_ms) + " ms) from " + endpoint_text_;
+  if (!config_.name.empty()) message += " (client name \"" + config_.name + "\")";
+  message += ": command " + std::string(sent        ? "was sent"
+                                        : in_flight ? "was being written"
+                                                    : "was still queued, not sent");
+  message += "; queued-unsent=" + std::to_string(queued.commands);
+  message += ", sent-awaiting-reply=" + std::to_string(pipeline_.size());
+  message +=
+      ", bytes-to-write=" + std::to_string(queued.bytes + (stream_queued_ - stream_written_));
+  message += ", bytes-unread=" + std::to_string(unread);
+  message += ", connection=" + std::string(to_string(state()));
+  message += ", last-read=" + ago(last_read_, now);
+  message += ", last-write=" + ago(last_write_, now);
+  message += ", io=" + std::to_string(load_.busy_percent()) + "% busy";
+  message += ", redmux " + std::string(kVersion);
+  message +=
+      ". If the server is busy or far away raise asyncTimeout; if replies are slow to be"
+      " read, check the I/O thread is not blocked by callbacks.";
+  return Error(errc::timeout, std::move(message));
+}
+
+Error Connection::broken_error(const PendingCommand& command, const Error& cause) const {
+  if (command.bytes_begin >= stream_written_) {
+    return Error(errc::not_sent, std::string(command.name) + " was not sent: connection to " +
+                                     endpoint_text_ + " lost (" + cause.message() +
+                                     "); safe to retry");
+  }
+  return Error(errc::outcome_unknown, "connection to " + endpoint_text_ + " lost after " +
+                                          std::string(command.name) + " was sent (" +
+                                          cause.message() + "): it may or may not have run");
+}
+
+void Connection::release(std::vector<PendingCommand>& commands) {
+  std::size_t slots = 0;
+  for (PendingCommand& command : commands) {
+    if (command.state) command.state->release();
+    slots += command.counted ? 1 : 0;
+  }
+  commands.clear();
+  shared_->release_slots(slots);
+}
+
+void Connection::fail_queued(const Error& error, errc code) {
+  std::vector<PendingCommand> queued;
+  queue_.drain(queued);
+  for (PendingCommand& command : queued) {
+    if (command.state) {
+      command.state->fail(Error(code, std::string(command.name) + " not sent: " + error.message() +
+                                          " (backlogPolicy=failFast)"));
+    }
+  }
+  release(queued);
+}
+
+void Connection::shutdown() {
+  asio::post(io_, [self = shared_from_this()] {
+    BusyScope busy(self->load_);
+    if (self->state() == ConnectionState::Closed) return;
+    self->state_.store(ConnectionState::Closed, std::memory_order_release);
+    ++self->generation_;
+    asio::error_code ignored;
+    self->socket_.close(ignored);
+    self->resolver_.cancel();
+    self->connect_timer_.cancel();
+    self->deadline_timer_.cancel();
+    const Error closed(errc::shut_down, "the multiplexer was closed");
+    std::vector<PendingCommand> queued;
+    self->queue_.close(queued);
+    for (PendingCommand& command : queued) {
+      if (command.state) {
+        command.state->fail(Error(
+            errc::shut_down, std::string(command.name) + " not sent: the multiplexer was closed"));
+      }
+    }
+    self->release(queued);
+    self->shared_->release_slots(self->pipeline_.fail_all(
+        [&](const PendingCommand& command) { return self->broken_error(command, closed); }));
+    if (self->first_result_) {
+      auto first = std::move(self->first_result_);
+      self->first_result_ = nullptr;
+      first(closed);
+    }
+  });
+}
+
+}  // namespace redmux::detail

@@ -1,0 +1,144 @@
+// Connection: one physical connection to one server, driven by Asio on one I/O thread.
+// It owns the socket, the reader (read buffer + RESP parser), the writer (submission queue →
+// one write), the in-flight pipeline, the deadline timer, the handshake and reconnects.
+//
+// Threads: submit(), submit_batch(), start(), shutdown() and the snapshot accessors are safe
+// from any thread; everything else runs on the connection's io_context and touches its state
+// only there. Asio handlers hold a shared_ptr to the connection, so it lives as long as any
+// operation on it is pending.
+#pragma once
+
+#include <asio/generic/stream_protocol.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "conn/handshake.hpp"
+#include "conn/pending_command.hpp"
+#include "conn/pipeline.hpp"
+#include "conn/shared_context.hpp"
+#include "conn/submission_queue.hpp"
+#include "redmux/io_pool.hpp"
+#include "redmux/server_info.hpp"
+#include "resp/parser.hpp"
+
+namespace redmux::detail {
+
+enum class ConnectionState : std::uint8_t {
+  Idle,
+  Connecting,
+  Handshaking,
+  Ready,
+  Reconnecting,
+  Closed
+};
+std::string_view to_string(ConnectionState state) noexcept;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using FirstResult = std::function<void(const Error&)>;
+
+  Connection(asio::io_context& io, IoPool::Load& load, std::shared_ptr<SharedContext> shared,
+             Endpoint endpoint);
+  ~Connection();
+
+  /// Starts connecting. `first` is called once (on the I/O thread) with the outcome of the
+  /// first attempt series: ok, or the error of the last attempt after connectRetry retries.
+  /// Later breaks reconnect in the background regardless.
+  void start(FirstResult first);
+
+  /// Queues one command (any thread). REQUIRES: `command.counted` slots already acquired.
+  void submit(int db, std::span<const Arg> args, PendingCommand command);
+  /// Queues a batch contiguously (any thread).
+  void submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands);
+  /// Closes the connection and fails every command with errc::shut_down (any thread).
+  void shutdown();
+
+  ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
+  /// True when the server said (HELLO role) it is a replica.
+  bool is_replica() const noexcept { return is_replica_.load(std::memory_order_acquire); }
+  ServerIdentity identity() const;
+  const Endpoint& endpoint() const noexcept { return endpoint_; }
+  std::string describe_endpoint() const { return endpoint_text_; }
+
+ private:
+  // --- connecting (I/O thread) ---
+  void connect_attempt();
+  void on_connected(const asio::error_code& ec);
+  void begin_handshake();
+  void attempt_failed(Error error);
+  void become_ready();
+  void connection_broken(const Error& cause);
+  void schedule_reconnect();
+
+  // --- writing ---
+  void wake();
+  void write_more();
+  void write_raw(std::string bytes);
+  void on_written(const asio::error_code& ec, std::size_t bytes);
+
+  // --- reading ---
+  void read_more();
+  void on_read(const asio::error_code& ec, std::size_t bytes);
+  bool on_reply(NodeSpan reply);
+
+  // --- deadlines ---
+  void arm_timer(Clock::time_point at);
+  void on_timer(const asio::error_code& ec);
+  Error timeout_error(const PendingCommand& command, Clock::time_point now, bool in_flight) const;
+  Error broken_error(const PendingCommand& command, const Error& cause) const;
+  void release(std::vector<PendingCommand>& commands);
+  void fail_queued(const Error& error, errc code);
+
+  asio::io_context& io_;
+  IoPool::Load& load_;
+  std::shared_ptr<SharedContext> shared_;
+  const Config& config_;
+  Endpoint endpoint_;
+  std::string endpoint_text_;
+
+  mutable asio::generic::stream_protocol::socket socket_;  // mutable: native_handle() for FIONREAD
+  asio::ip::tcp::resolver resolver_;
+  asio::steady_timer deadline_timer_;
+  asio::steady_timer connect_timer_;
+  Clock::time_point timer_at_ = Clock::time_point::max();
+
+  std::atomic<ConnectionState> state_{ConnectionState::Idle};
+  std::atomic<bool> is_replica_{false};
+  SubmissionQueue queue_;
+  Pipeline pipeline_;
+  std::unique_ptr<Handshake> handshake_;
+  FirstResult first_result_;
+  int attempts_ = 0;  ///< failed attempts in the current series
+  Error last_attempt_error_;
+  bool ever_ready_ = false;
+
+  // writer
+  bool writing_ = false;
+  std::string write_buffer_;
+  std::vector<PendingCommand> batch_;
+  std::vector<PendingCommand> dropped_;
+  std::uint64_t stream_queued_ = 0;   ///< bytes handed to the socket since connecting
+  std::uint64_t stream_written_ = 0;  ///< bytes the socket confirmed written
+
+  // reader
+  resp::Parser parser_;
+  std::vector<char> read_buffer_;
+  std::size_t read_begin_ = 0;
+  std::size_t read_end_ = 0;
+
+  // diagnostics (written on the I/O thread, read by timeout_error on it too)
+  Clock::time_point last_read_{};
+  Clock::time_point last_write_{};
+  mutable std::mutex identity_mutex_;
+  ServerIdentity identity_;
+  std::uint64_t generation_ = 0;  ///< bumps on every new socket; stale handlers check it
+};
+
+}  // namespace redmux::detail

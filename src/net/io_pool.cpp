@@ -1,0 +1,116 @@
+#include "redmux/io_pool.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "net/io_load.hpp"
+#include "redmux/future.hpp"
+
+namespace redmux {
+
+struct IoPool::Impl {
+  struct Worker {
+    std::unique_ptr<asio::io_context> owned;
+    asio::io_context* context = nullptr;
+    std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> guard;
+    std::thread thread;
+    Load load;
+  };
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::atomic<std::size_t> next{0};
+};
+
+std::shared_ptr<IoPool> IoPool::create(int threads) {
+  std::shared_ptr<IoPool> pool(new IoPool());
+  pool->impl_ = std::make_unique<Impl>();
+  const int count = std::max(1, threads);
+  for (int i = 0; i < count; ++i) {
+    auto worker = std::make_unique<Impl::Worker>();
+    worker->owned = std::make_unique<asio::io_context>(1);
+    worker->context = worker->owned.get();
+    worker->guard = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
+        worker->context->get_executor());
+    asio::io_context* context = worker->context;
+    worker->thread = std::thread([context, i] {
+      const std::string name = "redmux-io-" + std::to_string(i);
+      pthread_setname_np(pthread_self(), name.c_str());
+      detail::IoThreadScope scope;
+      for (;;) {
+        try {
+          context->run();
+          return;
+        } catch (...) {
+          // A handler threw: redmux's own handlers do not, a user's callback is caught where
+          // it runs; keep the thread serving its other connections.
+        }
+      }
+    });
+    pool->impl_->workers.push_back(std::move(worker));
+  }
+  return pool;
+}
+
+std::shared_ptr<IoPool> IoPool::wrap(asio::io_context& context) {
+  std::shared_ptr<IoPool> pool(new IoPool());
+  pool->impl_ = std::make_unique<Impl>();
+  auto worker = std::make_unique<Impl::Worker>();
+  worker->context = &context;
+  pool->impl_->workers.push_back(std::move(worker));
+  return pool;
+}
+
+IoPool::~IoPool() {
+  for (auto& worker : impl_->workers) {
+    if (!worker->owned) continue;
+    worker->guard.reset();
+    worker->context->stop();
+  }
+  for (auto& worker : impl_->workers) {
+    if (!worker->thread.joinable()) continue;
+    if (worker->thread.get_id() == std::this_thread::get_id()) {
+      // The last reference went away inside one of our own handlers: joining would wait for
+      // ourselves. The thread exits once the handler returns (the context is stopped), but it
+      // still uses the context, so that is leaked rather than destroyed under it.
+      worker->thread.detach();
+      (void)worker->owned.release();
+    } else {
+      worker->thread.join();
+    }
+  }
+}
+
+std::size_t IoPool::size() const noexcept {
+  return impl_->workers.size();
+}
+
+asio::io_context& IoPool::next_context() noexcept {
+  const std::size_t i = impl_->next.fetch_add(1, std::memory_order_relaxed);
+  return *impl_->workers[i % impl_->workers.size()]->context;
+}
+
+IoPool::Load& IoPool::load_of(asio::io_context& context) noexcept {
+  for (auto& worker : impl_->workers) {
+    if (worker->context == &context) return worker->load;
+  }
+  return impl_->workers.front()->load;
+}
+
+std::string IoPool::describe() const {
+  std::string text = std::to_string(impl_->workers.size()) +
+                     (impl_->workers.size() == 1 ? " I/O thread" : " I/O threads") +
+                     (impl_->workers.front()->owned ? "" : " (user's io_context)") + ", busy ";
+  for (std::size_t i = 0; i < impl_->workers.size(); ++i) {
+    if (i) text += '/';
+    text += std::to_string(impl_->workers[i]->load.busy_percent()) + '%';
+  }
+  text += " over the last second";
+  return text;
+}
+
+}  // namespace redmux

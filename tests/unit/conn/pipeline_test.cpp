@@ -1,0 +1,126 @@
+#include "conn/pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include "redmux/convert.hpp"
+
+namespace redmux::detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Fixture {
+  Clock::time_point t0 = Clock::now();
+  std::vector<FutureState<std::string>*> states;
+
+  PendingCommand caller(std::chrono::milliseconds timeout) {
+    auto* state = new FutureState<std::string>();  // the test's reference
+    state->add_ref();                              // the pipeline's reference
+    states.push_back(state);
+    PendingCommand command;
+    command.state = state;
+    command.name = "GET";
+    command.deadline = t0 + timeout;
+    command.timeout_ms = static_cast<std::uint32_t>(timeout.count());
+    return command;
+  }
+  ~Fixture() {
+    for (auto* s : states) s->release();
+  }
+};
+
+Node bulk(std::string_view text) {
+  Node n;
+  n.type = ReplyType::BulkString;
+  n.size = text.size();
+  n.value = text;
+  return n;
+}
+
+Error timeout(const PendingCommand& c, Clock::time_point) {
+  return Error(errc::timeout, "timeout " + std::string(c.name));
+}
+
+TEST(PipelineTest, RepliesCompleteCommandsInOrder) {
+  Fixture f;
+  Pipeline pipeline;
+  PendingCommand cmds[] = {f.caller(1s), f.caller(1s)};
+  pipeline.push(cmds);
+  std::size_t released = 0;
+  Node a = bulk("a"), b = bulk("b");
+  EXPECT_EQ(pipeline.on_reply(NodeSpan(&a, 1), {}, released), Pipeline::ReplyOutcome::Delivered);
+  EXPECT_EQ(pipeline.on_reply(NodeSpan(&b, 1), {}, released), Pipeline::ReplyOutcome::Delivered);
+  EXPECT_EQ(released, 2u);
+  EXPECT_EQ(f.states[0]->result().value(), "a");
+  EXPECT_EQ(f.states[1]->result().value(), "b");
+  EXPECT_EQ(pipeline.on_reply(NodeSpan(&a, 1), {}, released), Pipeline::ReplyOutcome::Unexpected);
+}
+
+TEST(PipelineTest, TimedOutCommandStaysInFlightSoLaterRepliesMatch) {
+  Fixture f;
+  Pipeline pipeline;
+  PendingCommand cmds[] = {f.caller(10ms), f.caller(1s)};
+  pipeline.push(cmds);
+  EXPECT_EQ(pipeline.next_deadline(), f.t0 + 10ms);
+  EXPECT_EQ(pipeline.expire(f.t0 + 20ms, timeout), 1u);
+  EXPECT_EQ(f.states[0]->result().error().code(), errc::timeout);
+  EXPECT_EQ(pipeline.size(), 2u);
+  EXPECT_EQ(pipeline.next_deadline(), f.t0 + 1s);
+  std::size_t released = 0;
+  Node late = bulk("late"), mine = bulk("mine");
+  pipeline.on_reply(NodeSpan(&late, 1), {}, released);  // the timed-out command's reply
+  pipeline.on_reply(NodeSpan(&mine, 1), {}, released);
+  EXPECT_EQ(f.states[0]->result().error().code(), errc::timeout);  // not overwritten
+  EXPECT_EQ(f.states[1]->result().value(), "mine");
+}
+
+TEST(PipelineTest, ShorterPerCallTimeoutBehindLongerOneStillExpiresOnTime) {
+  Fixture f;
+  Pipeline pipeline;
+  PendingCommand cmds[] = {f.caller(5s), f.caller(50ms)};
+  pipeline.push(cmds);
+  EXPECT_EQ(pipeline.next_deadline(), f.t0 + 50ms);
+  EXPECT_EQ(pipeline.expire(f.t0 + 60ms, timeout), 1u);
+  EXPECT_FALSE(f.states[0]->ready());
+  EXPECT_TRUE(f.states[1]->ready());
+  EXPECT_EQ(pipeline.next_deadline(), f.t0 + 5s);
+}
+
+TEST(PipelineTest, FireAndForgetErrorsAreReportedAndDoNotBlockDeadlines) {
+  Fixture f;
+  Pipeline pipeline;
+  PendingCommand ff;
+  ff.kind = PendingKind::FireAndForget;
+  ff.name = "INCR";
+  ff.deadline = Clock::time_point::max();
+  PendingCommand cmds[] = {ff, f.caller(10ms)};
+  pipeline.push(cmds);
+  EXPECT_EQ(pipeline.expire(f.t0 + 20ms, timeout), 1u);
+  std::string reported;
+  Node err;
+  err.type = ReplyType::SimpleError;
+  err.value = "WRONGTYPE bad";
+  std::size_t released = 0;
+  pipeline.on_reply(
+      NodeSpan(&err, 1),
+      [&](std::string_view name, NodeSpan r) {
+        reported = std::string(name) + ":" + std::string(r[0].value);
+      },
+      released);
+  EXPECT_EQ(reported, "INCR:WRONGTYPE bad");
+}
+
+TEST(PipelineTest, FailAllCompletesEveryCaller) {
+  Fixture f;
+  Pipeline pipeline;
+  PendingCommand cmds[] = {f.caller(1s), f.caller(1s)};
+  pipeline.push(cmds);
+  const std::size_t released =
+      pipeline.fail_all([](const PendingCommand&) { return Error(errc::outcome_unknown, "lost"); });
+  EXPECT_EQ(released, 2u);
+  EXPECT_TRUE(pipeline.empty());
+  for (auto* s : f.states) EXPECT_EQ(s->result().error().code(), errc::outcome_unknown);
+}
+
+}  // namespace
+}  // namespace redmux::detail

@@ -1,0 +1,159 @@
+#include "conn/submission_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "redmux/convert.hpp"
+
+namespace redmux::detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+PendingCommand caller(FutureState<long long>* state, Clock::time_point deadline) {
+  PendingCommand c;
+  c.state = state;
+  c.name = "INCR";
+  c.deadline = deadline;
+  return c;
+}
+
+TEST(SubmissionQueueTest, FirstPushWakesLaterOnesDoNotUntilTaken) {
+  SubmissionQueue queue;
+  const Arg args[] = {"PING"};
+  PendingCommand ff;
+  ff.kind = PendingKind::FireAndForget;
+  ff.deadline = Clock::time_point::max();
+  EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::QueuedWake);
+  EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::Queued);
+  std::string bytes;
+  std::vector<PendingCommand> taken, dropped;
+  queue.take(bytes, taken, dropped);
+  EXPECT_EQ(bytes, "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n");
+  EXPECT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken[1].bytes_begin, 14u);
+  // Still "being looked after" until a take finds the queue empty.
+  EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::Queued);
+  queue.take(bytes, taken, dropped);
+  queue.take(bytes, taken, dropped);
+  EXPECT_TRUE(taken.empty());
+  EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::QueuedWake);
+}
+
+TEST(SubmissionQueueTest, DatabaseSwitchInsertsSelectOnlyWhenItChanges) {
+  SubmissionQueue queue(0);
+  const Arg args[] = {"GET", "k"};
+  PendingCommand ff;
+  ff.kind = PendingKind::FireAndForget;
+  queue.push(0, args, ff);
+  queue.push(3, args, ff);
+  queue.push(3, args, ff);
+  queue.push(0, args, ff);
+  std::string bytes;
+  std::vector<PendingCommand> taken, dropped;
+  queue.take(bytes, taken, dropped);
+  ASSERT_EQ(taken.size(), 6u);
+  EXPECT_EQ(taken[1].name, "SELECT");
+  EXPECT_EQ(taken[1].kind, PendingKind::Internal);
+  EXPECT_EQ(taken[4].name, "SELECT");
+  EXPECT_NE(bytes.find("$6\r\nSELECT\r\n$1\r\n3\r\n"), std::string::npos);
+  EXPECT_NE(bytes.find("$6\r\nSELECT\r\n$1\r\n0\r\n"), std::string::npos);
+}
+
+TEST(SubmissionQueueTest, AfterReconnectQueuedCommandsKeepTheirDatabase) {
+  SubmissionQueue queue(0);
+  const Arg args[] = {"GET", "k"};
+  PendingCommand ff;
+  ff.kind = PendingKind::FireAndForget;
+  queue.push(5, args, ff);  // SELECT 5, GET
+  std::string bytes;
+  std::vector<PendingCommand> taken, dropped;
+  queue.take(bytes, taken, dropped);  // written; the stream is on db 5 now
+  queue.push(5, args, ff);            // encoded without SELECT: the stream is on 5
+  queue.reset_stream_database(0);     // the connection broke; the new one is on 0
+  queue.take(bytes, taken, dropped);
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken[0].name, "SELECT");
+  EXPECT_EQ(bytes.substr(0, taken[0].bytes_end), "*2\r\n$6\r\nSELECT\r\n$1\r\n5\r\n");
+}
+
+TEST(SubmissionQueueTest, TimedOutQueuedCommandsAreNeverWritten) {
+  SubmissionQueue queue;
+  const Clock::time_point t0 = Clock::now();
+  auto* a = new FutureState<long long>();
+  auto* b = new FutureState<long long>();
+  const Arg incr_a[] = {"INCR", "a"};
+  const Arg incr_b[] = {"INCR", "b"};
+  queue.push(-1, incr_a, caller(a, t0 + 10ms));
+  queue.push(-1, incr_b, caller(b, t0 + 10s));
+  std::vector<PendingCommand> expired;
+  EXPECT_EQ(queue.collect_expired(t0 + 20ms, expired), t0 + 10s);
+  ASSERT_EQ(expired.size(), 1u);
+  expired[0].state->fail(Error(errc::timeout, "t"));
+  expired[0].state->release();
+  std::string bytes;
+  std::vector<PendingCommand> taken, dropped;
+  queue.take(bytes, taken, dropped);
+  EXPECT_EQ(bytes, "*2\r\n$4\r\nINCR\r\n$1\r\nb\r\n");
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_EQ(taken[0].state, b);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].state, a);
+  a->release();
+  b->release();
+}
+
+TEST(SubmissionQueueTest, ClosedQueueRefusesPushes) {
+  SubmissionQueue queue;
+  const Arg args[] = {"PING"};
+  PendingCommand ff;
+  ff.kind = PendingKind::FireAndForget;
+  queue.push(-1, args, ff);
+  std::vector<PendingCommand> out;
+  queue.close(out);
+  EXPECT_EQ(out.size(), 1u);
+  EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::Closed);
+}
+
+TEST(SubmissionQueueTest, ConcurrentPushersLoseNothingAndKeepEachThreadsOrder) {
+  SubmissionQueue queue;
+  constexpr int kThreads = 8, kPerThread = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&queue, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const Arg args[] = {"ECHO", Arg(t * 100000 + i)};
+        PendingCommand ff;
+        ff.kind = PendingKind::FireAndForget;
+        queue.push(-1, args, ff);
+      }
+    });
+  }
+  std::string all;
+  std::size_t commands = 0;
+  std::string bytes;
+  std::vector<PendingCommand> taken, dropped;
+  while (commands < kThreads * kPerThread) {
+    queue.take(bytes, taken, dropped);
+    all += bytes;
+    commands += taken.size();
+  }
+  for (auto& th : threads) th.join();
+  // Each thread's numbers appear in increasing order.
+  std::vector<int> last(kThreads, -1);
+  std::size_t pos = 0;
+  int seen = 0;
+  while ((pos = all.find("ECHO\r\n$", pos)) != std::string::npos) {
+    pos = all.find("\r\n", pos + 7) + 2;
+    const int value = std::stoi(all.substr(pos, all.find("\r\n", pos) - pos));
+    const int t = value / 100000, i = value % 100000;
+    EXPECT_GT(i, last[t]);
+    last[t] = i;
+    ++seen;
+  }
+  EXPECT_EQ(seen, kThreads * kPerThread);
+}
+
+}  // namespace
+}  // namespace redmux::detail
