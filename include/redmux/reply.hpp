@@ -1,19 +1,21 @@
 // Replies as the parser sees them (`Node`, a flat pre-order view into the read buffer) and
 // as users keep them (`Reply`, an owning tree), plus the conversions from both to typed
-// results (`from_nodes<T>`, `Reply::as<T>()`).
+// results (`from_nodes<T>`, `Reply::to<T>()`, `Reply::as<T>()`; see convert.hpp).
 //
 // A NodeSpan is valid only until the buffer it points into changes: the connection converts
 // it to the caller's type on the I/O thread, at once. Reply owns its data and is a plain
 // value: copy it, move it, read it from any thread (no internal synchronisation).
-//
-// [protocol helper: extend freely, but keep Node, NodeSpan, ReplyTraits<T>::convert and
-//  from_nodes<T> with these shapes; other layers depend on them.]
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <span>
+#include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "redmux/result.hpp"
 
@@ -38,12 +40,55 @@ enum class ReplyType : std::uint8_t {
   Push,            // >
 };
 
+/// "simple string", "bulk error", "map" … (for messages).
+constexpr std::string_view type_name(ReplyType type) noexcept {
+  switch (type) {
+    case ReplyType::SimpleString:
+      return "simple string";
+    case ReplyType::SimpleError:
+      return "simple error";
+    case ReplyType::Integer:
+      return "integer";
+    case ReplyType::BulkString:
+      return "bulk string";
+    case ReplyType::Array:
+      return "array";
+    case ReplyType::Null:
+      return "null";
+    case ReplyType::Boolean:
+      return "boolean";
+    case ReplyType::Double:
+      return "double";
+    case ReplyType::BigNumber:
+      return "big number";
+    case ReplyType::BulkError:
+      return "bulk error";
+    case ReplyType::VerbatimString:
+      return "verbatim string";
+    case ReplyType::Map:
+      return "map";
+    case ReplyType::Set:
+      return "set";
+    case ReplyType::Attribute:
+      return "attribute";
+    case ReplyType::Push:
+      return "push";
+  }
+  return "unknown type";
+}
+
+/// True for Array, Map, Set, Attribute and Push.
+constexpr bool is_aggregate(ReplyType type) noexcept {
+  return type == ReplyType::Array || type == ReplyType::Map || type == ReplyType::Set ||
+         type == ReplyType::Attribute || type == ReplyType::Push;
+}
+
 /// One node of a parsed reply, in pre-order. Aggregates are followed by their children.
 struct Node {
   ReplyType type = ReplyType::Null;
   std::uint32_t depth = 0;  ///< 0 for the root
   /// Aggregates: element count (Map and Attribute: number of key/value *pairs*).
-  /// Strings: byte length of `value`.
+  /// Strings and other scalars: byte length of `value`.
   std::size_t size = 0;
   /// Scalars: the payload (the text of integers, doubles, booleans "t"/"f", big numbers;
   /// verbatim strings without their "txt:" prefix). Empty for aggregates and Null.
@@ -52,8 +97,24 @@ struct Node {
 
 using NodeSpan = std::span<const Node>;
 
+/// The 3-byte format of a verbatim string node ("txt", "mkd"). The parser guarantees the
+/// 4 bytes before `value` are "fmt:". REQUIRES: node.type == ReplyType::VerbatimString and
+/// the node comes from resp::Parser or Reply::nodes().
+inline std::string_view verbatim_format(const Node& node) noexcept {
+  return std::string_view(node.value.data() - 4, 3);
+}
+
+/// Index one past the subtree rooted at `nodes[index]`.
+inline std::size_t subtree_end(NodeSpan nodes, std::size_t index) noexcept {
+  const std::uint32_t depth = nodes[index].depth;
+  std::size_t end = index + 1;
+  while (end < nodes.size() && nodes[end].depth > depth) ++end;
+  return end;
+}
+
 /// Customisation point: `static Result<T> convert(NodeSpan reply)` turns one whole reply
-/// (root first) into T. Specialised for the built-in result types; users may add their own.
+/// (root first; its depth need not be 0, and nodes past its subtree are ignored) into T.
+/// Specialised for the built-in result types in convert.hpp; users may add their own.
 template <class T, class Enable = void>
 struct ReplyTraits;
 
@@ -64,4 +125,115 @@ Result<T> from_nodes(NodeSpan reply) {
   return ReplyTraits<T>::convert(reply);
 }
 
+/// An owning RESP value: a tree that outlives the read buffer. Build one from parsed nodes
+/// (`Reply::from_nodes`) or ask a command for `Reply` as its result type. Accessors that
+/// name a type (`integer()`, `boolean()` …) throw UnexpectedReplyError on another type;
+/// `to<T>()` converts like any typed command result, `as<T>()` throws instead.
+class Reply {
+ public:
+  /// A Null reply.
+  Reply() = default;
+  /// A scalar (`text` is its payload as the parser gives it) or, with `elements`, an
+  /// aggregate (Map and Attribute: keys and values alternate). `format` is a verbatim
+  /// string's 3-byte format.
+  Reply(ReplyType type, std::string text, std::vector<Reply> elements = {},
+        std::string format = {});
+
+  /// Copies a parsed reply (and, optionally, the attributes that preceded it; see
+  /// resp::Parser::attributes()) into an owning tree. Empty `nodes` gives Null.
+  static Reply from_nodes(NodeSpan nodes, NodeSpan attributes = {});
+
+  ReplyType type() const noexcept { return type_; }
+  bool is_null() const noexcept { return type_ == ReplyType::Null; }
+  bool is_error() const noexcept {
+    return type_ == ReplyType::SimpleError || type_ == ReplyType::BulkError;
+  }
+  bool is_aggregate() const noexcept { return redmux::is_aggregate(type_); }
+  /// Simple, bulk or verbatim string.
+  bool is_string() const noexcept {
+    return type_ == ReplyType::SimpleString || type_ == ReplyType::BulkString ||
+           type_ == ReplyType::VerbatimString;
+  }
+
+  /// The payload of any scalar, as received: string bytes, error message, the text of an
+  /// integer, double, big number, "t"/"f" for booleans. Empty for Null and aggregates.
+  std::string_view text() const noexcept {
+    return type_ == ReplyType::VerbatimString ? std::string_view(text_).substr(4)
+                                              : std::string_view(text_);
+  }
+  /// A simple, bulk or verbatim string's bytes (verbatim without its format prefix).
+  std::string_view string() const;
+  /// An error reply's message ("ERR unknown command …").
+  std::string_view error_message() const;
+  long long integer() const;
+  /// A Double ("inf", "-inf" and "nan" included).
+  double double_value() const;
+  bool boolean() const;
+  /// A big number's decimal digits (with its sign).
+  std::string_view big_number() const;
+  /// A verbatim string's format: "txt", "mkd" …
+  std::string_view verbatim_format() const;
+
+  /// Aggregates: number of elements (Map and Attribute: of pairs). 0 for scalars.
+  std::size_t size() const noexcept {
+    return (type_ == ReplyType::Map || type_ == ReplyType::Attribute) ? elements_.size() / 2
+                                                                      : elements_.size();
+  }
+  /// An aggregate's elements; for Map and Attribute, keys and values alternate.
+  std::span<const Reply> elements() const noexcept { return elements_; }
+  /// Element `i` of an aggregate (flat for maps). Throws std::out_of_range.
+  const Reply& operator[](std::size_t i) const { return elements_.at(i); }
+  /// Key and value of pair `i` of a Map or Attribute. Throws std::out_of_range.
+  const Reply& key(std::size_t i) const { return elements_.at(2 * i); }
+  const Reply& value(std::size_t i) const { return elements_.at(2 * i + 1); }
+  /// A Map's value for the first key whose text() equals `key`, or nullptr.
+  const Reply* find(std::string_view key) const noexcept;
+
+  /// The attribute map (type Attribute) that preceded this reply, or nullptr.
+  const Reply* attributes() const noexcept {
+    return attributes_.empty() ? nullptr : &attributes_.front();
+  }
+
+  /// Converts like a typed command result: see convert.hpp for the rules.
+  template <class T>
+  Result<T> to() const {
+    const std::vector<Node> flat = nodes();
+    return ReplyTraits<T>::convert(flat);
+  }
+  /// to<T>(), throwing the error (UnexpectedReplyError, ServerError) instead of returning it.
+  template <class T>
+  T as() const {
+    if constexpr (std::is_void_v<T>) {
+      to<T>().value();
+    } else {
+      return std::move(to<T>()).value();
+    }
+  }
+
+  /// The reply as parser nodes (pre-order, root depth 0) viewing this Reply's strings:
+  /// valid while this Reply lives unchanged.
+  std::vector<Node> nodes() const;
+
+  /// A one-line debug form: `[1, "two", {"k": 3.5}, nil, true, (error) ERR x]`.
+  std::string to_string() const;
+
+  friend bool operator==(const Reply& a, const Reply& b) noexcept;
+
+ private:
+  void append_nodes(std::vector<Node>& out, std::uint32_t depth) const;
+  void append_text(std::string& out) const;
+
+  ReplyType type_ = ReplyType::Null;
+  /// Scalars' payload. Verbatim strings keep their "fmt:" prefix here, so that nodes()
+  /// gives nodes that verbatim_format(const Node&) can read.
+  std::string text_;
+  std::vector<Reply> elements_;    ///< aggregates; maps alternate key, value
+  std::vector<Reply> attributes_;  ///< 0 or 1 Attribute reply
+};
+
+std::ostream& operator<<(std::ostream& os, const Reply& reply);
+
 }  // namespace redmux
+
+// The conversions (ReplyTraits specialisations) belong with Reply: to<T>() uses them.
+#include "redmux/convert.hpp"

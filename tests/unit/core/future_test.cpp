@@ -6,16 +6,6 @@
 
 namespace redmux {
 
-template <>
-struct ReplyTraits<long long> {
-  static Result<long long> convert(NodeSpan reply) {
-    if (reply.empty() || reply[0].type != ReplyType::Integer) {
-      return Error(errc::unexpected_reply, "expected integer");
-    }
-    return std::stoll(std::string(reply[0].value));
-  }
-};
-
 namespace {
 
 using detail::FutureState;
