@@ -1,0 +1,89 @@
+#include "resp/encoder.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "resp/parser.hpp"
+
+namespace redmux::resp {
+namespace {
+
+TEST(EncoderTest, EncodesAnArrayOfBulkStrings) {
+  std::string out;
+  encode_command(out, {"SET", "key", "value"});
+  EXPECT_EQ(out, "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n");
+}
+
+TEST(EncoderTest, AppendsToWhatIsAlreadyThere) {
+  std::string out = "prefix";
+  encode_command(out, {"PING"});
+  EXPECT_EQ(out, "prefix*1\r\n$4\r\nPING\r\n");
+}
+
+TEST(EncoderTest, NumbersAndBinaryAndEmptyArguments) {
+  std::string out;
+  const std::string binary("a\r\n\0b", 5);
+  encode_command(out, {"CMD", 42, -7LL, 2.5, binary, "", std::string_view("sv")});
+  EXPECT_EQ(out,
+            std::string("*7\r\n$3\r\nCMD\r\n$2\r\n42\r\n$2\r\n-7\r\n$3\r\n2.5\r\n$5\r\na\r\n\0b\r\n"
+                        "$0\r\n\r\n$2\r\nsv\r\n",
+                        63));
+}
+
+TEST(EncoderTest, EncodedSizeIsExact) {
+  std::vector<Arg> args = {"MSET"};
+  std::vector<std::string> values;
+  for (int i = 0; i < 100; ++i) values.push_back(std::string(static_cast<std::size_t>(i), 'v'));
+  for (const auto& v : values) {
+    args.emplace_back("key");
+    args.emplace_back(v);
+  }
+  std::string out;
+  encode_command(out, args);
+  EXPECT_EQ(out.size(), encoded_size(args));
+  EXPECT_EQ(out.substr(0, 6), "*201\r\n");
+}
+
+TEST(EncoderTest, NoArgumentsIsAnEmptyArray) {
+  std::string out;
+  encode_command(out, std::span<const Arg>());
+  EXPECT_EQ(out, "*0\r\n");
+}
+
+TEST(EncoderTest, LongArgumentLengthHasAllItsDigits) {
+  std::string big(123456, 'x');
+  std::string out;
+  encode_command(out, {"SET", "k", big});
+  EXPECT_EQ(out.find("$123456\r\n"), 20u);  // after "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n"
+  EXPECT_EQ(out.size(), encoded_size(std::vector<Arg>{"SET", "k", big}));
+}
+
+TEST(EncoderTest, IncrementalFormMatchesTheSpanForm) {
+  std::vector<std::pair<std::string, long long>> pairs = {{"a", 1}, {"b", -20}, {"c", 300}};
+  std::string incremental;
+  begin_command(incremental, 1 + 2 * pairs.size());
+  append_arg(incremental, "MSET");
+  for (const auto& [k, v] : pairs) {
+    append_arg(incremental, k);
+    append_arg(incremental, Arg(v));
+  }
+  std::string whole;
+  encode_command(whole, {"MSET", "a", 1, "b", -20, "c", 300});
+  EXPECT_EQ(incremental, whole);
+}
+
+TEST(EncoderTest, OutputParsesBackAsTheSameArguments) {
+  // The server reads exactly what the parser would: an array of bulk strings.
+  std::string out;
+  encode_command(out, {"HSET", "h", "f", 1.5, "g", ""});
+  Parser parser;
+  ASSERT_EQ(parser.parse(out), ParseStatus::Complete);
+  EXPECT_EQ(parser.consumed(), out.size());
+  EXPECT_EQ(Reply::from_nodes(parser.nodes()).as<std::vector<std::string>>(),
+            (std::vector<std::string>{"HSET", "h", "f", "1.5", "g", ""}));
+}
+
+}  // namespace
+}  // namespace redmux::resp
