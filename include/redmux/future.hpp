@@ -187,7 +187,7 @@ class FutureState final : public CommandState {
 
 /// The result of a command, available later.
 template <class T>
-class [[nodiscard]] Future {
+class Future {
  public:
   using value_type = T;
 

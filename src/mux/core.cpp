@@ -30,7 +30,9 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool)
   }
 }
 
-MuxCore::~MuxCore() { close(); }
+MuxCore::~MuxCore() {
+  close();
+}
 
 void MuxCore::start(std::function<void(std::vector<Error>)> done) {
   struct Tally {
@@ -120,7 +122,8 @@ Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args)
 
 Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg> args,
                                    Flags flags) {
-  if (closed()) return Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed");
+  if (closed())
+    return Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed");
   // Role-based choice among endpoints: a replica only when the flags allow it and the command
   // only reads; a write never goes to a replica.
   const bool read_only = info.is(CommandFlag::ReadOnly);
@@ -151,15 +154,14 @@ Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg>
       }
     }
     if (demand_replica && (chosen_replica == groups_.size() || !read_only)) {
-      return Error(errc::not_allowed,
-                   std::string(info.name) +
-                       (read_only ? " demands a replica, but none is connected"
-                                  : " writes and cannot run on a replica") +
-                       " (DemandReplica)");
+      return Error(errc::not_allowed, std::string(info.name) +
+                                          (read_only ? " demands a replica, but none is connected"
+                                                     : " writes and cannot run on a replica") +
+                                          " (DemandReplica)");
     }
     if (has_flag(flags, Flags::DemandMaster) && primary == groups_.size()) {
-      return Error(errc::not_allowed,
-                   std::string(info.name) + " demands the primary, but none is known (DemandMaster)");
+      return Error(errc::not_allowed, std::string(info.name) +
+                                          " demands the primary, but none is known (DemandMaster)");
     }
     g = primary == groups_.size() ? 0 : primary;
     if (want_replica && chosen_replica != groups_.size()) g = chosen_replica;
@@ -185,8 +187,8 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   if (!shared_->acquire_slot(deadline)) {
     shared_->counters().queue_full.fetch_add(1, std::memory_order_relaxed);
     return refuse(Error(errc::queue_full,
-                        std::string(info.name) + " refused: " +
-                            std::to_string(shared_->outstanding()) +
+                        std::string(info.name) +
+                            " refused: " + std::to_string(shared_->outstanding()) +
                             " commands are already queued or awaiting replies (maxQueuedCommands=" +
                             std::to_string(shared_->config().max_queued_commands) +
                             "); the server is slow or unreachable — back off and retry"));

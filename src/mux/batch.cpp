@@ -1,4 +1,5 @@
 #include "redmux/batch.hpp"
+#include "redmux/database.hpp"
 
 #include "mux/core.hpp"
 #include "resp/encoder.hpp"
@@ -46,9 +47,9 @@ void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const 
   if (!core.shared().acquire_slot(deadline)) {
     core.shared().counters().queue_full.fetch_add(1, std::memory_order_relaxed);
     if (state) {
-      state->fail(Error(errc::queue_full,
-                        std::string(info.name) + " refused: maxQueuedCommands=" +
-                            std::to_string(core.config().max_queued_commands) + " reached"));
+      state->fail(Error(errc::queue_full, std::string(info.name) + " refused: maxQueuedCommands=" +
+                                              std::to_string(core.config().max_queued_commands) +
+                                              " reached"));
     }
     return;
   }
@@ -97,7 +98,9 @@ Batch::~Batch() {
   }
 }
 
-std::size_t Batch::size() const noexcept { return buffer_ ? buffer_->commands.size() : 0; }
+std::size_t Batch::size() const noexcept {
+  return buffer_ ? buffer_->commands.size() : 0;
+}
 
 void Batch::execute() {
   if (!buffer_ || buffer_->commands.empty()) return;
@@ -110,6 +113,8 @@ void Batch::execute() {
   b.keyed = false;
 }
 
-Batch Database::batch() const { return Batch(core_, db_); }
+Batch Database::batch() const {
+  return Batch(core_, db_);
+}
 
 }  // namespace redmux

@@ -1,13 +1,14 @@
 #include "redmux/multiplexer.hpp"
 
 #include "mux/core.hpp"
+#include "redmux/version.hpp"
 
 namespace redmux {
 
 namespace detail {
 
-Error submit_command(MuxCore& core, int db, const CallOptions& options,
-                     std::span<const Arg> args, CommandState* state) {
+Error submit_command(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
+                     CommandState* state) {
   return core.submit(db, options, args, state);
 }
 
@@ -15,7 +16,9 @@ Error submit_command(MuxCore& core, int db, const CallOptions& options,
 
 Multiplexer::Multiplexer(std::shared_ptr<detail::MuxCore> core) : core_(std::move(core)) {}
 
-Multiplexer::~Multiplexer() { close(); }
+Multiplexer::~Multiplexer() {
+  close();
+}
 
 std::shared_ptr<Multiplexer> Multiplexer::connect(std::string_view configuration) {
   return connect(Config::from_string(configuration));
@@ -53,8 +56,9 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
                             std::to_string(mux->config().endpoints.size()) + " endpoint(s)";
       if (!mux->config().name.empty()) message += " for client \"" + mux->config().name + "\"";
       for (const Error& error : errors) message += "; " + error.message();
-      message += " (abortConnect=true: use abortConnect=false to start disconnected and "
-                 "connect in the background)";
+      message +=
+          " (abortConnect=true: use abortConnect=false to start disconnected and "
+          "connect in the background)";
       const errc code = errors.front().code() == errc::authentication_failed
                             ? errc::authentication_failed
                             : errc::connection_failed;
@@ -71,7 +75,9 @@ Database Multiplexer::database(int index) const {
   return Database(core_, index < 0 ? core_->config().default_database : index);
 }
 
-const Config& Multiplexer::config() const noexcept { return core_->config(); }
+const Config& Multiplexer::config() const noexcept {
+  return core_->config();
+}
 
 ServerIdentity Multiplexer::server_identity() const {
   for (const auto& group : core_->groups()) {

@@ -1,0 +1,400 @@
+// The multiplexer against a real redis-server: many threads on one connection, every reply to
+// its own caller, per-caller order, batches, fire-and-forget, queue-full, timeouts, the
+// deadlock guard, the admin gate, configuration and handshake variants.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "redmux/redmux.hpp"
+#include "support/ports.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+namespace redmux {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+
+test::ServerOptions with_args(std::vector<std::string> args) {
+  test::ServerOptions options;
+  options.args = std::move(args);
+  return options;
+}
+
+std::shared_ptr<Multiplexer> connect_to(const RedisServer& server, std::string extra = "") {
+  return Multiplexer::connect(server.address() + ",name=redmux-test" + extra);
+}
+
+TEST(MultiplexerTest, IncrGetAndSetRoundTrip) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  EXPECT_EQ(db.incr("counter").get(), 1);
+  EXPECT_EQ(db.incr("counter").get(), 2);
+  EXPECT_TRUE(db.set("greeting", "hello").get());
+  EXPECT_EQ(db.get("greeting").get(), std::optional<std::string>("hello"));
+  EXPECT_EQ(db.get("missing").get(), std::nullopt);
+  EXPECT_EQ(server.cli({"GET", "counter"}), "2");
+}
+
+TEST(MultiplexerTest, ManyThreadsEachGetTheirOwnReplies) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  constexpr int kThreads = 16, kPerThread = 500;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Database db = mux->database();
+      const std::string counter = "thread:" + std::to_string(t) + ":n";
+      for (int i = 1; i <= kPerThread; ++i) {
+        // INCR on a per-thread key must count 1, 2, 3 … for this thread only.
+        if (db.incr(counter).get() != i) ++wrong;
+        const std::string key = "thread:" + std::to_string(t) + ":v:" + std::to_string(i);
+        const std::string value = "value-" + std::to_string(t) + "-" + std::to_string(i);
+        db.set(key, value, Flags::FireAndForget);
+        if (db.get(key).get() != value) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(server.cli({"GET", "thread:" + std::to_string(t) + ":n"}),
+              std::to_string(kPerThread));
+  }
+}
+
+TEST(MultiplexerTest, DeferredFaceKeepsPerCallerOrder) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  std::vector<Future<long long>> futures;
+  for (int i = 0; i < 10000; ++i) futures.push_back(db.rpush("list", std::to_string(i)));
+  for (int i = 0; i < 10000; ++i) EXPECT_EQ(futures[i].get(), i + 1);
+  auto values = db.lrange("list", 0, -1).get();
+  ASSERT_EQ(values.size(), 10000u);
+  for (int i = 0; i < 10000; ++i) ASSERT_EQ(values[i], std::to_string(i));
+  // Pipelining happened: far fewer writes than commands.
+  const auto status = mux->status();
+  EXPECT_LT(status.writes, status.commands / 2) << mux->status_text();
+}
+
+TEST(MultiplexerTest, SequentialRequestsUseOneConnection) {
+  RedisServer server;
+  const long long before = server.info_int("total_connections_received");
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  for (int i = 0; i < 200; ++i) db.incr("bookstore:book:42:views").get();
+  // Each info_int() is a redis-cli connection of its own: the second one counts itself.
+  EXPECT_EQ(server.info_int("total_connections_received") - before - 1, 1);
+  EXPECT_EQ(server.cli({"GET", "bookstore:book:42:views"}), "200");
+}
+
+TEST(MultiplexerTest, BatchIsWrittenContiguously) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  // Another thread hammers the same list while batches append consecutive runs; a run of a
+  // batch must never be split by the other thread's elements.
+  std::atomic<bool> stop{false};
+  std::thread noise([&] {
+    Database other = mux->database();
+    while (!stop) other.rpush("mixed", "x").get();
+  });
+  for (int b = 0; b < 50; ++b) {
+    Batch batch = db.batch();
+    std::vector<Future<long long>> pushes;
+    for (int i = 0; i < 20; ++i) pushes.push_back(batch.rpush("mixed", "b" + std::to_string(b)));
+    batch.execute();
+    for (auto& f : pushes) f.get();
+  }
+  stop = true;
+  noise.join();
+  auto all = db.lrange("mixed", 0, -1).get();
+  for (std::size_t i = 0; i < all.size();) {
+    if (all[i] == "x") {
+      ++i;
+      continue;
+    }
+    const std::string run = all[i];
+    for (int k = 0; k < 20; ++k) ASSERT_EQ(all.at(i + k), run) << "batch split at " << i + k;
+    i += 20;
+  }
+}
+
+TEST(MultiplexerTest, FireAndForgetCompletesAtOnceAndReportsErrors) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  std::atomic<int> errors{0};
+  mux->on_error([&](const Error& e) {
+    if (e.code() == errc::server_error) ++errors;
+  });
+  for (int i = 0; i < 1000; ++i) {
+    auto f = db.incr("ff", Flags::FireAndForget);
+    EXPECT_TRUE(f.ready());
+  }
+  EXPECT_EQ(db.get("ff").get(), std::optional<std::string>("1000"));
+  db.set("text", "abc").get();
+  db.incr("text", Flags::FireAndForget);  // WRONGTYPE/not an integer: reported, not thrown
+  EXPECT_TRUE(test::wait_until([&] { return errors.load() == 1; }));
+}
+
+TEST(MultiplexerTest, ServerErrorIsTypedAndNamesTheCommand) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  db.set("text", "abc").get();
+  try {
+    db.incr("text").get();
+    FAIL() << "expected ServerError";
+  } catch (const ServerError& e) {
+    EXPECT_EQ(e.prefix(), "ERR");
+    EXPECT_NE(std::string(e.what()).find("INCR"), std::string::npos) << e.what();
+  }
+  // The connection is still fine afterwards.
+  EXPECT_EQ(db.incr("n").get(), 1);
+}
+
+TEST(MultiplexerTest, QueueFullAgainstStoppedServer) {
+  RedisServer server;
+  auto mux = connect_to(server, ",maxQueuedCommands=100,asyncTimeout=10000");
+  Database db = mux->database();
+  EXPECT_EQ(db.incr("n").get(), 1);
+  server.pause();
+  std::vector<Future<long long>> accepted;
+  for (int i = 0; i < 100; ++i) accepted.push_back(db.incr("n"));
+  auto refused = db.incr("n");
+  ASSERT_TRUE(refused.ready());  // fails at once, without waiting
+  EXPECT_THROW(refused.get(), QueueFullError);
+  server.resume();
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(accepted[i].get(), i + 2);
+  // Room again once the replies came back.
+  EXPECT_EQ(db.incr("n").get(), 102);
+}
+
+TEST(MultiplexerTest, TimeoutMessageExplainsItself) {
+  RedisServer server;
+  auto mux = connect_to(server, ",asyncTimeout=300");
+  Database db = mux->database();
+  EXPECT_EQ(db.incr("n").get(), 1);
+  server.pause();
+  auto first = db.incr("n");
+  auto second = db.get("n");
+  std::string message;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    first.get();
+  } catch (const TimeoutError& e) {
+    message = e.what();
+  }
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, 250ms);
+  EXPECT_LT(waited, 2s);  // enforced precisely, not by a once-a-second sweep
+  for (const char* field : {"INCR", "timeout 300 ms", server.address().c_str(), "redmux-test",
+                            "queued-unsent=", "sent-awaiting-reply=2",
+                            "bytes-to-write=", "bytes-unread=", "connection=ready",
+                            "last-read=", "last-write=", "busy", "redmux 0.1.0"}) {
+    EXPECT_NE(message.find(field), std::string::npos) << "missing " << field << " in: " << message;
+  }
+  EXPECT_THROW(second.get(), TimeoutError);
+  server.resume();
+  // The late replies are dropped, not handed to later callers.
+  EXPECT_EQ(db.set("after", "x").get(), true);
+  EXPECT_EQ(db.get("after").get(), std::optional<std::string>("x"));
+  EXPECT_EQ(db.incr("n").get(), 3);
+}
+
+TEST(MultiplexerTest, PerCallTimeoutOverridesDefault) {
+  RedisServer server;
+  auto mux = connect_to(server, ",asyncTimeout=20000");
+  Database db = mux->database();
+  db.incr("n").get();
+  server.pause();
+  auto slow = db.incr("n");
+  auto quick = db.incr("n", CallOptions(Flags::None, 200ms));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(quick.get(), TimeoutError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_FALSE(slow.ready());
+  server.resume();
+  EXPECT_EQ(slow.get(), 2);
+}
+
+TEST(MultiplexerTest, BlockingWaitInsideCallbackIsRefused) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  std::promise<std::string> seen;
+  db.incr("n").then([&](Result<long long>) {
+    try {
+      Database inner = mux->database();
+      inner.incr("n").get();  // would wait for a reply only this thread can deliver
+      seen.set_value("no error");
+    } catch (const DeadlockError& e) {
+      seen.set_value(e.what());
+    }
+  });
+  auto fut = seen.get_future();
+  ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
+  const std::string message = fut.get();
+  EXPECT_NE(message.find("I/O thread"), std::string::npos) << message;
+}
+
+TEST(MultiplexerTest, AdminCommandsNeedAllowAdmin) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  const Arg flushall[] = {"FLUSHALL"};
+  EXPECT_THROW(db.send<void>({}, flushall).get(), AdminModeError);
+  const Arg keys[] = {"KEYS", "*"};
+  try {
+    db.send<Reply>({}, keys).get();
+    FAIL();
+  } catch (const AdminModeError& e) {
+    EXPECT_NE(std::string(e.what()).find("allowAdmin=true"), std::string::npos);
+  }
+  auto admin = connect_to(server, ",allowAdmin=true");
+  admin->database().set("k", "v").get();
+  EXPECT_NO_THROW(admin->database().send<void>({}, flushall).get());
+  EXPECT_EQ(server.cli({"DBSIZE"}), "0");
+}
+
+TEST(MultiplexerTest, ConnectionStateCommandsAreRefusedWithAdvice) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  const Arg select[] = {"SELECT", "2"};
+  try {
+    mux->database().send<void>({}, select).get();
+    FAIL();
+  } catch (const NotAllowedError& e) {
+    EXPECT_NE(std::string(e.what()).find("database("), std::string::npos) << e.what();
+  }
+}
+
+TEST(MultiplexerTest, DatabaseIndexRoutesEachCommand) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  mux->database(0).set("k", "zero").get();
+  mux->database(3).set("k", "three").get();
+  EXPECT_EQ(mux->database(0).get("k").get(), std::optional<std::string>("zero"));
+  EXPECT_EQ(mux->database(3).get("k").get(), std::optional<std::string>("three"));
+  EXPECT_EQ(server.cli({"-n", "3", "GET", "k"}), "three");
+}
+
+TEST(MultiplexerTest, ConfigurationErrorsNameTheOption) {
+  try {
+    Multiplexer::connect("127.0.0.1:1,abortconect=false");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("abortconect"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("abortConnect"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MultiplexerTest, ConnectFailureSaysWhatWasTried) {
+  const std::uint16_t port = test::free_loopback_port();
+  try {
+    Multiplexer::connect("127.0.0.1:" + std::to_string(port) +
+                         ",connectRetry=1,connectTimeout=500");
+    FAIL();
+  } catch (const ConnectionError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << message;
+    EXPECT_NE(message.find("refused"), std::string::npos) << message;
+    EXPECT_NE(message.find("2 attempts"), std::string::npos) << message;
+  }
+}
+
+TEST(MultiplexerTest, HandshakeResp3AndResp2) {
+  RedisServer server;
+  for (const char* protocol : {"resp3", "resp2"}) {
+    auto mux = connect_to(server, std::string(",protocol=") + protocol);
+    const ServerIdentity id = mux->server_identity();
+    EXPECT_EQ(id.product, "redis");
+    EXPECT_EQ(id.protocol, std::string(protocol) == "resp3" ? 3 : 2);
+    EXPECT_FALSE(id.version.empty());
+    EXPECT_EQ(id.mode, "standalone");
+    auto db = mux->database();
+    db.hset("h", {{"a", "1"}, {"b", "2"}}).get();
+    auto all = db.hgetall("h").get();
+    EXPECT_EQ(all.size(), 2u);
+    // The client name arrived (HELLO SETNAME), and the library name (CLIENT SETINFO, 7.2+)
+    // was tried without failing the handshake on this 7.0 server.
+    EXPECT_NE(server.cli({"CLIENT", "LIST"}).find("name=redmux-test"), std::string::npos);
+  }
+}
+
+TEST(MultiplexerTest, ServerWithoutHelloFallsBackToResp2) {
+  RedisServer server(with_args({"--rename-command", "HELLO", "\"\""}));
+  auto mux = connect_to(server);
+  EXPECT_EQ(mux->server_identity().protocol, 2);
+  EXPECT_EQ(mux->database().incr("n").get(), 1);
+  EXPECT_NE(server.cli({"CLIENT", "LIST"}).find("name=redmux-test"), std::string::npos);
+}
+
+TEST(MultiplexerTest, AclUserWithPasswordAndWrongPassword) {
+  test::ServerOptions options;
+  options.acl_file_contents =
+      "user default on nopass ~* &* +@all\n"
+      "user bookstore on >s3cret ~bookstore:* +@all\n";
+  RedisServer server(options);
+  auto mux = Multiplexer::connect(server.address() + ",user=bookstore,password=s3cret");
+  EXPECT_EQ(mux->database().incr("bookstore:n").get(), 1);
+  EXPECT_THROW(mux->database().incr("other:n").get(), ServerError);  // NOPERM by ACL
+  try {
+    Multiplexer::connect(server.address() + ",user=bookstore,password=wrong,connectRetry=0");
+    FAIL();
+  } catch (const ConnectionError& e) {
+    EXPECT_EQ(e.code(), errc::authentication_failed);
+    const std::string message = e.what();
+    EXPECT_NE(message.find("authentication"), std::string::npos) << message;
+    EXPECT_EQ(message.find("wrong"), std::string::npos) << "password leaked: " << message;
+  }
+}
+
+TEST(MultiplexerTest, AbortConnectFalseStartsDisconnectedAndConnectsLater) {
+  RedisServer server;
+  server.kill();  // its port is known and nobody listens on it now
+  auto mux = Multiplexer::connect(
+      server.address() + ",abortConnect=false,reconnectBaseDelay=50,reconnectMaxDelay=200");
+  EXPECT_FALSE(mux->is_connected());
+  auto pending = mux->database().incr("n");  // held while disconnected (backlogPolicy=queue)
+  server.restart();
+  EXPECT_EQ(pending.get(), 1);
+  EXPECT_TRUE(mux->is_connected());
+}
+
+TEST(MultiplexerTest, CloseFailsPendingAndLaterCommands) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  server.pause();
+  auto pending = db.incr("n");
+  mux->close();
+  EXPECT_THROW(pending.get(), ConnectionError);
+  EXPECT_THROW(db.incr("n").get(), ConnectionError);
+  server.resume();
+}
+
+TEST(MultiplexerTest, MuxAndPoolDestroyedInAnyOrder) {
+  RedisServer server;
+  auto pool = IoPool::create(2);
+  auto a = Multiplexer::connect(Config::from_string(server.address()), pool);
+  auto b = Multiplexer::connect(Config::from_string(server.address()), pool);
+  Database db = a->database();
+  EXPECT_EQ(db.incr("n").get(), 1);
+  pool.reset();  // the multiplexers still hold it
+  EXPECT_EQ(b->database().incr("n").get(), 2);
+  a.reset();
+  EXPECT_THROW(db.incr("n").get(), ConnectionError);  // the Database outlived its multiplexer
+  b.reset();
+}
+
+}  // namespace
+}  // namespace redmux
