@@ -88,9 +88,13 @@ Result<void> validate_config(const Config& config, std::string_view where) {
         return Parser::fail("endpoint \"" + shown + "\"" + in +
                             " has both a host and a Unix socket path; set one");
       }
-      if (endpoint.unix_path.front() != '/' || endpoint.unix_path.find(',') != std::string::npos) {
+      // The string form splits on ',', reads '=' as an option and trims spaces.
+      const std::string& path = endpoint.unix_path;
+      if (path.front() != '/' || path.find_first_of(",=") != std::string::npos ||
+          trim(path) != path) {
         return Parser::fail("invalid Unix socket path \"" + shown + "\"" + in +
-                            "; expected an absolute path without commas");
+                            "; expected an absolute path without commas, \"=\" or surrounding "
+                            "spaces");
       }
     } else {
       if (Error error = check_host(endpoint.host, shown, where)) return error;
@@ -100,8 +104,11 @@ Result<void> validate_config(const Config& config, std::string_view where) {
     }
     for (std::size_t j = 0; j < i; ++j) {
       const Endpoint& other = config.endpoints[j];
-      if (iequals(other.host, endpoint.host) && other.port == endpoint.port &&
-          other.unix_path == endpoint.unix_path) {
+      const bool same = endpoint.is_unix()
+                            ? other.unix_path == endpoint.unix_path
+                            : !other.is_unix() && iequals(other.host, endpoint.host) &&
+                                  other.port == endpoint.port;
+      if (same) {
         return Parser::fail("endpoint \"" + shown + "\" is listed twice" + in);
       }
     }
@@ -173,7 +180,6 @@ bool looks_like_url(std::string_view text) {
 }
 
 Error Parser::add_endpoint(std::string_view text) {
-  text = trim(text);
   const std::string in = " in " + std::string(where_);
   if (text.empty()) return fail("empty endpoint" + in + "; " + std::string(kExampleEndpoint));
   Endpoint endpoint;

@@ -29,6 +29,10 @@ std::string number_problem(std::string_view text, long long min, long long max,
   return all_digits ? range_problem(min, max, unit) : std::string(expectation);
 }
 
+bool is_blank(char c) {
+  return c == ' ' || c == '\t';
+}
+
 template <auto Member>
 struct BoolOption {
   static std::string set(Config& config, std::string_view value) {
@@ -126,8 +130,9 @@ struct DurationOption {
   }
 };
 
-// Free text that to_string() prints. The string form splits on commas and cannot carry
-// one, so a comma (possible through a percent-encoded URL or code) is refused.
+// Free text that to_string() prints. The string form splits on commas and trims spaces,
+// so a comma or surrounding whitespace (possible through a percent-encoded URL or code)
+// would not survive to_string() → parse(), and is refused.
 template <auto Member>
 struct TextOption {
   static std::string set(Config& config, std::string_view value) {
@@ -136,8 +141,12 @@ struct TextOption {
   }
   static std::string print(const Config& config) { return config.*Member; }
   static std::string check(const Config& config) {
-    if ((config.*Member).find(',') != std::string::npos) {
+    const std::string& text = config.*Member;
+    if (text.find(',') != std::string::npos) {
       return "contains a comma, which a configuration string cannot carry";
+    }
+    if (!text.empty() && (is_blank(text.front()) || is_blank(text.back()))) {
+      return "starts or ends with whitespace, which a configuration string trims";
     }
     return {};
   }

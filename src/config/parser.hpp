@@ -20,6 +20,7 @@ class Parser {
   explicit Parser(std::string_view where) : where_(where) {}
 
   /// Adds "host", "host:port", "[v6addr]", "[v6addr]:port" or "/unix/socket/path".
+  /// Not trimmed: the string form trims its items, and a URL's spaces are part of it.
   Error add_endpoint(std::string_view text);
 
   /// Sets option `key` (case-insensitive name or alias) from `value`.

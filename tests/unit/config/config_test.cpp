@@ -645,6 +645,8 @@ TEST(ConfigUrl, QueryOptions) {
   EXPECT_TRUE(config.allow_admin);
   EXPECT_EQ(config.name, "a-b");
   EXPECT_TRUE(contains(parse_error("redis://h?name=a%2Cb"), "contains a comma"));
+  EXPECT_TRUE(contains(parse_error("redis://%20u:pw@h"), "starts or ends with whitespace"));
+  EXPECT_TRUE(contains(parse_error("redis://h?sslCaFile=%2Fca%09&ssl=1"), "whitespace"));
   EXPECT_TRUE(contains(parse_error("redis://h?abortconect=false"),
                        "unknown option \"abortconect\" in URL (did you mean \"abortConnect\"?)"));
   EXPECT_EQ(parse_error("redis://h?ssl"), "option \"ssl\" in URL has no value; write ssl=…");
@@ -666,6 +668,10 @@ TEST(ConfigUrl, Unix) {
   EXPECT_TRUE(contains(parse_error("unix://"), "absolute socket path"));
   EXPECT_TRUE(contains(parse_error("unix:///"), "absolute socket path"));
   EXPECT_TRUE(contains(parse_error("unix://relative.sock"), "absolute socket path"));
+  // The string form could not carry these paths back: refused rather than mangled.
+  EXPECT_TRUE(contains(parse_error("unix:///tmp/a=b"), "invalid Unix socket path"));
+  EXPECT_TRUE(contains(parse_error("unix:///tmp/a%2Cb"), "invalid Unix socket path"));
+  EXPECT_TRUE(contains(parse_error("unix:///tmp/a%20"), "invalid Unix socket path"));
 }
 
 TEST(ConfigUrl, Malformed) {
@@ -736,6 +742,57 @@ TEST(ConfigToString, RoundTripsUrls) {
   }
 }
 
+// Mutations of valid inputs: parse() never crashes, fails only with invalid_config, and
+// whatever it accepts survives to_string() → parse() unchanged (passwords aside).
+TEST(ConfigToString, MutatedInputsFailCleanlyOrRoundTrip) {
+  const std::vector<std::string> seeds = {
+      "a:1,[::1]:2,/tmp/s,name=api,user=u,password=p,db=3,protocol=resp2,keepAlive=2m",
+      "redis://u:p%40w@h:6380,[::1]/2?name=x&asyncTimeout=5s&queueFullPolicy=wait",
+      "rediss://h?sslCaFile=%2Fca.pem&sslCert=%2Fc&sslKey=%2Fk&sslVerify=no",
+      "unix://u:p@/tmp/redis.sock?db=1&name=n&backlogPolicy=failFast",
+      "s1:26379,serviceName=m,sentinelUser=su,sentinelPassword=sp,connectRetry=0",
+  };
+  const std::string alphabet = "a:=,/?@[]%20 \t.-_Ssx#&0123456789";
+  std::uint64_t state = 0x9e3779b97f4a7c15ull;  // fixed seed: failures reproduce
+  const auto next = [&state](std::size_t bound) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return static_cast<std::size_t>(state % bound);
+  };
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text = seeds[next(seeds.size())];
+    for (std::size_t edits = 1 + next(4); edits > 0; --edits) {
+      const std::size_t at = next(text.size() + 1);
+      switch (next(3)) {
+        case 0:
+          text.insert(at, 1, alphabet[next(alphabet.size())]);
+          break;
+        case 1:
+          if (at < text.size()) text.erase(at, 1);
+          break;
+        default:
+          if (at < text.size()) text[at] = alphabet[next(alphabet.size())];
+      }
+    }
+    Result<Config> parsed = Config::parse(text);
+    if (!parsed) {
+      ASSERT_EQ(parsed.error().code(), errc::invalid_config) << text;
+      continue;
+    }
+    ++accepted;
+    const std::string printed = parsed->to_string();
+    Result<Config> reparsed = Config::parse(printed);
+    ASSERT_TRUE(reparsed.has_value())
+        << text << " → " << printed << " → " << reparsed.error().message();
+    reparsed->password = parsed->password;
+    reparsed->sentinel_password = parsed->sentinel_password;
+    ASSERT_EQ(*reparsed, *parsed) << text << " → " << printed;
+  }
+  EXPECT_GT(accepted, 1000);  // the mutations must not all be rejected
+}
+
 // --- from_string() and validate() -----------------------------------------------------
 
 TEST(ConfigFromString, ReturnsOrThrowsConfigError) {
@@ -775,6 +832,11 @@ TEST(ConfigValidate, RefusesWhatParseWouldRefuse) {
                        "both a host and a Unix socket path"));
   EXPECT_TRUE(
       contains(broken([](Config& c) { c.endpoints.push_back(c.endpoints[0]); }), "listed twice"));
+  EXPECT_TRUE(contains(broken([](Config& c) {
+                         c.endpoints = {unix_socket("/s"), unix_socket("/s")};
+                         c.endpoints[1].port = 1;  // ignored for a Unix socket
+                       }),
+                       "endpoint \"/s\" is listed twice"));
   EXPECT_TRUE(contains(broken([](Config& c) { c.connect_timeout = milliseconds(0); }),
                        "invalid value \"0\" for option \"connectTimeout\" in configuration: "
                        "out of range; expected 1 … 2147483647 ms"));
