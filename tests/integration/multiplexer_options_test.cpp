@@ -1,0 +1,180 @@
+// Multiplexer options and faces beyond the basics: several connections per endpoint, Unix
+// sockets, a user's io_context, asynchronous connect, coroutines and when_all.
+#include <gtest/gtest.h>
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <atomic>
+#include <coroutine>
+#include <future>
+#include <thread>
+
+#include "redmux/redmux.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+namespace redmux {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+
+int clients_named(const RedisServer& server, const std::string& name) {
+  const std::string list = server.cli({"CLIENT", "LIST"});
+  int count = 0;
+  for (std::size_t pos = 0; (pos = list.find("name=" + name + " ", pos)) != std::string::npos;
+       ++pos) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(MultiplexerOptionsTest, ConnectionsPerEndpointSpreadKeysAndKeepPerKeyOrder) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",name=spread,connectionsPerEndpoint=3");
+  EXPECT_EQ(clients_named(server, "spread"), 3);
+  Database db = mux->database();
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 20; ++k) {
+        const std::string key = "key:" + std::to_string(t) + ":" + std::to_string(k);
+        std::vector<Future<long long>> pushes;
+        for (int i = 0; i < 50; ++i) pushes.push_back(db.rpush(key, std::to_string(i)));
+        for (int i = 0; i < 50; ++i) {
+          if (pushes[i].get() != i + 1) ++wrong;
+        }
+        auto values = db.lrange(key, 0, -1).get();
+        for (int i = 0; i < 50; ++i) {
+          if (values.at(i) != std::to_string(i)) ++wrong;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  // Work reached more than one of the three connections: each served commands.
+  const std::string list = server.cli({"CLIENT", "LIST"});
+  int busy = 0;
+  for (std::size_t pos = 0; (pos = list.find("name=spread ", pos)) != std::string::npos; ++pos) {
+    const std::size_t line_end = list.find('\n', pos);
+    const std::string line = list.substr(pos, line_end - pos);
+    if (line.find("cmd=rpush") != std::string::npos ||
+        line.find("cmd=lrange") != std::string::npos) {
+      ++busy;
+    }
+  }
+  EXPECT_GE(busy, 2) << list;
+}
+
+TEST(MultiplexerOptionsTest, UnixSocket) {
+  test::ServerOptions options;
+  RedisServer probe;  // to learn a private directory
+  const std::string path = (probe.data_dir() / "redis.sock").string();
+  options.args = {"--unixsocket", path, "--unixsocketperm", "700"};
+  RedisServer server(options);
+  auto mux = Multiplexer::connect("unix://" + path);
+  EXPECT_EQ(mux->database().incr("via-unix").get(), 1);
+  EXPECT_EQ(server.cli({"GET", "via-unix"}), "1");
+}
+
+TEST(MultiplexerOptionsTest, UsersOwnIoContext) {
+  RedisServer server;
+  asio::io_context io;
+  auto guard = asio::make_work_guard(io);
+  std::thread runner([&] { io.run(); });
+  {
+    auto mux = Multiplexer::connect(Config::from_string(server.address()), IoPool::wrap(io));
+    EXPECT_EQ(mux->database().incr("n").get(), 1);
+    // A blocking wait inside a callback on the user's thread is refused too.
+    std::atomic<int> deadlock{0};
+    mux->database().incr("n").then([&](Result<long long>) {
+      try {
+        mux->database().incr("n").get();
+      } catch (const DeadlockError&) {
+        deadlock = 1;
+      }
+    });
+    EXPECT_TRUE(test::wait_until([&] { return deadlock.load() == 1; }));
+  }
+  guard.reset();
+  io.stop();
+  runner.join();
+}
+
+TEST(MultiplexerOptionsTest, ConnectAsyncCompletesWithMultiplexer) {
+  RedisServer server;
+  auto future = Multiplexer::connect_async(Config::from_string(server.address()));
+  std::shared_ptr<Multiplexer> mux = future.get();
+  ASSERT_TRUE(mux);
+  EXPECT_TRUE(mux->is_connected());
+  auto failing = Multiplexer::connect_async(
+      Config::from_string("127.0.0.1:1,connectRetry=0,connectTimeout=500"));
+  auto result = failing.result();
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code(), errc::connection_failed);
+}
+
+// A minimal fire-and-forget coroutine type for the test.
+struct Task {
+  struct promise_type {
+    Task get_return_object() { return {}; }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() {}
+    void unhandled_exception() { std::terminate(); }
+  };
+};
+
+Task count_up(Database db, std::promise<long long>& done) {
+  long long last = 0;
+  for (int i = 0; i < 100; ++i) last = co_await db.incr("co");
+  bool refused = false;
+  try {
+    db.set("text", "x").get();  // the coroutine runs on an I/O thread now
+  } catch (const DeadlockError&) {
+    refused = true;  // blocking there is refused, as documented
+  }
+  done.set_value(refused ? last : -1);
+}
+
+TEST(MultiplexerOptionsTest, CoAwaitYieldsValuesAndResumesOnIoThread) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  std::promise<long long> done;
+  count_up(mux->database(), done);
+  auto f = done.get_future();
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(f.get(), 100);
+}
+
+TEST(MultiplexerOptionsTest, CoAwaitThrowsServerError) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  mux->database().set("text", "abc").get();
+  std::promise<std::string> done;
+  [](Database db, std::promise<std::string>& out) -> Task {
+    try {
+      co_await db.incr("text");
+      out.set_value("no error");
+    } catch (const ServerError& e) {
+      out.set_value(e.prefix());
+    }
+  }(mux->database(), done);
+  EXPECT_EQ(done.get_future().get(), "ERR");
+}
+
+TEST(MultiplexerOptionsTest, WhenAllGathersResults) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  Database db = mux->database();
+  std::vector<Future<long long>> futures;
+  for (int i = 0; i < 1000; ++i) futures.push_back(db.incr("n"));
+  auto all = when_all(std::move(futures)).get();
+  ASSERT_EQ(all.size(), 1000u);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(*all[i], i + 1);
+}
+
+}  // namespace
+}  // namespace redmux
