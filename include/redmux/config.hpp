@@ -70,10 +70,10 @@ struct Config {
   bool abort_connect = true;              ///< abortConnect=: connect() fails if no server answers
   Milliseconds connect_timeout{5000};     ///< connectTimeout=: per connection attempt
   int connect_retry = 3;                  ///< connectRetry=: extra attempts during connect()
-  Milliseconds sync_timeout{5000};        ///< syncTimeout=: bound of blocking library calls
+  Milliseconds sync_timeout{5000};        ///< syncTimeout=: bound of blocking calls (not read yet)
   Milliseconds async_timeout{5000};       ///< asyncTimeout=: every command's deadline
-  Seconds keep_alive{60};                 ///< keepAlive=: idle PING / TCP keepalive; 0 = off
-  Milliseconds heartbeat_interval{1000};  ///< heartbeatInterval=: housekeeping tick
+  Seconds keep_alive{60};                 ///< keepAlive=: TCP keepalive idle time; 0 = off
+  Milliseconds heartbeat_interval{1000};  ///< heartbeatInterval=: tick (not read yet)
 
   // --- queueing --------------------------------------------------------------------------
   std::size_t max_queued_commands = 100000;                   ///< maxQueuedCommands=: 1 … 2^32-1
@@ -85,11 +85,11 @@ struct Config {
   bool shared_subscription_connection = false;  ///< sharedSubscriptionConnection= (pub/sub)
   int blocking_pool_size = 4;                   ///< blockingPoolSize= (blocking commands)
 
-  // --- resilience (parsed now; takes effect with the resilience issue) -------------------
+  // --- reconnecting ----------------------------------------------------------------------
   Milliseconds reconnect_base_delay{100};               ///< reconnectBaseDelay=
   Milliseconds reconnect_max_delay{10000};              ///< reconnectMaxDelay=
   BacklogPolicy backlog_policy = BacklogPolicy::Queue;  ///< backlogPolicy=queue|failFast
-  bool retry_read_only_commands = false;                ///< retryReadOnlyCommands=
+  bool retry_read_only_commands = false;  ///< retryReadOnlyCommands= (resilience issue)
 
   // --- TLS (parsed now; takes effect with the resilience issue) --------------------------
   bool ssl = false;         ///< ssl= (set by rediss://)
