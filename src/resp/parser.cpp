@@ -2,27 +2,16 @@
 
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <string>
 
 namespace redmux::resp {
 namespace {
 
-/// Marks a node offset as pointing into the parser's scratch buffer.
-constexpr std::size_t kScratch = std::size_t{1} << (sizeof(std::size_t) * 8 - 1);
-
-bool holds_text(ReplyType type) noexcept {
-  switch (type) {
-    case ReplyType::Array:
-    case ReplyType::Map:
-    case ReplyType::Set:
-    case ReplyType::Attribute:
-    case ReplyType::Push:
-    case ReplyType::Null:
-      return false;
-    default:
-      return true;
-  }
-}
+/// Lengths above this are refused as overflow (they could not be buffered anyway).
+constexpr std::size_t kMaxLength = std::numeric_limits<std::size_t>::max() / 4;
+/// NodeList::offsets entry of a node without text (aggregate, Null, streamed string).
+constexpr std::size_t kNoText = std::numeric_limits<std::size_t>::max();
 
 /// `text` quoted for an error message: at most 32 bytes, non-printable bytes as \xNN.
 std::string quote(std::string_view text) {
@@ -47,6 +36,17 @@ std::string quote(std::string_view text) {
   return out;
 }
 
+/// The first '\n' in [from, end), or nullptr. Most lines are a few bytes ("+OK", ":1",
+/// "$100"): a short inline scan beats a call to memchr, which takes over for long lines.
+inline const char* find_lf(const char* from, const char* end) noexcept {
+  const char* stop = end - from > 16 ? from + 16 : end;
+  for (; from < stop; ++from) {
+    if (*from == '\n') return from;
+  }
+  if (from == end) return nullptr;
+  return static_cast<const char*>(std::memchr(from, '\n', static_cast<std::size_t>(end - from)));
+}
+
 enum class LengthStatus { Ok, Invalid, Overflow };
 
 /// A non-negative decimal without sign: digits only.
@@ -56,7 +56,7 @@ LengthStatus parse_length(std::string_view text, std::size_t& out) noexcept {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec == std::errc::result_out_of_range) return LengthStatus::Overflow;
   if (ec != std::errc() || ptr != text.data() + text.size()) return LengthStatus::Invalid;
-  if (value > static_cast<unsigned long long>(kScratch - 1)) return LengthStatus::Overflow;
+  if (value > static_cast<unsigned long long>(kMaxLength)) return LengthStatus::Overflow;
   out = static_cast<std::size_t>(value);
   return LengthStatus::Ok;
 }
@@ -122,8 +122,7 @@ Parser::Parser(ParserLimits limits) : limits_(limits) {}
 void Parser::begin_reply() {
   nodes_.clear();
   attributes_.clear();
-  node_offsets_.clear();
-  attribute_offsets_.clear();
+  scratch_refs_.clear();
   stack_.clear();
   scratch_.clear();
   pos_ = 0;
@@ -170,6 +169,7 @@ ParseStatus Parser::parse(std::string_view data) {
 }
 
 ParseStatus Parser::run(std::string_view data) {
+  data_ = data.data();
   const char* base = data.data();
   const std::size_t size = data.size();
   for (;;) {
@@ -178,28 +178,27 @@ ParseStatus Parser::run(std::string_view data) {
       case Pending::Element:
       case Pending::ChunkHeader: {
         std::size_t from = scan_from_ > pos_ ? scan_from_ : pos_;
-        const void* found = from < size ? std::memchr(base + from, '\n', size - from) : nullptr;
+        const char* found = find_lf(base + from, base + size);
         if (found == nullptr) {
           // The line may still end with a '\r' whose '\n' has not arrived.
           if (size - pos_ > limits_.max_line_length + 1) {
-            fail_line("line longer than max_line_length (" +
-                      std::to_string(limits_.max_line_length) + ") without CRLF");
+            fail_line(line_too_long());
             return ParseStatus::Failed;
           }
           scan_from_ = size;
-          return ParseStatus::NeedMore;
+          return need_more(data);
         }
-        std::size_t lf = static_cast<std::size_t>(static_cast<const char*>(found) - base);
+        std::size_t lf = static_cast<std::size_t>(found - base);
+        // Checked in the order a byte-by-byte feed would meet them: too long first.
+        if (lf - pos_ > limits_.max_line_length + 1) {
+          fail_line(line_too_long());
+          return ParseStatus::Failed;
+        }
         if (lf == pos_ || base[lf - 1] != '\r') {
           fail_line("line ends with LF without CR");
           return ParseStatus::Failed;
         }
         std::size_t cr = lf - 1;
-        if (cr - pos_ > limits_.max_line_length) {
-          fail_line("line longer than max_line_length (" + std::to_string(limits_.max_line_length) +
-                    ")");
-          return ParseStatus::Failed;
-        }
         step = pending_ == Pending::Element ? parse_line(data, cr) : parse_chunk_header(data, cr);
         break;
       }
@@ -214,7 +213,7 @@ ParseStatus Parser::run(std::string_view data) {
       case Step::Continue:
         continue;
       case Step::NeedMore:
-        return ParseStatus::NeedMore;
+        return need_more(data);
       case Step::Done:
         finish(data);
         return ParseStatus::Complete;
@@ -356,7 +355,7 @@ Parser::Step Parser::parse_chunk_header(std::string_view data, std::size_t cr) {
   const std::size_t so_far = scratch_.size() - stream_start_;
   if (length == 0) {
     pending_ = Pending::Element;
-    return emit(ReplyType::BulkString, kScratch | stream_start_, so_far);
+    return emit_streamed_string(stream_start_, so_far);
   }
   if (length > limits_.max_bulk_length || so_far + length > limits_.max_bulk_length) {
     return fail("streamed string of " + std::to_string(so_far) + " bytes plus a chunk of " +
@@ -445,14 +444,8 @@ Parser::Step Parser::open_aggregate(ReplyType type, char marker, std::string_vie
     }
   }
   std::size_t index = 0;
-  if (sink == Sink::Reply) {
-    index = nodes_.size();
-    nodes_.push_back(Node{type, depth, count, {}});
-    node_offsets_.push_back(0);
-  } else if (sink == Sink::Attributes) {
-    index = attributes_.size();
-    attributes_.push_back(Node{type, depth, count, {}});
-    attribute_offsets_.push_back(0);
+  if (sink != Sink::Drop) {
+    (sink == Sink::Reply ? nodes_ : attributes_).add(index) = Node{type, depth, count, {}};
   }
   if (!streamed && count == 0) {
     // Complete at once. An attribute is not an element of its parent: the element it
@@ -487,25 +480,35 @@ Parser::Step Parser::close_streamed() {
   // The aggregate's node sits in the sink of its parent, which is the frame's own sink
   // (streamed attributes are refused).
   if (frame.sink == Sink::Reply) {
-    nodes_[frame.node].size = size;
+    nodes_.nodes[frame.node].size = size;
   } else if (frame.sink == Sink::Attributes) {
-    attributes_[frame.node].size = size;
+    attributes_.nodes[frame.node].size = size;
   }
   return element_done();
 }
 
 Parser::Step Parser::emit(ReplyType type, std::size_t offset, std::size_t length) {
-  switch (current_sink()) {
-    case Sink::Reply:
-      nodes_.push_back(Node{type, current_depth(), length, {}});
-      node_offsets_.push_back(offset);
-      break;
-    case Sink::Attributes:
-      attributes_.push_back(Node{type, current_depth(), length, {}});
-      attribute_offsets_.push_back(offset);
-      break;
-    case Sink::Drop:
-      break;
+  const Sink sink = current_sink();
+  if (sink != Sink::Drop) {
+    std::size_t index;
+    Node& node = (sink == Sink::Reply ? nodes_ : attributes_).add(index);
+    node.type = type;
+    node.depth = current_depth();
+    node.size = length;
+    node.value =
+        type == ReplyType::Null ? std::string_view() : std::string_view(data_ + offset, length);
+  }
+  return element_done();
+}
+
+Parser::Step Parser::emit_streamed_string(std::size_t scratch_offset, std::size_t length) {
+  const Sink sink = current_sink();
+  if (sink != Sink::Drop) {
+    // No view yet (scratch_ may still reallocate): finish() binds it.
+    std::size_t index;
+    (sink == Sink::Reply ? nodes_ : attributes_).add(index) =
+        Node{ReplyType::BulkString, current_depth(), length, {}};
+    scratch_refs_.push_back(ScratchRef{sink == Sink::Attributes, index, scratch_offset});
   }
   return element_done();
 }
@@ -530,19 +533,38 @@ Parser::Step Parser::element_done() {
   return Step::Done;
 }
 
+void Parser::NodeList::grow() {
+  nodes.resize(nodes.empty() ? 16 : nodes.size() * 2);
+}
+
+void Parser::NodeList::detach(const char* base) {
+  if (offsets.size() < count) offsets.resize(nodes.size());
+  for (std::size_t i = detached; i < count; ++i) {
+    const char* at = nodes[i].value.data();
+    offsets[i] = at == nullptr ? kNoText : static_cast<std::size_t>(at - base);
+  }
+  detached = count;
+}
+
+void Parser::NodeList::rebind(const char* base) noexcept {
+  for (std::size_t i = 0; i < detached; ++i) {
+    if (offsets[i] != kNoText) nodes[i].value = std::string_view(base + offsets[i], nodes[i].size);
+  }
+}
+
+ParseStatus Parser::need_more(std::string_view data) {
+  nodes_.detach(data.data());
+  attributes_.detach(data.data());
+  return ParseStatus::NeedMore;
+}
+
 void Parser::finish(std::string_view data) {
-  auto bind = [&](std::vector<Node>& nodes, const std::vector<std::size_t>& offsets) {
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      Node& node = nodes[i];
-      if (!holds_text(node.type)) continue;
-      const std::size_t offset = offsets[i];
-      const char* at =
-          (offset & kScratch) ? scratch_.data() + (offset & ~kScratch) : data.data() + offset;
-      node.value = std::string_view(at, node.size);
-    }
-  };
-  bind(nodes_, node_offsets_);
-  if (!attributes_.empty()) bind(attributes_, attribute_offsets_);
+  if (nodes_.detached != 0) nodes_.rebind(data.data());
+  if (attributes_.detached != 0) attributes_.rebind(data.data());
+  for (const ScratchRef& ref : scratch_refs_) {
+    Node& node = (ref.attribute ? attributes_ : nodes_).nodes[ref.index];
+    node.value = std::string_view(scratch_.data() + ref.offset, node.size);
+  }
   consumed_ = pos_;
   complete_ = true;
 }
@@ -552,6 +574,13 @@ Parser::Step Parser::fail(std::string message, std::size_t offset_in_reply) {
   error_ = Error(errc::protocol_error, "RESP protocol error: " + message + " at byte offset " +
                                            std::to_string(stream_offset_ + offset_in_reply));
   return Step::Fail;
+}
+
+// One message whether the CRLF is missing or comes too late, so that where the input
+// happens to be split cannot change the error.
+std::string Parser::line_too_long() const {
+  return "no CRLF within max_line_length (" + std::to_string(limits_.max_line_length) +
+         ") bytes of a line";
 }
 
 Parser::Step Parser::fail_line(std::string message) {

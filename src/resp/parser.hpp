@@ -54,11 +54,11 @@ class Parser {
   /// After Complete: bytes of this reply, including any attribute before it.
   std::size_t consumed() const noexcept { return consumed_; }
   /// After Complete: the reply, root first. Attributes are not part of it.
-  NodeSpan nodes() const noexcept { return nodes_; }
+  NodeSpan nodes() const noexcept { return nodes_.span(); }
   /// After Complete: the attributes met while parsing this reply (`|` maps before the reply
   /// or before any element inside it), in order, each a tree rooted at depth 0. An
   /// attribute nested inside an attribute is parsed and dropped.
-  NodeSpan attributes() const noexcept { return attributes_; }
+  NodeSpan attributes() const noexcept { return attributes_.span(); }
   /// After Failed: errc::protocol_error naming the problem, the limit and the byte offset
   /// (counted from the start of the stream, i.e. since construction or reset()).
   const Error& error() const noexcept { return error_; }
@@ -93,6 +93,7 @@ class Parser {
   };
 
   ParseStatus run(std::string_view data);
+  ParseStatus need_more(std::string_view data);
   void begin_reply();
   Step parse_line(std::string_view data, std::size_t line_end);
   Step parse_body(std::string_view data);
@@ -101,28 +102,58 @@ class Parser {
   Step open_aggregate(ReplyType type, char marker, std::string_view text);
   Step close_streamed();
   Step emit(ReplyType type, std::size_t offset, std::size_t length);
+  Step emit_streamed_string(std::size_t scratch_offset, std::size_t length);
   Step element_done();
   Sink current_sink() const noexcept;
   std::uint32_t current_depth() const noexcept;
   void finish(std::string_view data);
   Step fail(std::string message, std::size_t offset_in_reply);
   Step fail_line(std::string message);
+  std::string line_too_long() const;
 
   ParserLimits limits_;
 
+  /// Node storage reused from reply to reply: only `count` is reset, so steady state
+  /// allocates nothing.
+  ///
+  /// Values are views into the data of the parse() call that produced them. The caller may
+  /// move its buffer between NeedMore calls, so before returning NeedMore the views not yet
+  /// detached become offsets (each node once: linear however the input is split), and
+  /// Complete turns those offsets back into views of the final data.
+  struct NodeList {
+    std::vector<Node> nodes;
+    std::vector<std::size_t> offsets;  ///< for [0, detached): offset of value, or kNoText
+    std::size_t count = 0;
+    std::size_t detached = 0;
+
+    Node& add(std::size_t& index) {
+      if (count == nodes.size()) grow();
+      index = count;
+      return nodes[count++];
+    }
+    void grow();
+    void clear() noexcept { count = detached = 0; }
+    NodeSpan span() const noexcept { return NodeSpan(nodes.data(), count); }
+    void detach(const char* base);
+    void rebind(const char* base) noexcept;
+  };
+  /// A streamed string's node: its value lives in scratch_, which may still grow.
+  struct ScratchRef {
+    bool attribute = false;
+    std::size_t index = 0;
+    std::size_t offset = 0;
+  };
+
   // Per reply (cleared when the next reply starts; capacity kept).
-  std::vector<Node> nodes_;
-  std::vector<Node> attributes_;
-  /// Where each node's value lives until the reply completes: an offset into the data, or
-  /// (kScratch set) into scratch_. Values become views only at Complete, because the
-  /// caller may move its buffer between NeedMore calls.
-  std::vector<std::size_t> node_offsets_;
-  std::vector<std::size_t> attribute_offsets_;
+  NodeList nodes_;
+  NodeList attributes_;
+  std::vector<ScratchRef> scratch_refs_;
   std::vector<Frame> stack_;
   std::string scratch_;  ///< streamed string chunks, joined
 
-  std::size_t pos_ = 0;        ///< next unparsed byte, relative to the reply's start
-  std::size_t scan_from_ = 0;  ///< a line end is not before this (resume point of memchr)
+  const char* data_ = nullptr;  ///< the current parse() call's data
+  std::size_t pos_ = 0;         ///< next unparsed byte, relative to the reply's start
+  std::size_t scan_from_ = 0;   ///< a line end is not before this (resume point of memchr)
   Pending pending_ = Pending::Element;
   ReplyType body_type_ = ReplyType::BulkString;
   std::size_t body_length_ = 0;   ///< Body / ChunkBody: bytes expected

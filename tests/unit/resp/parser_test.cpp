@@ -325,14 +325,17 @@ TEST(ParserLimitTest, MaxLineLength) {
   ParserLimits limits;
   limits.max_line_length = 8;
   EXPECT_EQ(render("+1234567\r\n", limits), R"("1234567")");
-  EXPECT_EQ(render("+12345678\r\n", limits),
-            "FAILED: RESP protocol error: line longer than max_line_length (8) at byte offset 0");
+  EXPECT_EQ(
+      render("+12345678\r\n", limits),
+      "FAILED: RESP protocol error: no CRLF within max_line_length (8) bytes of a line at byte "
+      "offset 0");
   // Without CRLF it fails as soon as the line is too long, not when it ends.
   EXPECT_EQ(render("+1234567", limits), "NEEDMORE");
   EXPECT_EQ(render("+1234567\r", limits), "NEEDMORE");
-  EXPECT_EQ(render("+12345678901", limits),
-            "FAILED: RESP protocol error: line longer than max_line_length (8) without CRLF at "
-            "byte offset 0");
+  EXPECT_EQ(
+      render("+12345678901", limits),
+      "FAILED: RESP protocol error: no CRLF within max_line_length (8) bytes of a line at byte "
+      "offset 0");
   EXPECT_NE(render("$?\r\n;123456789\r\n", limits).find("max_line_length"), std::string::npos);
 }
 
