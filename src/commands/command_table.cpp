@@ -176,6 +176,48 @@ void learn_command(std::string_view name, CommandFlag flags, KeyRule rule, int f
   unknown_commands().learn(name, flags, rule, first_key, last_key, step, numkeys_index);
 }
 
+bool learn_command_from_reply(std::string_view name, NodeSpan reply) {
+  // [[name, arity, [flags…], first, last, step, …]]: the fields we need come first.
+  if (reply.size() < 2 || reply[0].size != 1 || reply[1].type != ReplyType::Array ||
+      reply[1].size < 6)
+    return false;
+  NodeSpan entry = reply.subspan(1);
+  std::size_t at = 1;  // child 0 of the entry: the name
+  std::size_t fields[6] = {};
+  for (std::size_t i = 0; i < 6; ++i) {
+    if (at >= entry.size()) return false;
+    fields[i] = at;
+    at = subtree_end(entry, at);
+  }
+  const Node& flags_node = entry[fields[2]];
+  if (flags_node.type != ReplyType::Array && flags_node.type != ReplyType::Set) return false;
+  struct FlagName {
+    std::string_view text;
+    CommandFlag flag;
+  };
+  static constexpr FlagName kFlags[] = {
+      {"readonly", CommandFlag::ReadOnly}, {"write", CommandFlag::Write},
+      {"blocking", CommandFlag::Blocking}, {"pubsub", CommandFlag::PubSub},
+      {"noscript", CommandFlag::NoScript}, {"movablekeys", CommandFlag::MovableKeys},
+      {"no_multi", CommandFlag::NoMulti},  {"fast", CommandFlag::Fast},
+  };
+  CommandFlag flags = CommandFlag::None;
+  for (std::size_t i = fields[2] + 1; i < fields[3]; ++i)
+    for (const FlagName& f : kFlags)
+      if (entry[i].value == f.text) flags = flags | f.flag;
+  int positions[3] = {};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Node& n = entry[fields[3 + i]];
+    if (n.type != ReplyType::Integer) return false;
+    std::from_chars(n.value.data(), n.value.data() + n.value.size(), positions[i]);
+  }
+  // A command that neither reads nor writes by its own account is still routed as a write.
+  if (!has_flag(flags, CommandFlag::ReadOnly)) flags = flags | CommandFlag::Write;
+  KeyRule rule = positions[0] > 0 ? KeyRule::Range : KeyRule::None;
+  learn_command(name, flags, rule, positions[0], positions[1], positions[2], 0);
+  return true;
+}
+
 namespace {
 
 // Calls visit(index) for each key; stops early when visit returns false.

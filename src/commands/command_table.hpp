@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "redmux/arg.hpp"
+#include "redmux/reply.hpp"
 
 namespace redmux::detail {
 
@@ -105,6 +106,12 @@ const CommandInfo* find_command(std::string_view name) noexcept;
 /// unknown-name bound is reached.
 void learn_command(std::string_view name, CommandFlag flags, KeyRule rule, int first_key,
                    int last_key, int step, int numkeys_index);
+
+/// learn_command() from the reply to `COMMAND INFO name` (RESP2 or RESP3): flags
+/// readonly/write/blocking/pubsub/noscript/movablekeys/no_multi/fast and the first/last/
+/// step key positions (movable keys beyond those are not learned). False, learning
+/// nothing, when the reply is not one command entry (an unknown name answers [nil]).
+bool learn_command_from_reply(std::string_view name, NodeSpan reply);
 
 /// Appends the indexes into `args` of every key of the command (in argument order).
 /// Malformed arguments (a count past the end, no STREAMS …) yield the keys that can be

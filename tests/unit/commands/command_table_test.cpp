@@ -1,5 +1,7 @@
 #include "commands/command_table.hpp"
 
+#include "resp/parser.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -160,16 +162,6 @@ TEST(CommandTable, LearnedUnknownCommand) {
   EXPECT_TRUE(info({"GET", "k"}).is(CommandFlag::ReadOnly));
 }
 
-TEST(CommandTable, UnknownNamesAreBounded) {
-  // Fills the unknown-name table: keep this test after the others that intern names (ctest
-  // runs each test in its own process anyway).
-  for (std::size_t i = 0; i < kMaxUnknownCommands + 10; ++i)
-    (void)info({"BOUNDED.CMD." + std::to_string(i)});
-  EXPECT_EQ(info({"BOUNDED.ONE.MORE"}).name, "UNKNOWN");
-  EXPECT_TRUE(info({"BOUNDED.ONE.MORE"}).is(CommandFlag::Write));
-  EXPECT_EQ(info({"GET", "k"}).name, "GET");  // built-ins unaffected
-}
-
 TEST(CommandTable, AdminGate) {
   for (const Args& a : std::vector<Args>{{"KEYS", "*"},
                                          {"FLUSHALL"},
@@ -275,6 +267,59 @@ TEST(CommandTable, KnowsEveryCommandTheTypedApiSends) {
         "OBJECT",      "MEMORY",     "TIME",        "ECHO",    "EXPIRETIME", "FUNCTION",
         "ZUNIONSTORE", "XAUTOCLAIM", "ZINTERCARD"})
     EXPECT_NE(find_command(name), nullptr) << name;
+}
+
+}  // namespace
+}  // namespace redmux::detail
+
+namespace redmux::detail {
+namespace {
+
+NodeSpan parse_nodes(resp::Parser& parser, std::string_view bytes) {
+  EXPECT_EQ(parser.parse(bytes), resp::ParseStatus::Complete);
+  return parser.nodes();
+}
+
+TEST(CommandTableLearning, FromCommandInfoReply) {
+  // What Redis answers to COMMAND INFO for a module command, RESP2 shape (trimmed after
+  // step: the rest is ignored).
+  resp::Parser parser;
+  NodeSpan reply = parse_nodes(parser,
+                               "*1\r\n*7\r\n$9\r\nmod.fetch\r\n:-2\r\n*2\r\n+readonly\r\n+fast\r\n"
+                               ":1\r\n:1\r\n:1\r\n*0\r\n");
+  ASSERT_TRUE(learn_command_from_reply("mod.fetch", reply));
+  Args args{"MOD.FETCH", "key"};
+  const CommandInfo& learned = command_info(args);
+  EXPECT_TRUE(learned.is(CommandFlag::ReadOnly));
+  EXPECT_TRUE(learned.is(CommandFlag::Fast));
+  EXPECT_FALSE(learned.is(CommandFlag::Write));
+  EXPECT_EQ(first_key_index(learned, args), 1u);
+
+  // RESP3 flags arrive as a set; no readonly flag means routed as a write.
+  resp::Parser parser3;
+  reply = parse_nodes(parser3,
+                      "*1\r\n*6\r\n$7\r\nmod.put\r\n:3\r\n~1\r\n+denyoom\r\n:0\r\n:0\r\n:0\r\n");
+  ASSERT_TRUE(learn_command_from_reply("mod.put", reply));
+  EXPECT_TRUE(info({"MOD.PUT", "a", "b"}).is(CommandFlag::Write));
+  EXPECT_EQ(info({"MOD.PUT", "a", "b"}).rule, KeyRule::None);
+
+  resp::Parser nil;
+  EXPECT_FALSE(learn_command_from_reply("nope", parse_nodes(nil, "*1\r\n$-1\r\n")));
+  resp::Parser junk;
+  EXPECT_FALSE(learn_command_from_reply("nope", parse_nodes(junk, ":1\r\n")));
+}
+
+TEST(CommandTableBounds, UnknownNamesAreBounded) {
+  // Fills the unknown-name table: keep this test last in the file, after every test that interns
+  // names (ctest runs each test in its own process anyway).
+  for (std::size_t i = 0; i < kMaxUnknownCommands + 10; ++i) {
+    std::string name = "BOUNDED.CMD." + std::to_string(i);
+    const Arg arg(name);
+    (void)command_info(std::span<const Arg>(&arg, 1));
+  }
+  EXPECT_EQ(info({"BOUNDED.ONE.MORE"}).name, "UNKNOWN");
+  EXPECT_TRUE(info({"BOUNDED.ONE.MORE"}).is(CommandFlag::Write));
+  EXPECT_EQ(info({"GET", "k"}).name, "GET");  // built-ins unaffected
 }
 
 }  // namespace
