@@ -1,0 +1,138 @@
+// Hash commands (HSET, HGET, HGETALL …) as a mixin for any sink (see sink.hpp). Keys,
+// fields and values are binary-safe std::string_views, viewed only for the duration of the
+// call. Thread-safety: that of the sink's send().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "redmux/commands/sink.hpp"
+#include "redmux/types.hpp"
+
+namespace redmux {
+
+template <class Derived>
+class HashCommands {
+ public:
+  /// Sets one field; 1 if the field is new, 0 if it was updated. HSET.
+  Future<long long> hset(std::string_view key, std::string_view field, std::string_view value,
+                         CallOptions options = {}) {
+    return send_command<long long>(options, {"HSET", key, field, value});
+  }
+  /// Sets every field to its value; how many fields are new. HSET.
+  template <detail::StringPairRange Pairs>
+  Future<long long> hset(std::string_view key, const Pairs& fields, CallOptions options = {}) {
+    detail::ArgList args({"HSET", key}, 2 * detail::size_hint(fields));
+    args.add_pairs(fields);
+    return send_built<long long>(options, args);
+  }
+  Future<long long> hset(std::string_view key, detail::StringPairs fields,
+                         CallOptions options = {}) {
+    return hset<detail::StringPairs>(key, fields, options);
+  }
+  /// Sets a field only if it does not exist; true when set. HSETNX.
+  Future<bool> hsetnx(std::string_view key, std::string_view field, std::string_view value,
+                      CallOptions options = {}) {
+    return send_command<bool>(options, {"HSETNX", key, field, value});
+  }
+  /// A field's value; nullopt when the field or the key is missing. HGET.
+  Future<std::optional<std::string>> hget(std::string_view key, std::string_view field,
+                                          CallOptions options = {}) {
+    return send_command<std::optional<std::string>>(options, {"HGET", key, field});
+  }
+  /// The values of `fields`, in order; nullopt for each missing one. HMGET.
+  template <detail::StringRange Fields>
+  Future<std::vector<std::optional<std::string>>> hmget(std::string_view key, const Fields& fields,
+                                                        CallOptions options = {}) {
+    detail::ArgList args({"HMGET", key}, detail::size_hint(fields));
+    args.add_all(fields);
+    return send_built<std::vector<std::optional<std::string>>>(options, args);
+  }
+  Future<std::vector<std::optional<std::string>>> hmget(
+      std::string_view key, std::initializer_list<std::string_view> fields,
+      CallOptions options = {}) {
+    return hmget<std::initializer_list<std::string_view>>(key, fields, options);
+  }
+  /// Every field and value; empty for a missing key. HGETALL (a flat array in RESP2, a map
+  /// in RESP3). For a huge hash, prefer HSCAN.
+  Future<std::unordered_map<std::string, std::string>> hgetall(std::string_view key,
+                                                               CallOptions options = {}) {
+    return send_command<std::unordered_map<std::string, std::string>>(options, {"HGETALL", key});
+  }
+  /// Deletes one field; 1 if it existed. HDEL.
+  Future<long long> hdel(std::string_view key, std::string_view field, CallOptions options = {}) {
+    return send_command<long long>(options, {"HDEL", key, field});
+  }
+  /// Deletes `fields`; how many existed. HDEL.
+  template <detail::StringRange Fields>
+  Future<long long> hdel(std::string_view key, const Fields& fields, CallOptions options = {}) {
+    detail::ArgList args({"HDEL", key}, detail::size_hint(fields));
+    args.add_all(fields);
+    return send_built<long long>(options, args);
+  }
+  Future<long long> hdel(std::string_view key, std::initializer_list<std::string_view> fields,
+                         CallOptions options = {}) {
+    return hdel<std::initializer_list<std::string_view>>(key, fields, options);
+  }
+  /// True when the field exists. HEXISTS.
+  Future<bool> hexists(std::string_view key, std::string_view field, CallOptions options = {}) {
+    return send_command<bool>(options, {"HEXISTS", key, field});
+  }
+  /// Adds `by` to a field (missing: 0); the new value. HINCRBY.
+  Future<long long> hincrby(std::string_view key, std::string_view field, long long by,
+                            CallOptions options = {}) {
+    return send_command<long long>(options, {"HINCRBY", key, field, by});
+  }
+  /// Adds `by` as a float; the new value. HINCRBYFLOAT.
+  Future<double> hincrbyfloat(std::string_view key, std::string_view field, double by,
+                              CallOptions options = {}) {
+    return send_command<double>(options, {"HINCRBYFLOAT", key, field, by});
+  }
+  /// Every field name; empty for a missing key. HKEYS.
+  Future<std::vector<std::string>> hkeys(std::string_view key, CallOptions options = {}) {
+    return send_command<std::vector<std::string>>(options, {"HKEYS", key});
+  }
+  /// Every value; empty for a missing key. HVALS.
+  Future<std::vector<std::string>> hvals(std::string_view key, CallOptions options = {}) {
+    return send_command<std::vector<std::string>>(options, {"HVALS", key});
+  }
+  /// Number of fields; 0 for a missing key. HLEN.
+  Future<long long> hlen(std::string_view key, CallOptions options = {}) {
+    return send_command<long long>(options, {"HLEN", key});
+  }
+  /// Length of a field's value; 0 when missing. HSTRLEN.
+  Future<long long> hstrlen(std::string_view key, std::string_view field,
+                            CallOptions options = {}) {
+    return send_command<long long>(options, {"HSTRLEN", key, field});
+  }
+  /// A random field; nullopt for a missing key. HRANDFIELD.
+  Future<std::optional<std::string>> hrandfield(std::string_view key, CallOptions options = {}) {
+    return send_command<std::optional<std::string>>(options, {"HRANDFIELD", key});
+  }
+  /// Up to `count` distinct random fields (negative: |count| fields, repeats allowed);
+  /// empty for a missing key. HRANDFIELD key count.
+  Future<std::vector<std::string>> hrandfield(std::string_view key, long long count,
+                                              CallOptions options = {}) {
+    return send_command<std::vector<std::string>>(options, {"HRANDFIELD", key, count});
+  }
+  /// Like hrandfield(key, count), with each field's value. HRANDFIELD … WITHVALUES.
+  Future<std::vector<FieldValue>> hrandfield_with_values(std::string_view key, long long count,
+                                                         CallOptions options = {}) {
+    return send_command<std::vector<FieldValue>>(options, {"HRANDFIELD", key, count, "WITHVALUES"});
+  }
+
+ private:
+  template <class T>
+  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
+    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
+  }
+  template <class T>
+  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
+    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
+  }
+};
+
+}  // namespace redmux

@@ -1,0 +1,105 @@
+// What every command group shares: how a typed command reaches the object that sends it
+// (the "sink": Database, Batch, Transaction …) and how variable-length argument lists are
+// built. Include a group header (strings.hpp …) or commands.hpp rather than this one.
+//
+// The sink contract. A class that mixes in Commands<Self> (or any single group) provides
+//
+//   template <class T> Future<T> send(const CallOptions& options, std::span<const Arg> args);
+//
+// public, where args[0] is the command name. It must copy what it needs from `args` before
+// returning (the views die at the end of the caller's full expression) and complete the
+// future with the reply converted by ReplyTraits<T>.
+//
+// Threads: the mixins hold no state; they are as thread-safe as the sink's send().
+#pragma once
+
+#include <concepts>
+#include <initializer_list>
+#include <ranges>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "redmux/arg.hpp"
+#include "redmux/flags.hpp"
+#include "redmux/future.hpp"
+
+namespace redmux::detail {
+
+/// A range of things that view as strings: vector<string>, span<const string_view>, ….
+template <class R>
+concept StringRange = std::ranges::input_range<R> &&
+    std::convertible_to<std::ranges::range_reference_t<R>, std::string_view>;
+
+/// A range of pairs of strings: map<string, string>, vector<pair<string_view, string_view>> ….
+template <class R>
+concept StringPairRange = std::ranges::input_range<R> &&
+    requires(std::ranges::range_reference_t<R> p) {
+  { p.first } -> std::convertible_to<std::string_view>;
+  { p.second } -> std::convertible_to<std::string_view>;
+};
+
+using StringPairs = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+
+/// Sends a fixed argument list through `sink`.
+template <class T, class Sink>
+Future<T> send_list(Sink& sink, const CallOptions& options, std::initializer_list<Arg> args) {
+  return sink.template send<T>(options, std::span<const Arg>(args.begin(), args.size()));
+}
+
+/// Sends a built argument list through `sink`.
+template <class T, class Sink>
+Future<T> send_span(Sink& sink, const CallOptions& options, std::span<const Arg> args) {
+  return sink.template send<T>(options, args);
+}
+
+/// Arguments of a variable-length command. A vector: one allocation on the calling thread,
+/// never on the I/O thread.
+class ArgList {
+ public:
+  ArgList(std::initializer_list<Arg> head, std::size_t more = 0) {
+    args_.reserve(head.size() + more);
+    args_.insert(args_.end(), head.begin(), head.end());
+  }
+  void add(Arg arg) { args_.push_back(arg); }
+  template <StringRange R>
+  void add_all(const R& items) {
+    for (auto&& item : items) args_.emplace_back(std::string_view(item));
+  }
+  /// Adds the number of `items`, then the items (numkeys-style commands: LMPOP, ZUNION …).
+  template <StringRange R>
+  void add_counted(const R& items) {
+    const std::size_t at = args_.size();
+    args_.emplace_back(0);
+    long long count = 0;
+    for (auto&& item : items) {
+      args_.emplace_back(std::string_view(item));
+      ++count;
+    }
+    args_[at] = Arg(count);
+  }
+  template <StringPairRange R>
+  void add_pairs(const R& pairs) {
+    for (auto&& p : pairs) {
+      args_.emplace_back(std::string_view(p.first));
+      args_.emplace_back(std::string_view(p.second));
+    }
+  }
+  std::span<const Arg> span() const noexcept { return args_; }
+
+ private:
+  std::vector<Arg> args_;
+};
+
+/// The number of elements of a sized range, or 0 (a reserve hint only).
+template <class R>
+std::size_t size_hint(const R& range) {
+  if constexpr (std::ranges::sized_range<R>) {
+    return static_cast<std::size_t>(std::ranges::size(range));
+  } else {
+    return 0;
+  }
+}
+
+}  // namespace redmux::detail
