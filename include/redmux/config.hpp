@@ -70,10 +70,10 @@ struct Config {
   bool abort_connect = true;              ///< abortConnect=: connect() fails if no server answers
   Milliseconds connect_timeout{5000};     ///< connectTimeout=: per connection attempt
   int connect_retry = 3;                  ///< connectRetry=: extra attempts during connect()
-  Milliseconds sync_timeout{5000};        ///< syncTimeout=: bound of blocking calls (not read yet)
+  Milliseconds sync_timeout{5000};        ///< syncTimeout=: bound of connect() and close()
   Milliseconds async_timeout{5000};       ///< asyncTimeout=: every command's deadline
   Seconds keep_alive{60};                 ///< keepAlive=: TCP keepalive idle time; 0 = off
-  Milliseconds heartbeat_interval{1000};  ///< heartbeatInterval=: tick (not read yet)
+  Milliseconds heartbeat_interval{1000};  ///< heartbeatInterval=: idle PING (resilience issue)
 
   // --- queueing --------------------------------------------------------------------------
   std::size_t max_queued_commands = 100000;                   ///< maxQueuedCommands=: 1 … 2^32-1

@@ -77,9 +77,11 @@ void MuxCore::close() {
   if (on_io_thread()) return;  // cannot wait for our own thread; shutdown runs after us
   // Wait until each connection has processed its shutdown, so every future is completed
   // before the pool (maybe destroyed right after us) stops its threads.
+  // Bounded by syncTimeout: a wedged I/O thread (a callback that blocks) cannot hang close().
+  const auto deadline = Clock::now() + shared_->config().sync_timeout;
   for (auto& group : groups_) {
     for (auto& connection : group) {
-      for (int i = 0; i < 2000 && connection->state() != ConnectionState::Closed; ++i) {
+      while (connection->state() != ConnectionState::Closed && Clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
     }

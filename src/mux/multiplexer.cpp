@@ -27,7 +27,19 @@ std::shared_ptr<Multiplexer> Multiplexer::connect(std::string_view configuration
 std::shared_ptr<Multiplexer> Multiplexer::connect(const Config& config,
                                                   std::shared_ptr<IoPool> pool) {
   if (detail::on_io_thread()) detail::deadlock_error("Multiplexer::connect()").raise();
-  return connect_async(config, std::move(pool)).get();
+  Future<std::shared_ptr<Multiplexer>> pending = connect_async(config, std::move(pool));
+  // syncTimeout bounds this blocking call; attempts that are still running are abandoned
+  // (the multiplexer they belong to is closed when the future lets go of it).
+  if (!pending.wait_for(config.sync_timeout)) {
+    throw ConnectionError(
+        errc::connection_failed,
+        "no endpoint of \"" + config.to_string() +
+            "\" connected within syncTimeout=" + std::to_string(config.sync_timeout.count()) +
+            " ms (connectTimeout=" + std::to_string(config.connect_timeout.count()) +
+            " ms, connectRetry=" + std::to_string(config.connect_retry) +
+            "); raise syncTimeout, or use abortConnect=false to connect in the background");
+  }
+  return pending.get();
 }
 
 Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& config,

@@ -1,0 +1,110 @@
+#include "conn/handshake.hpp"
+
+#include <gtest/gtest.h>
+
+#include "resp/parser.hpp"
+
+namespace redmux::detail {
+namespace {
+
+// Feeds RESP text (one or more replies) to the handshake, reply by reply.
+Handshake::Step feed(Handshake& handshake, std::string_view text, std::string& out) {
+  resp::Parser parser;
+  Handshake::Step step = Handshake::Step::Continue;
+  while (!text.empty()) {
+    EXPECT_EQ(parser.parse(text), resp::ParseStatus::Complete) << text;
+    step = handshake.on_reply(parser.nodes(), out);
+    text.remove_prefix(parser.consumed());
+  }
+  return step;
+}
+
+TEST(HandshakeTest, Resp3RoundOneIsOneWriteWithAuthNameAndSelect) {
+  Config config = Config::from_string("h:1,user=app,password=pw,name=api,defaultDatabase=2");
+  Handshake handshake(config, "h:1");
+  std::string out;
+  handshake.begin(out);
+  EXPECT_EQ(
+      out.substr(0, out.find("SELECT")),
+      "*7\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$3\r\napp\r\n$2\r\npw\r\n$7\r\nSETNAME\r\n"
+      "$3\r\napi\r\n*2\r\n$6\r\n");
+  EXPECT_NE(out.find("LIB-NAME"), std::string::npos);
+  EXPECT_NE(out.find("LIB-VER"), std::string::npos);
+  EXPECT_EQ(handshake.awaiting(), 5u);
+}
+
+TEST(HandshakeTest, ReadsIdentityFromHelloAndValkeyVersionFromInfo) {
+  Config config = Config::from_string("h:1");
+  Handshake handshake(config, "h:1");
+  std::string out;
+  handshake.begin(out);
+  out.clear();
+  const std::string hello =
+      "%7\r\n+server\r\n+valkey\r\n+version\r\n+8.0.1\r\n+proto\r\n:3\r\n+id\r\n:42\r\n"
+      "+mode\r\n+standalone\r\n+role\r\n+master\r\n+modules\r\n*0\r\n";
+  const std::string info_text =
+      "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n"
+      "redis_mode:standalone\r\n";
+  const std::string info =
+      "=" + std::to_string(info_text.size() + 4) + "\r\ntxt:" + info_text + "\r\n";
+  EXPECT_EQ(
+      feed(handshake, hello + "-ERR unknown subcommand\r\n-ERR unknown subcommand\r\n" + info, out),
+      Handshake::Step::Done);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(handshake.identity().product, "valkey");
+  EXPECT_EQ(handshake.identity().version, "8.0.1");  // not the compatibility redis_version
+  EXPECT_EQ(handshake.identity().role, "master");
+  EXPECT_EQ(handshake.identity().protocol, 3);
+  EXPECT_EQ(handshake.identity().connection_id, 42);
+}
+
+TEST(HandshakeTest, WrongPasswordIsAnAuthenticationErrorWithoutThePassword) {
+  Config config = Config::from_string("h:1,user=app,password=hunter2");
+  Handshake handshake(config, "h:1");
+  std::string out;
+  handshake.begin(out);
+  EXPECT_EQ(
+      feed(handshake, "-WRONGPASS invalid username-password pair or user is disabled.\r\n", out),
+      Handshake::Step::Failed);
+  EXPECT_EQ(handshake.error().code(), errc::authentication_failed);
+  EXPECT_NE(handshake.error().message().find("app"), std::string::npos);
+  EXPECT_EQ(handshake.error().message().find("hunter2"), std::string::npos);
+}
+
+TEST(HandshakeTest, ServerWithoutHelloGetsAResp2SecondRound) {
+  Config config = Config::from_string("h:1,password=pw,name=api");
+  Handshake handshake(config, "h:1");
+  std::string out;
+  handshake.begin(out);
+  out.clear();
+  // Round one: HELLO unknown, SETINFO x2 refused (NOAUTH), INFO refused.
+  EXPECT_EQ(feed(handshake,
+                 "-ERR unknown command 'HELLO'\r\n-NOAUTH Authentication required.\r\n"
+                 "-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n",
+                 out),
+            Handshake::Step::Continue);
+  EXPECT_NE(out.find("$4\r\nAUTH\r\n$2\r\npw\r\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("SETNAME"), std::string::npos);
+  std::string more;
+  const std::string info = "# Server\r\nredis_version:5.0.7\r\n";
+  EXPECT_EQ(feed(handshake,
+                 "+OK\r\n+OK\r\n$" + std::to_string(info.size()) + "\r\n" + info + "\r\n", more),
+            Handshake::Step::Done);
+  EXPECT_EQ(handshake.identity().protocol, 2);
+  EXPECT_EQ(handshake.identity().product, "redis");
+  EXPECT_EQ(handshake.identity().version, "5.0.7");
+}
+
+TEST(HandshakeTest, BadDatabaseFailsWithAdvice) {
+  Config config = Config::from_string("h:1,defaultDatabase=99");
+  Handshake handshake(config, "h:1");
+  std::string out;
+  handshake.begin(out);
+  EXPECT_EQ(feed(handshake, "%0\r\n-ERR DB index is out of range\r\n", out),
+            Handshake::Step::Failed);
+  EXPECT_EQ(handshake.error().code(), errc::connection_failed);
+  EXPECT_NE(handshake.error().message().find("defaultDatabase"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace redmux::detail
