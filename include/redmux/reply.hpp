@@ -139,8 +139,10 @@ class Reply {
   Reply(ReplyType type, std::string text, std::vector<Reply> elements = {},
         std::string format = {});
 
-  /// Copies a parsed reply (and, optionally, the attributes that preceded it; see
-  /// resp::Parser::attributes()) into an owning tree. Empty `nodes` gives Null.
+  /// Copies a parsed reply into an owning tree; empty `nodes` gives Null. `attributes`
+  /// (resp::Parser::attributes(): zero or more attribute trees) are merged into one
+  /// Attribute map reachable through attributes(), whether they preceded the reply or one
+  /// of its elements.
   static Reply from_nodes(NodeSpan nodes, NodeSpan attributes = {});
 
   ReplyType type() const noexcept { return type_; }

@@ -2,10 +2,30 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <new>
 #include <string>
 
 #include "unit/resp/corpus.hpp"
 #include "unit/resp/parse_helpers.hpp"
+
+// Counts heap allocations in this test binary (for the steady-state test below).
+namespace {
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size ? size : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
 
 namespace redmux::resp {
 namespace {
@@ -480,6 +500,41 @@ TEST(ParserCloseTest, ResetStartsAFreshStream) {
   ASSERT_EQ(parser.parse(":5\r\n"), ParseStatus::Complete);
   EXPECT_EQ(parser.nodes().size(), 1u);
   EXPECT_EQ(parser.nodes()[0].value, "5");
+}
+
+/// Parses every reply of `stream`, revealing it `step` bytes at a time; returns the count.
+std::size_t parse_stream(Parser& parser, std::string_view stream, std::size_t step) {
+  std::size_t replies = 0;
+  std::size_t shown = 0;
+  while (!stream.empty()) {
+    shown = std::min(stream.size(), shown + step);
+    ParseStatus status = parser.parse(stream.substr(0, shown));
+    if (status == ParseStatus::Failed) return 0;
+    if (status == ParseStatus::Complete) {
+      ++replies;
+      stream.remove_prefix(parser.consumed());
+      shown = 0;
+    }
+  }
+  return replies;
+}
+
+TEST(ParserTest, NoHeapAllocationInSteadyState) {
+  std::string all;
+  for (const auto& entry : kCorpus) all += entry.bytes;
+  std::string array = "*1000\r\n";
+  for (int i = 0; i < 1000; ++i) array += "$5\r\nvalue\r\n";
+  Parser parser;
+  for (std::size_t step : {std::size_t{1}, std::size_t{7}, all.size()}) {  // warm-up
+    ASSERT_EQ(parse_stream(parser, all, step), std::size(kCorpus));
+    ASSERT_EQ(parse_stream(parser, array, step), 1u);
+  }
+  const long before = g_allocations.load();
+  for (std::size_t step : {std::size_t{1}, std::size_t{7}, all.size()}) {
+    EXPECT_EQ(parse_stream(parser, all, step), std::size(kCorpus));
+    EXPECT_EQ(parse_stream(parser, array, step), 1u);
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0) << "allocations while parsing warmed-up replies";
 }
 
 TEST(ParserTest, SteadyStateReusesCapacity) {
