@@ -1,0 +1,391 @@
+// redmux-cli: redis-cli's everyday face on top of a redmux multiplexer — one command, an
+// interactive prompt, latency modes measured from the client's side, CLIENT LIST grouped by
+// client name, and SCAN. Public API only. docs/cli.md describes every option.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "clients.hpp"
+#include "command_line.hpp"
+#include "latency.hpp"
+#include "line_editor.hpp"
+#include "options.hpp"
+#include "redmux/redmux.hpp"
+#include "redmux/scan.hpp"
+#include "reply_format.hpp"
+
+namespace redmux::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitServerError = 1;
+constexpr int kExitUsage = 2;
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+}
+
+void print(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+void print_error(std::string_view text) {
+  std::string line = "redmux-cli: " + std::string(text) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+OutputFormat resolve_format(OutputFormat format) {
+  if (format != OutputFormat::Auto) return format;
+  return isatty(STDOUT_FILENO) ? OutputFormat::Human : OutputFormat::Raw;
+}
+
+// redmux names the command after a server's error message (" (reply to GET)"); redis-cli
+// prints the server's text alone, so the CLI strips it to print what redis-cli prints.
+std::string server_message(const std::string& message) {
+  const std::size_t at = message.rfind(" (reply to ");
+  if (at != std::string::npos && !message.empty() && message.back() == ')') {
+    return message.substr(0, at);
+  }
+  return message;
+}
+
+Result<Config> build_config(const Options& o) {
+  Config config;
+  if (!o.uri.empty()) {
+    auto parsed = Config::parse(o.uri);
+    if (!parsed) return std::move(parsed).error();
+    config = std::move(*parsed);
+  } else {
+    config.endpoints = {Endpoint{o.host, static_cast<std::uint16_t>(o.port), {}}};
+  }
+  if (!o.password.empty()) {
+    config.password = o.password;
+  } else if (const char* auth = std::getenv("REDISCLI_AUTH"); auth && config.password.empty()) {
+    config.password = auth;
+  }
+  if (!o.user.empty()) config.user = o.user;
+  // RESP2 unless asked, like redis-cli, so that both print the same; a configuration string
+  // that names its protocol keeps it.
+  const bool uri_names_protocol = o.uri.find("protocol=") != std::string::npos;
+  if (o.protocol) {
+    config.protocol = *o.protocol == 3 ? Protocol::Resp3 : Protocol::Resp2;
+  } else if (!uri_names_protocol) {
+    config.protocol = Protocol::Resp2;
+  }
+  if (o.database) config.default_database = *o.database;
+  if (config.name.empty()) config.name = "redmux-cli";
+  config.allow_admin = true;  // an operator's tool: CONFIG, CLIENT, DEBUG … are its job
+  config.abort_connect = true;
+  config.connect_retry = 0;
+  if (auto valid = config.validate(); !valid) return std::move(valid).error();
+  return config;
+}
+
+/// Prints the outcome of one command; returns the exit status it maps to.
+int report(const Result<Reply>& result, OutputFormat format) {
+  if (result) {
+    const Reply& reply = *result;
+    switch (format) {
+      case OutputFormat::Json:
+        print(format_json(reply));
+        break;
+      case OutputFormat::Raw:
+        print(format_raw(reply));
+        break;
+      default:
+        print(format_human(reply));
+        break;
+    }
+    return kExitOk;
+  }
+  const Error& error = result.error();
+  switch (error.code()) {
+    case errc::server_error: {
+      const std::string message = server_message(error.message());
+      switch (format) {
+        case OutputFormat::Json:
+          print(format_json_error(message));
+          break;
+        case OutputFormat::Raw:
+          print(format_raw_error(message));
+          break;
+        default:
+          print(format_human_error(message));
+          break;
+      }
+      return kExitServerError;
+    }
+    case errc::not_allowed:
+    case errc::admin_required:
+    case errc::invalid_argument:
+    case errc::unexpected_reply:
+      // Refused by redmux before it reached the server: a command-level error, on stderr so
+      // a pipe never mistakes it for data.
+      print_error("(error) " + error.message());
+      return kExitServerError;
+    default:
+      print_error(error.message());
+      return kExitUsage;
+  }
+}
+
+Result<Reply> run(Database& db, const std::vector<std::string>& words) {
+  std::vector<Arg> args(words.begin(), words.end());
+  return db.execute(std::span<const Arg>(args)).result();
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// SELECT changes the shared connection's state, which the multiplexer refuses; the CLI
+// switches the Database it sends through instead (redmux SELECTs per command as needed),
+// after checking the index with a PING through it.
+int select_database(Multiplexer& mux, Database& db, const std::vector<std::string>& words,
+                    OutputFormat format) {
+  int index = -1;
+  if (words.size() != 2 ||
+      std::from_chars(words[1].data(), words[1].data() + words[1].size(), index).ec !=
+          std::errc() ||
+      index < 0) {
+    return report(
+        Result<Reply>(Error(errc::server_error,
+                            words.size() != 2 ? "ERR wrong number of arguments for 'select' command"
+                                              : "ERR value is not an integer or out of range")),
+        format);
+  }
+  Database candidate = mux.database(index);
+  Result<Reply> check = candidate.execute({"PING"}).result();
+  if (!check) return report(check, format);
+  db = candidate;
+  return report(Result<Reply>(Reply(ReplyType::SimpleString, "OK")), format);
+}
+
+int run_command(Multiplexer& mux, Database& db, const std::vector<std::string>& words,
+                OutputFormat format) {
+  if (iequals(words[0], "select")) return select_database(mux, db, words, format);
+  return report(run(db, words), format);
+}
+
+std::string prompt_for(const Config& config, const Database& db) {
+  std::string prompt = config.endpoints.empty() ? "redis" : config.endpoints.front().to_string();
+  if (db.index() != 0) prompt += "[" + std::to_string(db.index()) + "]";
+  return prompt + "> ";
+}
+
+std::string history_path() {
+  if (const char* path = std::getenv("REDMUX_HISTFILE")) return path;
+  if (const char* home = std::getenv("HOME")) return std::string(home) + "/.redmux_history";
+  return {};
+}
+
+int interactive(Multiplexer& mux, Database db, OutputFormat format) {
+  // History is kept only for a person at a terminal (like redis-cli), so a script piping
+  // commands in leaves no trace in ~/.redmux_history.
+  const bool keep_history = isatty(STDIN_FILENO) != 0;
+  const std::string path = keep_history ? history_path() : std::string();
+  History history;
+  if (!path.empty()) history.load(path);
+  for (;;) {
+    const std::optional<std::string> line = read_line(prompt_for(mux.config(), db), history);
+    if (!line) break;
+    const auto words = split_command_line(*line);
+    if (!words) {
+      print("Invalid argument(s)\n");
+      continue;
+    }
+    if (words->empty()) continue;
+    history.add(*line);
+    if (!path.empty()) history.save(path);
+    if (iequals((*words)[0], "quit") || iequals((*words)[0], "exit")) break;
+    const int status = run_command(mux, db, *words, format);
+    if (status == kExitUsage && !mux.is_connected()) {
+      print_error("the connection is down; redmux reconnects in the background");
+    }
+  }
+  return kExitOk;
+}
+
+bool should_stop(const Options& o, const LatencyStats& total,
+                 std::chrono::steady_clock::time_point started) {
+  if (g_interrupted.load()) return true;
+  if (o.samples > 0 && static_cast<long long>(total.count()) >= o.samples) return true;
+  return o.duration.count() > 0 && std::chrono::steady_clock::now() - started >= o.duration;
+}
+
+// Like redis-cli: a PING every 10 ms, timed from the caller's side (here, through the
+// multiplexer's queue, write, read and completion: what an application sees).
+int latency(Database& db, const Options& o, OutputFormat format) {
+  signal(SIGINT, on_sigint);
+  const bool tty = isatty(STDOUT_FILENO) != 0 && format != OutputFormat::Json;
+  const bool history = o.mode == Mode::LatencyHistory;
+  LatencyStats total, range;
+  const auto started = std::chrono::steady_clock::now();
+  auto range_start = started;
+  auto emit_range = [&](bool final) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - range_start).count();
+    char suffix[64];
+    std::snprintf(suffix, sizeof suffix, " -- %.2f seconds range", seconds);
+    if (format == OutputFormat::Json) {
+      print(range.json(o.percentiles) + "\n");
+    } else if (tty) {
+      print("\x1b[0G\x1b[2K" + range.line(o.percentiles) + suffix + "\n");
+    } else {
+      print(range.line(o.percentiles) + suffix + "\n");
+    }
+    (void) final;
+  };
+  while (!should_stop(o, total, started)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Result<std::string> pong = db.ping().result();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!pong) {
+      if (tty) print("\n");
+      print_error("PING failed: " + pong.error().message());
+      return pong.error().code() == errc::server_error ? kExitServerError : kExitUsage;
+    }
+    total.add(t1 - t0);
+    range.add(t1 - t0);
+    if (tty) print("\x1b[0G\x1b[2K" + (history ? range : total).line(o.percentiles));
+    if (history && t1 - range_start >= o.interval) {
+      emit_range(false);
+      range.clear();
+      range_start = std::chrono::steady_clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (history) {
+    if (range.count() > 0) {
+      emit_range(true);
+    } else if (tty) {
+      print("\n");
+    }
+  } else if (format == OutputFormat::Json) {
+    print(total.json(o.percentiles) + "\n");
+  } else if (tty) {
+    print("\n");
+  } else {
+    print(total.line(o.percentiles) + "\n");
+  }
+  return kExitOk;
+}
+
+int clients(Database& db, const Options& o, OutputFormat format) {
+  auto list = db.client_list().result();
+  if (!list) return report(Result<Reply>(list.error()), format);
+  if (format == OutputFormat::Json) {
+    std::string out = "[";
+    bool first = true;
+    for (const ClientGroup& g : group_clients(*list)) {
+      if (!first) out += ",";
+      first = false;
+      out += "{\"name\":" + json_string(g.name) + ",\"clients\":" + std::to_string(g.connections) +
+             ",\"flags\":" + json_string(g.flags) + ",\"omem\":" + std::to_string(g.omem) +
+             ",\"tot_mem\":" + std::to_string(g.tot_mem) + "}";
+    }
+    print(out + "]\n");
+  } else {
+    print(format_clients(*list, o.omem_warn));
+  }
+  return kExitOk;
+}
+
+int scan(Database& db, const Options& o, OutputFormat format) {
+  try {
+    std::string out = format == OutputFormat::Json ? "[" : "";
+    bool first = true;
+    for (const std::string& key : scan_keys(db, ScanOptions{o.pattern, o.count, o.key_type})) {
+      if (format == OutputFormat::Json) {
+        if (!first) out += ",";
+        out += json_string(key);
+      } else {
+        out += key;
+        out += '\n';
+        if (out.size() > 64 * 1024) {
+          print(out);
+          out.clear();
+        }
+      }
+      first = false;
+    }
+    if (format == OutputFormat::Json) out += "]\n";
+    print(out);
+    return kExitOk;
+  } catch (const RedmuxError& e) {
+    return report(Result<Reply>(Error(e.code(), e.what())), format);
+  }
+}
+
+int main_cli(int argc, char** argv) {
+  const ParseResult parsed = parse_options(std::vector<std::string>(argv, argv + argc));
+  if (!parsed.error.empty()) {
+    print_error(parsed.error);
+    return kExitUsage;
+  }
+  const Options& o = parsed.options;
+  if (o.mode == Mode::Help) {
+    print(usage_text());
+    return kExitOk;
+  }
+  if (o.mode == Mode::Version) {
+    print("redmux-cli " + std::string(kVersion) + "\n");
+    return kExitOk;
+  }
+  Result<Config> config = build_config(o);
+  if (!config) {
+    print_error(config.error().message());
+    return kExitUsage;
+  }
+  std::shared_ptr<Multiplexer> mux;
+  try {
+    mux = Multiplexer::connect(*config);
+  } catch (const RedmuxError& e) {
+    print_error(e.what());
+    return kExitUsage;
+  }
+  const OutputFormat format = resolve_format(o.format);
+  Database db = mux->database();
+  switch (o.mode) {
+    case Mode::Command:
+      return run_command(*mux, db, o.command, format);
+    case Mode::Interactive:
+      return interactive(*mux, db, format);
+    case Mode::Latency:
+    case Mode::LatencyHistory:
+      return latency(db, o, format);
+    case Mode::Clients:
+      return clients(db, o, format);
+    case Mode::Scan:
+      return scan(db, o, format);
+    default:
+      return kExitUsage;
+  }
+}
+
+}  // namespace
+}  // namespace redmux::cli
+
+int main(int argc, char** argv) {
+  try {
+    return redmux::cli::main_cli(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "redmux-cli: %s\n", e.what());
+    return 2;
+  }
+}

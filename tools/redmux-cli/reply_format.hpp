@@ -1,0 +1,34 @@
+// Printing a Reply the way redis-cli does: the human format for a terminal ("(integer) 1",
+// "1) \"a\"", "1# \"k\" => \"v\"" …), the raw format for pipes (bare values, one per line),
+// and JSON. Pure functions of the Reply: safe from any thread.
+//
+// Where redis-cli 7.0 has no rendering of its own (it cannot print big numbers or attributes)
+// redmux-cli chooses: "(big number) 1234…", and an attribute map printed before its value as
+// "1| \"key\" => value" lines (docs/cli.md).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "redmux/reply.hpp"
+
+namespace redmux::cli {
+
+/// redis-cli's terminal format (its cliFormatReplyTTY), ending in a newline.
+std::string format_human(const Reply& reply);
+/// redis-cli's raw format (cliFormatReplyRaw plus its "\n" delimiter), ending in a newline.
+std::string format_raw(const Reply& reply);
+/// The reply as one line of JSON, ending in a newline: strings, numbers (big numbers and
+/// non-finite doubles as strings), true/false, null, arrays, objects for maps whose keys are
+/// all strings or integers (else arrays of [key, value]), errors as {"error": "…"}.
+std::string format_json(const Reply& reply);
+
+/// An error reply as the formats show it: "(error) ERR …\n", "ERR …\n\n", {"error":"…"}.
+std::string format_human_error(std::string_view message);
+std::string format_raw_error(std::string_view message);
+std::string format_json_error(std::string_view message);
+
+/// `text` as a JSON string literal; bytes that are not valid UTF-8 become \u00XX.
+std::string json_string(std::string_view text);
+
+}  // namespace redmux::cli
