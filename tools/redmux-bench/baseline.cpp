@@ -1,0 +1,156 @@
+// baseline: redis-benchmark -t incr -c 1 -P 64 -n N against the same server, run as a
+// subprocess (no shell) when it is on PATH, its CSV output parsed into a row. It INCRs the
+// key "counter:__rand_int__"; the key is deleted afterwards unless it existed before.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+
+extern char** environ;
+
+namespace redmux_bench {
+
+namespace {
+
+std::string find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// Runs argv, returns its stdout (stderr goes to /dev/null) and exit status.
+bool capture(const std::vector<std::string>& args, std::string& out, int& status) {
+  int pipefd[2];
+  if (pipe(pipefd) != 0) return false;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipefd[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, pipefd[0]);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipefd[1]);
+  if (rc != 0) {
+    close(pipefd[0]);
+    return false;
+  }
+  char buf[4096];
+  ssize_t n = 0;
+  while ((n = read(pipefd[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  close(pipefd[0]);
+  waitpid(pid, &status, 0);
+  return true;
+}
+
+// The CSV fields of the line that starts with "INCR".
+std::vector<std::string> incr_fields(const std::string& csv) {
+  std::stringstream lines(csv);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("\"INCR\"", 0) != 0) continue;
+    std::vector<std::string> fields;
+    std::stringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) {
+      if (cell.size() >= 2 && cell.front() == '"') cell = cell.substr(1, cell.size() - 2);
+      fields.push_back(cell);
+    }
+    return fields;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool redis_benchmark_row(Bench& bench, long long requests, int pipeline, Row& row,
+                         std::vector<std::string>& notes) {
+  const std::string program = find_on_path("redis-benchmark");
+  if (program.empty()) {
+    notes.push_back("redis-benchmark is not on PATH: its baseline row is left out.");
+    return false;
+  }
+  const redmux::Config& config = bench.config();
+  if (config.ssl) {
+    notes.push_back("redis-benchmark baseline skipped: TLS endpoint.");
+    return false;
+  }
+  const redmux::Endpoint& ep = config.endpoints.front();
+  std::vector<std::string> args = {program};
+  if (ep.is_unix()) {
+    args.insert(args.end(), {"-s", ep.unix_path});
+  } else {
+    args.insert(args.end(), {"-h", ep.host, "-p", std::to_string(ep.port)});
+  }
+  if (!config.user.empty()) args.insert(args.end(), {"--user", config.user});
+  if (!config.password.empty()) args.insert(args.end(), {"-a", config.password});
+  if (config.default_database) {
+    args.insert(args.end(), {"--dbnum", std::to_string(config.default_database)});
+  }
+  args.insert(args.end(), {"-t", "incr", "-c", "1", "-P", std::to_string(pipeline), "-n",
+                           std::to_string(requests), "--csv"});
+  const std::string key = "counter:__rand_int__";
+  const bool existed = bench.observer().exists(key).get();
+  std::string out;
+  int status = 0;
+  bool ran = false;
+  {
+    Progress progress("baseline: redis-benchmark -t incr -c 1 -P " + std::to_string(pipeline) +
+                      " -n " + std::to_string(requests));
+    ran = capture(args, out, status);
+  }
+  if (!existed) bench.del(key);
+  const std::vector<std::string> f = incr_fields(out);
+  if (!ran || f.size() < 7) {
+    notes.push_back("redis-benchmark failed (exit status " + std::to_string(status) +
+                    "): its baseline row is left out.");
+    return false;
+  }
+  row.scenario = "baseline";
+  row.variant = "redis-benchmark-P" + std::to_string(pipeline);
+  row.client = "redis-benchmark";
+  row.baseline = true;
+  row.threads = 1;
+  row.commands = requests;
+  row.ops_per_sec = std::strtod(f[1].c_str(), nullptr);
+  row.ms = requests / row.ops_per_sec * 1000.0;
+  row.p50_us = std::strtod(f[4].c_str(), nullptr) * 1000.0;
+  row.p99_us = std::strtod(f[6].c_str(), nullptr) * 1000.0;
+  row.add("connections", 1LL);
+  row.add("window", static_cast<long long>(pipeline));
+  row.check = "as reported by redis-benchmark -c 1 -P " + std::to_string(pipeline);
+  return true;
+}
+
+void run_baseline(Bench& bench, long long requests) {
+  Table table;
+  table.title = "baseline: redis-benchmark -t incr -c 1 -P 64 -n " + with_commas(requests);
+  table.shows =
+      "the server's own benchmark on one connection with 64 commands in flight: the pipelined "
+      "rate the deferred face is compared with.";
+  table.setup = bench.setup_line("1 (redis-benchmark)", with_commas(requests) + " × INCR");
+  Row row;
+  if (redis_benchmark_row(bench, requests, 64, row, table.notes)) {
+    table.rows.push_back(std::move(row));
+  }
+  table.notes.push_back(
+      "latencies are redis-benchmark's own (per request, from its histogram, in µs).");
+  bench.report().print(table);
+}
+
+}  // namespace redmux_bench

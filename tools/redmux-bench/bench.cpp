@@ -1,0 +1,99 @@
+#include "bench.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+
+namespace redmux_bench {
+
+Bench::Bench(Options options)
+    : options_(std::move(options)), report_(options_.json, options_.json_file) {
+  config_ = redmux::Config::from_string(options_.url);
+  if (config_.name.empty()) config_.name = "redmux-bench";
+  observer_ = redmux::Multiplexer::connect(config_named(config_.name + "-observer"));
+  identity_ = observer_->server_identity();
+}
+
+redmux::Config Bench::config_named(std::string_view name) const {
+  redmux::Config named = config_;
+  named.name = std::string(name);
+  return named;
+}
+
+std::shared_ptr<redmux::Multiplexer> Bench::connect(std::string_view name) const {
+  return redmux::Multiplexer::connect(config_named(name));
+}
+
+long long Bench::info_integer(std::string_view section, std::string_view field) const {
+  const redmux::InfoSections info = observer().info(section).get();
+  return info.get_integer(section, field).value_or(-1);
+}
+
+long long Bench::counter(const std::string& key) const {
+  const std::optional<std::string> text = observer().get(key).get();
+  if (!text) return 0;
+  long long value = 0;
+  std::from_chars(text->data(), text->data() + text->size(), value);
+  return value;
+}
+
+void Bench::del(const std::string& key) const {
+  (void)observer().del(key).get();
+}
+
+std::string Bench::key(std::string_view scenario, std::string_view variant) {
+  return "redmux-bench:" + std::string(scenario) + ":" + std::string(variant);
+}
+
+std::string Bench::server_text() const {
+  return identity_.product + " " + identity_.version;
+}
+
+std::string Bench::setup_line(std::string_view threads, std::string_view commands,
+                              std::string_view values) const {
+  std::string line = "setup: " + server_text() + " (" + identity_.mode + ", RESP" +
+                     std::to_string(identity_.protocol) + ") at " +
+                     config_.endpoints.front().to_string();
+  line += " · threads " + std::string(threads);
+  line += " · commands " + std::string(commands);
+  line += " · values " + std::string(values);
+  line += " · redmux " + std::string(redmux::kVersion);
+  line += " (ioThreads=" + std::to_string(config_.io_threads) + ")";
+  line += " · " + std::to_string(std::thread::hardware_concurrency()) + " CPUs";
+  return line;
+}
+
+Progress::Progress(std::string what)
+    : what_(std::move(what)), start_(Clock::now()), tty_(isatty(STDERR_FILENO) == 1) {
+  std::fprintf(stderr, "» %s …%s", what_.c_str(), tty_ ? "" : "\n");
+  std::fflush(stderr);
+  if (tty_) {
+    ticker_ = std::thread([this] {
+      int shown = 0;
+      while (!done_.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        const int seconds = static_cast<int>(ms_between(start_, Clock::now()) / 1000);
+        if (seconds > shown && !done_.load()) {
+          shown = seconds;
+          std::fprintf(stderr, "\r» %s … %d s", what_.c_str(), seconds);
+          std::fflush(stderr);
+        }
+      }
+    });
+  }
+}
+
+Progress::~Progress() {
+  done_ = true;
+  if (ticker_.joinable()) ticker_.join();
+  const double seconds = ms_between(start_, Clock::now()) / 1000;
+  if (tty_) {
+    std::fprintf(stderr, "\r» %s … done in %.1f s\n", what_.c_str(), seconds);
+  } else {
+    std::fprintf(stderr, "» %s: done in %.1f s\n", what_.c_str(), seconds);
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace redmux_bench

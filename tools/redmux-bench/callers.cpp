@@ -1,0 +1,261 @@
+// callers (seed 004, the go-redis autopipeline table): T threads INCR one counter for D
+// seconds, three ways —
+//   plain          hiredis, one connection per thread, one round trip per INCR (baseline);
+//   blocking-face  every thread calls db.incr(key).get() on one shared multiplexer;
+//   deferred-face  every thread issues a window of W INCRs, then gets them in order.
+// Threads start together after all are ready; a thread stops at the first check past the
+// deadline and always awaits what it issued, so the completed count must equal the
+// server's counter exactly (a failed command may or may not have run: the counter may then
+// exceed it by at most the failures). ops/s = completed ÷ time until the last thread is done.
+// Latency per INCR: reply − issue; for the deferred face the reply time is when get()
+// returned for it, the window being read in issue order (replies arrive in that order).
+#include <latch>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "bench.hpp"
+#include "hiredis_client.hpp"
+
+namespace redmux_bench {
+
+namespace {
+
+struct ThreadResult {
+  long long completed = 0;
+  long long errors = 0;
+  std::string first_error;
+  std::vector<std::int64_t> latencies;
+};
+
+struct RunResult {
+  double seconds = 0;
+  long long completed = 0;
+  long long errors = 0;
+  std::string first_error;
+  LatencySummary latency;
+};
+
+// Runs loop(t, deadline, result) on `threads` threads started together.
+template <class Loop>
+RunResult run_threads(int threads, double seconds, const std::string& what, Loop loop) {
+  std::vector<ThreadResult> results(threads);
+  std::latch ready(threads);
+  std::latch go(1);
+  Clock::time_point deadline;  // written before go opens; read only after
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      ThreadResult& result = results[t];
+      result.latencies.reserve(1 << 14);
+      ready.count_down();
+      go.wait();
+      try {
+        loop(t, deadline, result);
+      } catch (const std::exception& e) {
+        ++result.errors;
+        if (result.first_error.empty()) result.first_error = e.what();
+      }
+    });
+  }
+  ready.wait();
+  RunResult run;
+  {
+    Progress progress(what);
+    const auto start = Clock::now();
+    deadline =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    go.count_down();
+    for (auto& th : pool) th.join();
+    run.seconds = ms_between(start, Clock::now()) / 1000.0;
+  }
+  std::vector<std::vector<std::int64_t>> latencies;
+  latencies.reserve(threads);
+  for (ThreadResult& r : results) {
+    run.completed += r.completed;
+    run.errors += r.errors;
+    if (run.first_error.empty()) run.first_error = r.first_error;
+    latencies.push_back(std::move(r.latencies));
+  }
+  run.latency = summarize(latencies);
+  return run;
+}
+
+void record_error(ThreadResult& result, const std::exception& e) {
+  ++result.errors;
+  if (result.first_error.empty()) result.first_error = e.what();
+}
+
+Row to_row(Bench& bench, std::string variant, std::string client, int threads, const RunResult& run,
+           const std::string& key) {
+  Row row;
+  row.scenario = "callers";
+  row.variant = std::move(variant);
+  row.client = std::move(client);
+  row.baseline = row.client != "redmux";
+  row.threads = threads;
+  row.commands = run.completed;
+  row.ms = run.seconds * 1000.0;
+  row.ops_per_sec = static_cast<double>(run.completed) / run.seconds;
+  row.set_latency(run.latency);
+  const long long counter = bench.counter(key);
+  row.ok = counter >= run.completed && counter <= run.completed + run.errors;
+  row.check = "counter=" + std::to_string(counter);
+  if (run.errors) {
+    row.add("errors", run.errors);
+    row.check += " errors=" + std::to_string(run.errors) + " (first: " + run.first_error + ")";
+  }
+  return row;
+}
+
+Row plain(Bench& bench, int threads, double seconds) {
+  const std::string key = Bench::key("callers", "plain");
+  bench.del(key);
+  std::vector<std::unique_ptr<HiredisConnection>> connections;
+  connections.reserve(threads);
+  for (int t = 0; t < threads; ++t) {
+    connections.push_back(std::make_unique<HiredisConnection>(bench.config()));
+  }
+  const RunResult run =
+      run_threads(threads, seconds, "callers: plain (hiredis, a connection per thread)",
+                  [&](int t, Clock::time_point deadline, ThreadResult& result) {
+                    HiredisConnection& c = *connections[t];
+                    for (;;) {
+                      const auto t0 = Clock::now();
+                      if (t0 >= deadline) break;
+                      c.incr(key);
+                      result.latencies.push_back(ns_between(t0, Clock::now()));
+                      ++result.completed;
+                    }
+                  });
+  Row row = to_row(bench, "plain", "hiredis", threads, run, key);
+  row.add("connections", static_cast<long long>(threads));
+  return row;
+}
+
+template <class Loop>
+Row through_multiplexer(Bench& bench, const std::string& variant, int threads, double seconds,
+                        const std::string& what, Loop loop) {
+  const std::string key = Bench::key("callers", variant);
+  bench.del(key);
+  auto mux = bench.connect("redmux-bench-callers");
+  redmux::Database db = mux->database();
+  const auto before = mux->status();
+  const RunResult run = run_threads(threads, seconds, what,
+                                    [&](int, Clock::time_point deadline, ThreadResult& result) {
+                                      loop(db, key, deadline, result);
+                                    });
+  const auto after = mux->status();
+  Row row = to_row(bench, variant, "redmux", threads, run, key);
+  row.add("connections", static_cast<long long>(after.connections));
+  if (after.writes > before.writes) {
+    row.add("cmds_per_write",
+            static_cast<double>(after.commands - before.commands) / (after.writes - before.writes),
+            1);
+  }
+  return row;
+}
+
+Row blocking_face(Bench& bench, int threads, double seconds) {
+  return through_multiplexer(bench, "blocking-face", threads, seconds,
+                             "callers: blocking face (get() per INCR)",
+                             [](redmux::Database& db, const std::string& key,
+                                Clock::time_point deadline, ThreadResult& result) {
+                               for (;;) {
+                                 const auto t0 = Clock::now();
+                                 if (t0 >= deadline) break;
+                                 try {
+                                   db.incr(key).get();
+                                   result.latencies.push_back(ns_between(t0, Clock::now()));
+                                   ++result.completed;
+                                 } catch (const redmux::RedmuxError& e) {
+                                   record_error(result, e);
+                                 }
+                               }
+                             });
+}
+
+Row deferred_face(Bench& bench, int threads, double seconds, int window) {
+  Row row =
+      through_multiplexer(bench, "deferred-face", threads, seconds,
+                          "callers: deferred face (windows of " + std::to_string(window) + ")",
+                          [window](redmux::Database& db, const std::string& key,
+                                   Clock::time_point deadline, ThreadResult& result) {
+                            std::vector<redmux::Future<long long>> futures(window);
+                            std::vector<Clock::time_point> issued(window);
+                            while (Clock::now() < deadline) {
+                              for (int i = 0; i < window; ++i) {
+                                issued[i] = Clock::now();
+                                futures[i] = db.incr(key);
+                              }
+                              for (int i = 0; i < window; ++i) {
+                                try {
+                                  futures[i].get();
+                                  result.latencies.push_back(ns_between(issued[i], Clock::now()));
+                                  ++result.completed;
+                                } catch (const redmux::RedmuxError& e) {
+                                  record_error(result, e);
+                                }
+                              }
+                            }
+                          });
+  row.add("window", static_cast<long long>(window));
+  return row;
+}
+
+const Row* find(const Table& table, std::string_view variant) {
+  for (const Row& r : table.rows) {
+    if (r.variant == variant) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void run_callers(Bench& bench, int threads, double seconds, int window,
+                 long long redis_benchmark_requests) {
+  const bool baselines = !bench.options().no_baselines && bench.hiredis_usable();
+  Table table;
+  table.title = "callers: " + std::to_string(threads) + " threads × " + fixed(seconds, 1) +
+                " s of INCR (the go-redis autopipeline table)";
+  table.shows =
+      "many threads on one multiplexer: the blocking face already batches their commands; "
+      "issuing windows (deferred face) approaches a hand-pipelined client.";
+  table.setup =
+      bench.setup_line(std::to_string(threads), "INCR of one key for " + fixed(seconds, 1) +
+                                                    " s, window " + std::to_string(window));
+  if (baselines) table.rows.push_back(plain(bench, threads, seconds));
+  table.rows.push_back(blocking_face(bench, threads, seconds));
+  table.rows.push_back(deferred_face(bench, threads, seconds, window));
+  if (baselines && redis_benchmark_requests > 0) {
+    Row row;
+    if (redis_benchmark_row(bench, redis_benchmark_requests, 64, row, table.notes)) {
+      table.rows.push_back(std::move(row));
+    }
+  }
+  table.reference = baselines ? "plain" : "";
+  const Row* p = find(table, "plain");
+  const Row* b = find(table, "blocking-face");
+  const Row* d = find(table, "deferred-face");
+  const Row* rb = find(table, "redis-benchmark-P64");
+  const std::string at = " (" + std::to_string(threads) + " threads)";
+  if (p && b) {
+    const double r = b->ops_per_sec / p->ops_per_sec;
+    table.comparisons.push_back(
+        {"callers", "blocking-face ops/s ÷ plain ops/s" + at, r, "≥ 5 at 500 threads", r >= 5});
+  }
+  if (rb && d) {
+    const double r = d->ops_per_sec / rb->ops_per_sec;
+    table.comparisons.push_back({"callers",
+                                 "deferred-face ops/s ÷ redis-benchmark -c 1 -P 64 ops/s" + at, r,
+                                 "≥ 0.8", r >= 0.8});
+  }
+  table.notes.push_back(
+      "latency: reply − issue per INCR (deferred face: get() return in issue order − issue); "
+      "ops/s: completed ÷ time until the last thread finished its last window.");
+  for (const Row& r : table.rows) bench.del(Bench::key("callers", r.variant));
+  bench.report().print(table);
+}
+
+}  // namespace redmux_bench

@@ -1,0 +1,99 @@
+#include "hiredis_client.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace redmux_bench {
+
+namespace {
+
+long long integer_of(redisReply* reply, const char* what) {
+  if (!reply) throw std::runtime_error(std::string("hiredis: no reply to ") + what);
+  if (reply->type != REDIS_REPLY_INTEGER) {
+    std::string message = std::string("hiredis: ") + what + " replied ";
+    message += reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len)
+                                                : "type " + std::to_string(reply->type);
+    freeReplyObject(reply);
+    throw std::runtime_error(message);
+  }
+  const long long value = reply->integer;
+  freeReplyObject(reply);
+  return value;
+}
+
+void expect_ok(redisReply* reply, const char* what) {
+  const bool ok = reply && reply->type != REDIS_REPLY_ERROR;
+  const std::string text = reply && reply->str ? std::string(reply->str, reply->len) : "";
+  if (reply) freeReplyObject(reply);
+  if (!ok) throw std::runtime_error(std::string("hiredis: ") + what + " failed: " + text);
+}
+
+}  // namespace
+
+HiredisConnection::HiredisConnection(const redmux::Config& config) {
+  if (config.endpoints.empty()) throw std::runtime_error("hiredis: no endpoint");
+  if (config.ssl) throw std::runtime_error("hiredis baseline: TLS endpoints are not supported");
+  const redmux::Endpoint& ep = config.endpoints.front();
+  context_ = ep.is_unix() ? redisConnectUnix(ep.unix_path.c_str())
+                          : redisConnect(ep.host.c_str(), ep.port);
+  if (!context_ || context_->err) {
+    const std::string why = context_ ? context_->errstr : "out of memory";
+    if (context_) redisFree(context_);
+    throw std::runtime_error("hiredis: cannot connect to " + ep.to_string() + ": " + why);
+  }
+  if (!config.password.empty()) {
+    auto* reply = config.user.empty() ? redisCommand(context_, "AUTH %s", config.password.c_str())
+                                      : redisCommand(context_, "AUTH %s %s", config.user.c_str(),
+                                                     config.password.c_str());
+    expect_ok(static_cast<redisReply*>(reply), "AUTH");
+  }
+  if (config.default_database != 0) {
+    auto* reply = redisCommand(context_, "SELECT %d", config.default_database);
+    expect_ok(static_cast<redisReply*>(reply), "SELECT");
+  }
+}
+
+HiredisConnection::~HiredisConnection() {
+  if (context_) redisFree(context_);
+}
+
+void HiredisConnection::fail(const char* what) const {
+  throw std::runtime_error(std::string("hiredis: ") + what + ": " + context_->errstr);
+}
+
+long long HiredisConnection::incr(std::string_view key) {
+  auto* reply = static_cast<redisReply*>(redisCommand(context_, "INCR %b", key.data(), key.size()));
+  if (!reply) fail("INCR");
+  return integer_of(reply, "INCR");
+}
+
+void HiredisConnection::append_incr(std::string_view key) {
+  if (redisAppendCommand(context_, "INCR %b", key.data(), key.size()) != REDIS_OK) {
+    fail("redisAppendCommand");
+  }
+}
+
+long long HiredisConnection::read_integer() {
+  void* reply = nullptr;
+  if (redisGetReply(context_, &reply) != REDIS_OK) fail("redisGetReply");
+  return integer_of(static_cast<redisReply*>(reply), "INCR");
+}
+
+void HiredisConnection::del(std::string_view key) {
+  auto* reply = static_cast<redisReply*>(redisCommand(context_, "DEL %b", key.data(), key.size()));
+  if (!reply) fail("DEL");
+  (void)integer_of(reply, "DEL");
+}
+
+long long HiredisConnection::get_counter(std::string_view key) {
+  auto* reply = static_cast<redisReply*>(redisCommand(context_, "GET %b", key.data(), key.size()));
+  if (!reply) fail("GET");
+  long long value = 0;
+  if (reply->type == REDIS_REPLY_STRING) value = std::stoll(std::string(reply->str, reply->len));
+  freeReplyObject(reply);
+  return value;
+}
+
+}  // namespace redmux_bench

@@ -1,0 +1,38 @@
+// A blocking hiredis connection (Debian's libhiredis-dev, 0.14): the "plain client" the
+// baselines compare redmux with. One object is one TCP or Unix connection; not thread-safe,
+// one per thread. Errors throw std::runtime_error with hiredis's text.
+#pragma once
+
+#include <string_view>
+
+#include <redmux/config.hpp>
+
+struct redisContext;
+
+namespace redmux_bench {
+
+class HiredisConnection {
+ public:
+  /// Connects to the first endpoint of `config`, with its user/password and database.
+  explicit HiredisConnection(const redmux::Config& config);
+  ~HiredisConnection();
+  HiredisConnection(const HiredisConnection&) = delete;
+  HiredisConnection& operator=(const HiredisConnection&) = delete;
+
+  /// INCR key with redisCommand: write, then wait for the reply.
+  long long incr(std::string_view key);
+  /// Queues INCR key in hiredis's output buffer (redisAppendCommand); nothing is sent yet.
+  void append_incr(std::string_view key);
+  /// Reads the next reply (redisGetReply; the first call flushes the output buffer).
+  long long read_integer();
+  /// DEL key.
+  void del(std::string_view key);
+  /// GET key as an integer; 0 when the key is missing.
+  long long get_counter(std::string_view key);
+
+ private:
+  [[noreturn]] void fail(const char* what) const;
+  redisContext* context_ = nullptr;
+};
+
+}  // namespace redmux_bench

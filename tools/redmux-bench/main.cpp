@@ -1,0 +1,93 @@
+// redmux-bench: the experiments of the seed write-ups, each printing a table with its setup
+// (or JSON lines with --json). `redmux-bench --help` lists the scenarios; docs/performance.md
+// explains how to read them.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "bench.hpp"
+
+namespace {
+
+using redmux_bench::Bench;
+using redmux_bench::Options;
+
+long long first_or(const std::vector<long long>& values, long long fallback) {
+  return values.empty() ? fallback : values.front();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  const char* env_url = std::getenv("REDMUX_URL");
+  o.url = env_url && *env_url ? env_url : "localhost:6379";
+
+  CLI::App app{"redmux-bench: the seeds' experiments against a Redis or Valkey server"};
+  app.fallthrough();  // options may come before or after the scenario name
+  app.require_subcommand(1);
+  app.add_option("--url", o.url,
+                 "server: a redmux configuration string or redis:// URL "
+                 "(default: $REDMUX_URL or localhost:6379)");
+  app.add_flag("--json", o.json, "print one JSON object per result row instead of tables");
+  app.add_option("--json-file", o.json_file, "also write the JSON rows to this file");
+  app.add_option("--threads", o.threads, "callers: threads (default 500; tour 100)");
+  app.add_option("--seconds", o.seconds, "callers: seconds per variant (default 3; tour 2)");
+  app.add_option("--window", o.window, "callers: deferred face's window (default 200)");
+  app.add_option("--commands", o.commands,
+                 "modes: INCR counts (default 10000,100000; tour 10000); conn-per-request: "
+                 "requests (200); baseline: redis-benchmark -n (1000000); burst: INCRs "
+                 "(100000); trap: requests (500)")
+      ->delimiter(',');
+  app.add_option("--client", o.client, "burst: redmux or hiredis")
+      ->check(CLI::IsMember({"redmux", "hiredis"}));
+  app.add_flag("--no-baselines", o.no_baselines, "leave out the hiredis and redis-benchmark rows");
+
+  auto* conn = app.add_subcommand("conn-per-request",
+                                  "a multiplexer per request vs one shared (connection counts)");
+  auto* modes = app.add_subcommand(
+      "modes", "N INCRs: await each, issue then await, Batch, FireAndForget (+ hiredis)");
+  auto* callers = app.add_subcommand(
+      "callers", "T threads for D s: plain hiredis, blocking face, deferred face");
+  auto* baseline = app.add_subcommand("baseline", "redis-benchmark -t incr -c 1 -P 64 as a row");
+  auto* burst = app.add_subcommand(
+      "burst", "only the issue-then-await burst of N INCRs (for callgrind; --client)");
+  auto* trap = app.add_subcommand("trap", "sync over async: get() on an I/O thread vs co_await");
+  auto* tour = app.add_subcommand("tour", "every experiment at demo sizes (scripts/demo)");
+  auto* all = app.add_subcommand("all", "every experiment at full size, with the baselines");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (burst->parsed()) return redmux_bench::run_burst(o, first_or(o.commands, 100000));
+    Bench bench(o);
+    const int threads = o.threads ? o.threads : 500;
+    const double seconds = o.seconds > 0 ? o.seconds : 3.0;
+    const int window = o.window ? o.window : 200;
+    const std::vector<long long> sizes =
+        o.commands.empty() ? std::vector<long long>{10000, 100000} : o.commands;
+    if (conn->parsed()) redmux_bench::run_conn_per_request(bench, first_or(o.commands, 200));
+    if (modes->parsed()) redmux_bench::run_modes(bench, sizes);
+    if (callers->parsed()) redmux_bench::run_callers(bench, threads, seconds, window, 1000000);
+    if (baseline->parsed()) redmux_bench::run_baseline(bench, first_or(o.commands, 1000000));
+    if (trap->parsed()) redmux_bench::run_trap(bench, static_cast<int>(first_or(o.commands, 500)));
+    if (tour->parsed()) redmux_bench::run_tour(bench);
+    if (all->parsed()) {
+      redmux_bench::run_conn_per_request(bench, 200);
+      redmux_bench::run_modes(bench, {10000, 100000});
+      redmux_bench::run_callers(bench, threads, seconds, window, 1000000);
+      redmux_bench::run_trap(bench, 500);
+    }
+    if (bench.report().failures()) {
+      std::fprintf(stderr, "redmux-bench: %d row(s) FAILED their checks (see the check column)\n",
+                   bench.report().failures());
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "redmux-bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,223 @@
+// modes (seed 000): N INCRs of one counter sent four ways through one multiplexer —
+// awaiting each, issuing all then awaiting them, a Batch, FireAndForget followed by a GET —
+// next to hiredis doing the same with redisCommand (one round trip each) and with
+// redisAppendCommand × N then redisGetReply × N (its own pipeline).
+//
+// Every variant starts on a deleted key and checks what it got: each INCR reply must be its
+// position (1, 2, 3 …: one caller, in order) and the server's counter must read N after.
+// Latency: for the awaited variants, reply time − issue time per command; for the issued-
+// then-awaited ones the reply time is when get() returned for that command, the futures
+// being read in issue order (replies also arrive in that order, so this is the completion
+// time to within the cost of get()). FireAndForget awaits nothing: no latency.
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "bench.hpp"
+#include "hiredis_client.hpp"
+
+namespace redmux_bench {
+
+namespace {
+
+struct Measurement {
+  Clock::time_point start, end;
+  std::vector<std::int64_t> latencies;
+  long long out_of_order = 0;  ///< replies that were not their position
+  long long refused = 0;       ///< commands refused at once (queue full …)
+  std::string extra_check;
+};
+
+Row to_row(Bench& bench, std::string variant, std::string client, long long n, Measurement& m,
+           const std::string& key) {
+  Row row;
+  row.scenario = "modes";
+  row.variant = std::move(variant);
+  row.client = std::move(client);
+  row.baseline = row.client != "redmux";
+  row.commands = n;
+  row.ms = ms_between(m.start, m.end);
+  row.ops_per_sec = static_cast<double>(n) / (row.ms / 1000.0);
+  row.set_latency(summarize(m.latencies));
+  const long long value = bench.counter(key);
+  row.ok = value == n && m.out_of_order == 0 && m.refused == 0;
+  row.check = "counter=" + std::to_string(value);
+  if (m.out_of_order) row.check += " out-of-order=" + std::to_string(m.out_of_order);
+  if (m.refused) row.check += " refused=" + std::to_string(m.refused);
+  row.check += m.extra_check;
+  return row;
+}
+
+void add_pipelining(Row& row, const redmux::MultiplexerStatus& before,
+                    const redmux::MultiplexerStatus& after) {
+  const auto writes = after.writes - before.writes;
+  const auto commands = after.commands - before.commands;
+  if (writes) row.add("cmds_per_write", static_cast<double>(commands) / writes, 1);
+}
+
+Measurement await_each(redmux::Database db, const std::string& key, long long n) {
+  Measurement m;
+  m.latencies.reserve(n);
+  m.start = Clock::now();
+  for (long long i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    const long long value = db.incr(key).get();
+    m.latencies.push_back(ns_between(t0, Clock::now()));
+    m.out_of_order += value != i + 1;
+  }
+  m.end = Clock::now();
+  return m;
+}
+
+// Issue every command through `sink` (a Database or a Batch), run `after_issue`, then
+// await them in order.
+template <class Sink, class AfterIssue>
+Measurement issue_then_await(Sink& sink, const std::string& key, long long n,
+                             AfterIssue after_issue) {
+  Measurement m;
+  std::vector<redmux::Future<long long>> futures;
+  std::vector<Clock::time_point> issued(n);
+  futures.reserve(n);
+  m.latencies.reserve(n);
+  m.start = Clock::now();
+  for (long long i = 0; i < n; ++i) {
+    issued[i] = Clock::now();
+    futures.push_back(sink.incr(key));
+  }
+  after_issue();
+  for (long long i = 0; i < n; ++i) {
+    redmux::Result<long long> r = futures[i].result();
+    m.latencies.push_back(ns_between(issued[i], Clock::now()));
+    if (!r) {
+      ++m.refused;
+    } else {
+      m.out_of_order += *r != i + 1;
+    }
+  }
+  m.end = Clock::now();
+  return m;
+}
+
+Measurement fire_and_forget(redmux::Database db, const std::string& key, long long n) {
+  Measurement m;
+  m.start = Clock::now();
+  for (long long i = 0; i < n; ++i) {
+    // Complete at once; a refused command (queue full) is complete with its error.
+    m.refused += !db.incr(key, redmux::Flags::FireAndForget).result().has_value();
+  }
+  // A normal command after them: replies come in order, so it reads every INCR's effect.
+  const std::optional<std::string> value = db.get(key).get();
+  m.end = Clock::now();
+  m.extra_check = " GET read " + value.value_or("nil");
+  m.out_of_order = value != std::to_string(n);
+  return m;
+}
+
+Measurement hiredis_sync(HiredisConnection& c, const std::string& key, long long n) {
+  Measurement m;
+  m.latencies.reserve(n);
+  m.start = Clock::now();
+  for (long long i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    const long long value = c.incr(key);
+    m.latencies.push_back(ns_between(t0, Clock::now()));
+    m.out_of_order += value != i + 1;
+  }
+  m.end = Clock::now();
+  return m;
+}
+
+Measurement hiredis_append(HiredisConnection& c, const std::string& key, long long n) {
+  Measurement m;
+  std::vector<Clock::time_point> issued(n);
+  m.latencies.reserve(n);
+  m.start = Clock::now();
+  for (long long i = 0; i < n; ++i) {
+    issued[i] = Clock::now();
+    c.append_incr(key);
+  }
+  for (long long i = 0; i < n; ++i) {
+    const long long value = c.read_integer();
+    m.latencies.push_back(ns_between(issued[i], Clock::now()));
+    m.out_of_order += value != i + 1;
+  }
+  m.end = Clock::now();
+  return m;
+}
+
+double ratio_of(const Table& table, const std::string& a, const std::string& b, bool by_time) {
+  const Row *ra = nullptr, *rb = nullptr;
+  for (const Row& r : table.rows) {
+    if (r.variant == a) ra = &r;
+    if (r.variant == b) rb = &r;
+  }
+  if (!ra || !rb) return -1;
+  return by_time ? ra->ms / rb->ms : ra->ops_per_sec / rb->ops_per_sec;
+}
+
+void run_size(Bench& bench, long long n) {
+  const bool baselines = !bench.options().no_baselines && bench.hiredis_usable();
+  Table table;
+  table.title = "modes: " + with_commas(n) + " INCRs four ways";
+  table.shows =
+      "awaiting each INCR pays a round trip per command; issuing first lets the multiplexer "
+      "pipeline them (hiredis rows: the same by hand).";
+  table.setup = bench.setup_line("1", with_commas(n) + " × INCR of one key");
+  table.reference = "await-each";
+  auto progress = std::make_unique<Progress>("modes: " + with_commas(n) + " INCRs, " +
+                                             (baselines ? "6" : "4") + " variants");
+  auto mux = bench.connect("redmux-bench-modes");
+  redmux::Database db = mux->database();
+  auto run_redmux = [&](const std::string& variant, auto&& body) {
+    const std::string key = Bench::key("modes", variant);
+    bench.del(key);
+    const auto before = mux->status();
+    Measurement m = body(key);
+    const auto after = mux->status();
+    Row row = to_row(bench, variant, "redmux", n, m, key);
+    add_pipelining(row, before, after);
+    table.rows.push_back(std::move(row));
+  };
+  run_redmux("await-each", [&](const std::string& key) { return await_each(db, key, n); });
+  run_redmux("issue-then-await",
+             [&](const std::string& key) { return issue_then_await(db, key, n, [] {}); });
+  run_redmux("batch", [&](const std::string& key) {
+    redmux::Batch batch = db.batch();
+    return issue_then_await(batch, key, n, [&] { batch.execute(); });
+  });
+  run_redmux("fire-and-forget",
+             [&](const std::string& key) { return fire_and_forget(db, key, n); });
+  if (baselines) {
+    HiredisConnection hiredis(bench.config());
+    for (const char* variant : {"hiredis-sync", "hiredis-append"}) {
+      const std::string key = Bench::key("modes", variant);
+      bench.del(key);
+      Measurement m = std::string(variant) == "hiredis-sync" ? hiredis_sync(hiredis, key, n)
+                                                             : hiredis_append(hiredis, key, n);
+      table.rows.push_back(to_row(bench, variant, "hiredis", n, m, key));
+    }
+    const double sync = ratio_of(table, "await-each", "hiredis-sync", false);
+    table.comparisons.push_back(
+        {"modes", "await-each ops/s, redmux ÷ hiredis sync (n=" + with_commas(n) + ")", sync,
+         "≥ 0.95", sync >= 0.95});
+    const double append = ratio_of(table, "issue-then-await", "hiredis-append", true);
+    table.comparisons.push_back(
+        {"modes", "issue-then-await time, redmux ÷ hiredis append (n=" + with_commas(n) + ")",
+         append, "≤ 1.2", append <= 1.2});
+  }
+  progress.reset();
+  table.notes.push_back(
+      "fire-and-forget's time includes the GET that reads the counter back; batch's includes "
+      "execute(). Latency of issued-then-awaited rows: get() return − issue, in issue order.");
+  for (const Row& r : table.rows) bench.del(Bench::key("modes", r.variant));
+  bench.report().print(table);
+}
+
+}  // namespace
+
+void run_modes(Bench& bench, const std::vector<long long>& sizes) {
+  for (long long n : sizes) run_size(bench, n);
+}
+
+}  // namespace redmux_bench

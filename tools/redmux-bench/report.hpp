@@ -1,0 +1,101 @@
+// Result rows, the tables they print as, and their JSON lines. One Table per experiment: a
+// title, one line saying what it shows, the setup line (server, endpoint, threads, commands,
+// value size, redmux version, CPUs), the rows, and comparison lines under it. With --json
+// every row (and every comparison) is one JSON object on its own line instead.
+//
+// Not thread-safe: scenarios build rows on the main thread after their workers have joined.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "latency.hpp"
+
+namespace redmux_bench {
+
+/// One extra column of a row: shown in the table under `name`, written to JSON as a number
+/// (numeric) or a string.
+struct Field {
+  std::string name;
+  std::string text;
+  bool numeric = false;
+};
+
+/// One measured variant of a scenario.
+struct Row {
+  std::string scenario;   ///< "modes", "callers" … (the JSON `scenario`)
+  std::string variant;    ///< "await-each", "blocking-face" … (the JSON `variant`)
+  std::string client;     ///< "redmux", "hiredis", "redis-benchmark"
+  bool baseline = false;  ///< another client, for comparison; marked in the table
+  int threads = 1;
+  long long commands = 0;  ///< commands completed (or issued, for fire-and-forget)
+  double ops_per_sec = 0;
+  double p50_us = -1;  ///< negative: not measured
+  double p99_us = -1;
+  double ms = -1;     ///< total time; negative when the scenario has none
+  bool ok = true;     ///< the harness's own checks passed (counts match the server)
+  std::string check;  ///< what was checked, e.g. "counter=10000"
+  std::vector<Field> extra;
+
+  void set_latency(const LatencySummary& s) {
+    p50_us = s.p50_us;
+    p99_us = s.p99_us;
+  }
+  void add(std::string name, long long value);
+  void add(std::string name, double value, int decimals);
+  void add_text(std::string name, std::string value);
+};
+
+/// A derived ratio the issue asks for, with its target.
+struct Comparison {
+  std::string scenario;
+  std::string name;  ///< "await-each ops/s redmux ÷ hiredis sync"
+  double value = 0;
+  std::string target;  ///< "≥ 0.95"
+  bool met = false;
+};
+
+struct Table {
+  std::string title;
+  std::string shows;  ///< one line: what the table shows
+  std::string setup;
+  std::vector<Row> rows;
+  /// Variant whose ops/s the "vs" column divides by; empty for no such column.
+  std::string reference;
+  std::vector<Comparison> comparisons;
+  std::vector<std::string> notes;  ///< printed under the table
+};
+
+/// Where output goes: tables to stdout, or JSON lines to stdout (--json); optionally JSON
+/// lines to a file as well (--json-file) while tables still print.
+class Report {
+ public:
+  Report(bool json_to_stdout, const std::string& json_file);
+  ~Report();
+  Report(const Report&) = delete;
+  Report& operator=(const Report&) = delete;
+
+  void print(const Table& table);
+  /// Rows that failed their checks so far.
+  int failures() const noexcept { return failures_; }
+
+ private:
+  void print_text(const Table& table);
+  void write_json(std::FILE* out, const Table& table);
+
+  bool json_ = false;
+  std::FILE* json_file_ = nullptr;
+  int failures_ = 0;
+};
+
+/// 1234567 → "1,234,567".
+std::string with_commas(long long value);
+/// A double with `decimals` digits, thousands separated: 1234.5 → "1,234.5".
+std::string fixed(double value, int decimals);
+/// A JSON string literal.
+std::string json_string(std::string_view text);
+
+}  // namespace redmux_bench
