@@ -243,6 +243,19 @@ void BM_redmux_encode_mset(benchmark::State& state) {
   report_encode(state, out.size());
 }
 
+void BM_redmux_encode_mset_range(benchmark::State& state) {
+  static const std::vector<std::string> keys = mset_keys();
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const std::string& key : keys) pairs.emplace_back(key, std::string(16, 'v'));
+  std::string out;
+  for (auto _ : state) {
+    out.clear();
+    redmux::resp::encode_args(out, "MSET", pairs);
+    benchmark::DoNotOptimize(out.data());
+  }
+  report_encode(state, out.size());
+}
+
 void BM_hiredis_encode_mset(benchmark::State& state) {
   static const std::vector<std::string> keys = mset_keys();
   const std::string value(16, 'v');
@@ -271,6 +284,7 @@ void BM_hiredis_encode_mset(benchmark::State& state) {
 BENCHMARK(BM_redmux_encode_set)->Name("encode/redmux/SET");
 BENCHMARK(BM_hiredis_encode_set)->Name("encode/hiredis/SET");
 BENCHMARK(BM_redmux_encode_mset)->Name("encode/redmux/MSET_100_pairs");
+BENCHMARK(BM_redmux_encode_mset_range)->Name("encode/redmux/MSET_100_pairs_range");
 BENCHMARK(BM_hiredis_encode_mset)->Name("encode/hiredis/MSET_100_pairs");
 
 }  // namespace

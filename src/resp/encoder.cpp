@@ -38,6 +38,27 @@ std::size_t header_size(std::size_t n) noexcept {
 
 }  // namespace
 
+namespace detail {
+
+char* write_array_header(char* at, std::size_t n) noexcept {
+  return write_header(at, '*', n);
+}
+
+char* write_arg(char* at, std::string_view bytes) noexcept {
+  at = write_header(at, '$', bytes.size());
+  if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
+  at += bytes.size();
+  *at++ = '\r';
+  *at++ = '\n';
+  return at;
+}
+
+std::size_t array_header_size(std::size_t n) noexcept {
+  return header_size(n);
+}
+
+}  // namespace detail
+
 std::size_t encoded_size(std::span<const Arg> args) noexcept {
   std::size_t total = header_size(args.size());
   for (const Arg& arg : args) {
@@ -53,14 +74,7 @@ void encode_command(std::string& out, std::span<const Arg> args) {
   out.resize(start + encoded_size(args));
   char* at = out.data() + start;
   at = write_header(at, '*', args.size());
-  for (const Arg& arg : args) {
-    const std::string_view bytes = arg.bytes();
-    at = write_header(at, '$', bytes.size());
-    if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
-    at += bytes.size();
-    *at++ = '\r';
-    *at++ = '\n';
-  }
+  for (const Arg& arg : args) at = detail::write_arg(at, arg.bytes());
 }
 
 void begin_command(std::string& out, std::size_t count) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,22 @@ TEST(EncoderTest, IncrementalFormMatchesTheSpanForm) {
   std::string whole;
   encode_command(whole, {"MSET", "a", 1, "b", -20, "c", 300});
   EXPECT_EQ(incremental, whole);
+}
+
+TEST(EncoderTest, RangeArgumentsAndPairsFlatten) {
+  const std::map<std::string, int> pairs = {{"a", 1}, {"b", 2}};
+  const std::vector<std::string> keys = {"k1", "k2"};
+  std::string out;
+  encode_args(out, "MSET", pairs);
+  std::string expected;
+  encode_command(expected, {"MSET", "a", 1, "b", 2});
+  EXPECT_EQ(out, expected);
+
+  out.clear();
+  encode_args(out, "DEL", keys, std::string("k3"), 4.5, std::vector<long long>{});
+  expected.clear();
+  encode_command(expected, {"DEL", "k1", "k2", "k3", 4.5});
+  EXPECT_EQ(out, expected);
 }
 
 TEST(EncoderTest, OutputParsesBackAsTheSameArguments) {
