@@ -15,6 +15,7 @@ void run_tour(Bench& bench) {
         "Every table says what it shows, then its setup; rows marked (baseline) are other "
         "clients for comparison.\n",
         bench.server_text().c_str());
+    std::fflush(stdout);  // before the first progress line on stderr
   }
   run_conn_per_request(bench, 200);
   run_modes(bench, o.commands.empty() ? std::vector<long long>{10000} : o.commands);
