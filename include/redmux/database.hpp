@@ -24,6 +24,7 @@
 #include "redmux/commands.hpp"
 #include "redmux/flags.hpp"
 #include "redmux/future.hpp"
+#include "redmux/scan.hpp"
 
 namespace redmux {
 
@@ -61,6 +62,17 @@ class Database : public Commands<Database> {
     auto* state = new detail::FutureState<T>();  // the Future's reference
     detail::submit_command(*core_, db_, options, args, state);
     return Future<T>(state);
+  }
+
+  /// Every key matching `pattern`, listed lazily with SCAN (never KEYS), `page_size` keys
+  /// per round trip (SCAN's COUNT hint). Iterate it in a range-for from your own thread
+  /// (each page is a blocking get()); `cursor()` on the range resumes a walk later.
+  ///   for (const std::string& key : db.keys("bookstore:book:*", 500)) …
+  auto keys(std::string_view pattern = "*", long long page_size = 250) {
+    ScanOptions options;
+    options.pattern = pattern;
+    options.page_size = page_size;
+    return scan_keys(*this, options);
   }
 
   /// A batch of commands written contiguously on one connection (not atomic: see Batch).
