@@ -154,20 +154,34 @@ bool iequals(std::string_view a, std::string_view b) {
 }
 
 // SELECT changes the shared connection's state, which the multiplexer refuses; the CLI
-// switches the Database it sends through instead (redmux SELECTs per command as needed),
-// after checking the index with a PING through it.
+// switches the Database it sends through instead (redmux SELECTs per command as needed).
+// The index is checked against CONFIG GET databases first: a failing per-command SELECT is
+// not reported to the command behind it in this version (see docs/cli.md).
 int select_database(Multiplexer& mux, Database& db, const std::vector<std::string>& words,
                     OutputFormat format) {
   int index = -1;
-  if (words.size() != 2 ||
-      std::from_chars(words[1].data(), words[1].data() + words[1].size(), index).ec !=
-          std::errc() ||
-      index < 0) {
+  const bool numeric =
+      words.size() == 2 &&
+      std::from_chars(words[1].data(), words[1].data() + words[1].size(), index).ec ==
+          std::errc() &&
+      index >= 0;
+  if (!numeric) {
     return report(
         Result<Reply>(Error(errc::server_error,
                             words.size() != 2 ? "ERR wrong number of arguments for 'select' command"
                                               : "ERR value is not an integer or out of range")),
         format);
+  }
+  Result<Reply> databases = db.execute({"CONFIG", "GET", "databases"}).result();
+  if (databases && databases->size() > 0) {
+    const Reply& count = databases->elements().back();
+    long long limit = 0;
+    const std::string_view text = count.text();
+    if (std::from_chars(text.data(), text.data() + text.size(), limit).ec == std::errc() &&
+        index >= limit) {
+      return report(Result<Reply>(Error(errc::server_error, "ERR DB index is out of range")),
+                    format);
+    }
   }
   Database candidate = mux.database(index);
   Result<Reply> check = candidate.execute({"PING"}).result();

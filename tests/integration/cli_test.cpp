@@ -1,0 +1,272 @@
+// redmux-cli as a subprocess against a real redis-server: the formats (raw when piped,
+// human with --no-raw, JSON), exit statuses 0/1/2, the prompt fed through a pipe, -n and
+// SELECT, --scan (SCAN, never KEYS), --clients with a named client and a MONITOR, and the
+// latency modes' output shapes. Where redis-cli can print the same reply, the two outputs
+// must be identical.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "redmux/redmux.hpp"
+#include "support/ports.hpp"
+#include "support/process.hpp"
+#include "support/raw_connection.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+namespace redmux {
+namespace {
+
+using namespace std::chrono_literals;
+using test::ProcessResult;
+using test::RedisServer;
+
+#ifdef REDMUX_CLI_PATH
+constexpr const char* kCli = REDMUX_CLI_PATH;
+#else
+constexpr const char* kCli = nullptr;
+#endif
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (kCli == nullptr) GTEST_SKIP() << "redmux-cli was not built (REDMUX_BUILD_TOOLS=OFF)";
+  }
+
+  // redmux-cli -p <port> args… (stdout is a pipe: the raw format unless asked otherwise).
+  ProcessResult cli(const RedisServer& server, std::vector<std::string> args) {
+    args.insert(args.begin(), {kCli, "-p", std::to_string(server.port())});
+    return test::run_process(args, 60s);
+  }
+
+  // The prompt with `input` piped to its stdin.
+  ProcessResult prompt(const RedisServer& server, const std::string& input,
+                       const std::string& extra = "") {
+    const std::string script = "printf '%s' \"$REDMUX_TEST_INPUT\" | '" + std::string(kCli) +
+                               "' -p " + std::to_string(server.port()) + " " + extra;
+    return test::run_process({"/bin/sh", "-c", script}, 60s, {"REDMUX_TEST_INPUT=" + input});
+  }
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST_F(CliTest, RawWhenPipedHumanWithNoRaw) {
+  RedisServer server;
+  ProcessResult r = cli(server, {"SET", "greeting", "hello world"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "OK\n");
+  EXPECT_EQ(cli(server, {"GET", "greeting"}).out, "hello world\n");
+  EXPECT_EQ(cli(server, {"--no-raw", "GET", "greeting"}).out, "\"hello world\"\n");
+  EXPECT_EQ(cli(server, {"GET", "missing"}).out, "\n");
+  EXPECT_EQ(cli(server, {"--no-raw", "GET", "missing"}).out, "(nil)\n");
+  EXPECT_EQ(cli(server, {"--no-raw", "INCRBY", "n", "-5"}).out, "(integer) -5\n");
+  EXPECT_EQ(cli(server, {"--raw", "INCR", "n"}).out, "-4\n");
+}
+
+TEST_F(CliTest, SameOutputAsRedisCli) {
+  RedisServer server;
+  server.cli({"RPUSH", "list", "a", "b c", "d\"e", "1", "2", "3", "4", "5", "6", "7", "8"});
+  server.cli({"HSET", "hash", "field", "value", "n", "1"});
+  server.cli({"SADD", "set", "x"});
+  const std::vector<std::vector<std::string>> commands = {
+      {"LRANGE", "list", "0", "-1"},
+      {"HGETALL", "hash"},
+      {"-3", "HGETALL", "hash"},
+      {"-3", "SMEMBERS", "set"},
+      {"-3", "HGETALL", "missing"},
+      {"LRANGE", "missing", "0", "-1"},
+      {"EVAL", "return {1,{2,{3,'x'}},'y'}", "0"},
+      {"EVAL", "return '\\1\\2\\255 \\195\\169'", "0"},
+      {"-3", "COMMAND", "DOCS", "get"},
+      {"-3", "CONFIG", "GET", "maxmemory*"},
+      {"-3", "EVAL", "return {double=1.5}", "0"},
+      {"-3", "EVAL", "return true", "0"},
+  };
+  for (const auto& command : commands) {
+    for (const char* format : {"--no-raw", "--raw"}) {
+      std::vector<std::string> args = command;
+      args.insert(args.begin(), format);
+      const ProcessResult ours = cli(server, args);
+      const ProcessResult theirs = server.try_cli(args);
+      EXPECT_EQ(ours.exit_code, 0) << ours.err;
+      EXPECT_EQ(ours.out, theirs.out) << format << " " << command.back();
+    }
+  }
+}
+
+TEST_F(CliTest, ErrorReplyExitsOneWithRedisCliText) {
+  RedisServer server;
+  server.cli({"SET", "s", "text"});
+  ProcessResult r = cli(server, {"--no-raw", "LPUSH", "s", "x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "(error) WRONGTYPE Operation against a key holding the wrong kind of value\n");
+  r = cli(server, {"LPUSH", "s", "x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "WRONGTYPE Operation against a key holding the wrong kind of value\n\n");
+  r = cli(server, {"--json", "NOSUCHCOMMAND"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out.rfind("{\"error\":\"ERR unknown command 'NOSUCHCOMMAND'", 0), 0u) << r.out;
+}
+
+TEST_F(CliTest, RefusedCommandsExitOneWithTheReasonOnStderr) {
+  RedisServer server;
+  ProcessResult r = cli(server, {"BLPOP", "queue", "0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("BLPOP blocks"), std::string::npos) << r.err;
+  r = cli(server, {"SUBSCRIBE", "news"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("SUBSCRIBE"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, UsageAndConnectionErrorsExitTwo) {
+  RedisServer server;
+  ProcessResult r = cli(server, {"--no-such-option", "PING"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown option --no-such-option"), std::string::npos) << r.err;
+  r = test::run_process({kCli, "-p", std::to_string(test::free_loopback_port()), "PING"}, 60s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("Connection refused"), std::string::npos) << r.err;
+  r = test::run_process({kCli, "-u", "localhost:6379,abortconect=false", "PING"}, 60s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("abortconect"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, PasswordFromFlagOrEnvironment) {
+  test::ServerOptions options;
+  options.args = {"--requirepass", "s3cret"};
+  options.cli_password = "s3cret";
+  RedisServer server(options);
+  EXPECT_EQ(cli(server, {"-a", "s3cret", "PING"}).out, "PONG\n");
+  const ProcessResult r = test::run_process({kCli, "-p", std::to_string(server.port()), "PING"},
+                                            60s, {"REDISCLI_AUTH=s3cret"});
+  EXPECT_EQ(r.out, "PONG\n") << r.err;
+  const ProcessResult wrong = cli(server, {"-a", "wrong", "PING"});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_EQ(wrong.err.find("wrong"), std::string::npos) << "the password leaked: " << wrong.err;
+}
+
+TEST_F(CliTest, JsonOutput) {
+  RedisServer server;
+  server.cli({"HSET", "h", "f", "v"});
+  server.cli({"RPUSH", "l", "a", "b"});
+  EXPECT_EQ(cli(server, {"-3", "--json", "HGETALL", "h"}).out, "{\"f\":\"v\"}\n");
+  EXPECT_EQ(cli(server, {"--json", "LRANGE", "l", "0", "-1"}).out, "[\"a\",\"b\"]\n");
+  EXPECT_EQ(cli(server, {"--json", "GET", "missing"}).out, "null\n");
+  EXPECT_EQ(cli(server, {"--json", "LLEN", "l"}).out, "2\n");
+  EXPECT_EQ(cli(server, {"-3", "--json", "EVAL", "return {double=0.25}", "0"}).out, "0.25\n");
+}
+
+TEST_F(CliTest, DatabaseFlagAndSelectAtThePrompt) {
+  RedisServer server;
+  EXPECT_EQ(cli(server, {"-n", "3", "SET", "k", "in-three"}).out, "OK\n");
+  EXPECT_EQ(server.cli({"-n", "3", "GET", "k"}), "in-three");
+  EXPECT_EQ(server.cli({"GET", "k"}), "");
+
+  const ProcessResult r = prompt(server,
+                                 "SET a zero\n"
+                                 "SELECT 2\n"
+                                 "SET b \"two words\"\n"
+                                 "GET a\n"
+                                 "SELECT 99\n"
+                                 "GET b\n"
+                                 "SET 'unbalanced\n"
+                                 "quit\n"
+                                 "GET never\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_of(r.out),
+            (std::vector<std::string>{"OK", "OK", "OK", "", "ERR DB index is out of range", "",
+                                      "two words", "Invalid argument(s)"}))
+      << r.out;
+  EXPECT_EQ(server.cli({"-n", "2", "GET", "b"}), "two words");
+  EXPECT_EQ(server.cli({"GET", "a"}), "zero");
+}
+
+TEST_F(CliTest, PromptUnderstandsRedisCliQuoting) {
+  RedisServer server;
+  const ProcessResult r = prompt(server, "SET \"a b\" '\\x41'\nSET x \"\\x41\\x42\"\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(server.cli({"GET", "a b"}), "\\x41");
+  EXPECT_EQ(server.cli({"GET", "x"}), "AB");
+}
+
+TEST_F(CliTest, ScanListsKeysWithScanNeverKeys) {
+  RedisServer server;
+  std::set<std::string> expected;
+  for (int i = 0; i < 120; ++i) {
+    const std::string key = "user:" + std::to_string(i);
+    server.cli({"SET", key, "x"});
+    expected.insert(key);
+  }
+  for (int i = 0; i < 30; ++i) server.cli({"SET", "order:" + std::to_string(i), "x"});
+  server.cli({"CONFIG", "RESETSTAT"});
+  const ProcessResult r = cli(server, {"--scan", "--pattern", "user:*", "--count", "10"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = lines_of(r.out);
+  EXPECT_EQ(std::set<std::string>(lines.begin(), lines.end()), expected);
+  const std::string stats = server.cli({"INFO", "commandstats"});
+  EXPECT_NE(stats.find("cmdstat_scan:calls="), std::string::npos) << stats;
+  EXPECT_EQ(stats.find("cmdstat_keys"), std::string::npos) << stats;
+}
+
+TEST_F(CliTest, ClientsGroupsByNameAndWarnsAboutMonitor) {
+  RedisServer server;
+  auto api = Multiplexer::connect(server.address() + ",name=bookstore-api");
+  auto other = Multiplexer::connect(server.address() + ",name=bookstore-api");
+  ASSERT_EQ(api->database().ping().get(), "PONG");
+  ASSERT_EQ(other->database().ping().get(), "PONG");
+  ProcessResult r = cli(server, {"--clients"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\nbookstore-api +2 +N ")));
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\nredmux-cli +1 ")));
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
+
+  // A MONITOR that nobody reads: flagged, with the way to end it.
+  test::RawConnection monitor(server.port());
+  monitor.send("*1\r\n$7\r\nMONITOR\r\n");
+  ASSERT_NE(monitor.read_until("+OK", 5s).find("+OK"), std::string::npos);
+  r = cli(server, {"--clients"});
+  EXPECT_NE(r.out.find("warning: client id="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MONITOR"), std::string::npos) << r.out;
+
+  r = cli(server, {"--clients", "--json"});
+  EXPECT_NE(r.out.find("{\"name\":\"bookstore-api\",\"clients\":2,"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, LatencyModesPrintRedisCliShapes) {
+  RedisServer server;
+  const std::string number = "[0-9]+\\.[0-9]{3}";
+  ProcessResult r = cli(server, {"--latency", "--samples", "20"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_match(r.out, std::regex("min: " + number + ", max: " + number +
+                                                 ", avg: " + number + " \\(20 samples\\)\n")))
+      << r.out;
+
+  r = cli(server, {"--latency-percentiles", "50,99,99.9", "--samples", "30"});
+  EXPECT_TRUE(std::regex_match(r.out, std::regex("min: .* \\(30 samples\\), p50: " + number +
+                                                 ", p99: " + number + ", p99.9: " + number + "\n")))
+      << r.out;
+
+  r = cli(server, {"--latency-history", "-i", "0.2", "--duration", "0.7"});
+  const auto lines = lines_of(r.out);
+  EXPECT_GE(lines.size(), 3u) << r.out;
+  for (const std::string& line : lines) {
+    EXPECT_TRUE(std::regex_match(
+        line, std::regex("min: .* \\([0-9]+ samples\\) -- [0-9]\\.[0-9]{2} seconds range")))
+        << line;
+  }
+
+  r = cli(server, {"--latency", "--samples", "5", "--json"});
+  EXPECT_EQ(r.out.rfind("{\"min\":", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\"samples\":5}"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace redmux
