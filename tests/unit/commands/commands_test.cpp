@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "redmux/commands.hpp"
+#include "resp/encoder.hpp"
 #include "unit/commands/recording_sink.hpp"
 
 namespace redmux::testing {
@@ -125,6 +126,29 @@ TEST(StringCommands, BinarySafeArguments) {
   std::string value("\r\n\0", 3);
   (void)db.set(key, value);
   EXPECT_EQ(db.last(), (Words{"SET", key, value}));
+}
+
+// The sink's contract: args viewed during send() are enough to encode the command.
+class EncodingSink : public Commands<EncodingSink> {
+ public:
+  template <class T>
+  Future<T> send(const CallOptions&, std::span<const Arg> args) {
+    resp::encode_command(wire, args);
+    return Future<T>::ready_with(Error(errc::not_sent, "encoding only"));
+  }
+  std::string wire;
+};
+
+TEST(StringCommands, EncodesToTheWire) {
+  EncodingSink db;
+  (void)db.set(std::string("k\0", 2), "v",
+               SetOptions{.expiry = Expiry::after(std::chrono::seconds(7))});
+  EXPECT_EQ(db.wire,
+            std::string("*5\r\n$3\r\nSET\r\n$2\r\nk\0\r\n$1\r\nv\r\n$2\r\nEX\r\n$1\r\n7\r\n", 43));
+  db.wire.clear();
+  std::vector<std::string> keys{"a", "b"};
+  (void)db.mget(keys);
+  EXPECT_EQ(db.wire, "*3\r\n$4\r\nMGET\r\n$1\r\na\r\n$1\r\nb\r\n");
 }
 
 TEST(KeyCommands, DeleteExistsAndFriends) {

@@ -2,7 +2,9 @@
 // range (no server: a recording sink).
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "redmux/commands.hpp"
@@ -271,6 +273,35 @@ TEST(ScanRange, ResumesFromACursor) {
   for (const std::string& key : rest) seen.push_back(key);
   EXPECT_EQ(seen, (Words{"z"}));
   EXPECT_EQ(db.last(), (Words{"SCAN", "42"}));
+}
+
+// A copyable sink (like Database) is copied into the range: the range outlives it safely.
+class CountingSink : public Commands<CountingSink> {
+ public:
+  template <class T>
+  Future<T> send(const CallOptions&, std::span<const Arg> args) {
+    ++*calls;
+    if constexpr (std::is_same_v<T, ScanPage>) {
+      std::uint64_t cursor = args[1].bytes() == "0" ? 3 : 0;
+      return Future<T>::ready_with(ScanPage{cursor, {std::string(args[1].bytes())}});
+    } else {
+      return Future<T>::ready_with(Error(errc::not_sent, "unused"));
+    }
+  }
+  std::shared_ptr<int> calls = std::make_shared<int>(0);
+};
+
+TEST(ScanRange, CopiesACopyableSink) {
+  std::vector<std::string> seen;
+  std::shared_ptr<int> calls;
+  auto range = [&] {
+    CountingSink sink;
+    calls = sink.calls;
+    return scan_keys(sink);  // the sink dies here; the range holds a copy
+  }();
+  for (const std::string& key : range) seen.push_back(key);
+  EXPECT_EQ(seen, (Words{"0", "3"}));  // each page holds the cursor it was asked with
+  EXPECT_EQ(*calls, 2);
 }
 
 TEST(ScanRange, EmptyDatabaseAndErrors) {
