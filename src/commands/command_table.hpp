@@ -82,7 +82,8 @@ struct CommandInfo {
   int last_key = 0;
   int step = 0;
   int numkeys_index = 0;
-  bool has_subcommands = false;  ///< a container (CLIENT, CONFIG …) whose args[1] was unknown
+  /// A container (CLIENT, CONFIG …): returned only when args[1] named no known subcommand.
+  bool has_subcommands = false;
 
   bool is(CommandFlag flag) const noexcept { return has_flag(flags, flag); }
 };
