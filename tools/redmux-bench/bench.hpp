@@ -31,6 +31,7 @@ struct Options {
   std::vector<long long> commands;
   std::string client = "redmux";  ///< burst: redmux | hiredis
   bool no_baselines = false;      ///< skip hiredis and redis-benchmark rows
+  int repeat = 1;                 ///< modes, callers: runs per variant (median reported)
 };
 
 class Bench {

@@ -9,6 +9,7 @@
 // exceed it by at most the failures). ops/s = completed ÷ time until the last thread is done.
 // Latency per INCR: reply − issue; for the deferred face the reply time is when get()
 // returned for it, the window being read in issue order (replies arrive in that order).
+#include <algorithm>
 #include <latch>
 #include <memory>
 #include <thread>
@@ -225,15 +226,24 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
   table.setup =
       bench.setup_line(std::to_string(threads), "INCR of one key for " + fixed(seconds, 1) +
                                                     " s, window " + std::to_string(window));
-  if (baselines) table.rows.push_back(plain(bench, threads, seconds));
-  table.rows.push_back(blocking_face(bench, threads, seconds));
-  table.rows.push_back(deferred_face(bench, threads, seconds, window));
-  if (baselines && redis_benchmark_requests > 0) {
-    Row row;
-    if (redis_benchmark_row(bench, redis_benchmark_requests, 64, row, table.notes)) {
-      table.rows.push_back(std::move(row));
+  // Runs interleave variants (a, b, c, a, b, c …) so drift in machine load hits all alike.
+  RowRuns runs;
+  const int repeat = std::max(1, bench.options().repeat);
+  for (int r = 0; r < repeat; ++r) {
+    if (baselines) runs.add(plain(bench, threads, seconds));
+    runs.add(blocking_face(bench, threads, seconds));
+    runs.add(deferred_face(bench, threads, seconds, window));
+    if (baselines && redis_benchmark_requests > 0) {
+      Row row;
+      std::vector<std::string> notes;
+      if (redis_benchmark_row(bench, redis_benchmark_requests, 64, row, notes)) {
+        runs.add(std::move(row));
+      } else if (r == 0) {
+        table.notes.insert(table.notes.end(), notes.begin(), notes.end());
+      }
     }
   }
+  table.rows = runs.medians();
   table.reference = baselines ? "plain" : "";
   const Row* p = find(table, "plain");
   const Row* b = find(table, "blocking-face");

@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--client", o.client, "burst: redmux or hiredis")
       ->check(CLI::IsMember({"redmux", "hiredis"}));
+  app.add_option("--repeat", o.repeat,
+                 "modes, callers: run every variant N times, interleaved, and report the "
+                 "median run by ops/s (default 1)");
   app.add_flag("--no-baselines", o.no_baselines, "leave out the hiredis and redis-benchmark rows");
 
   auto* conn = app.add_subcommand("conn-per-request",

@@ -1,5 +1,6 @@
 #include "report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -50,6 +51,42 @@ void Row::add(std::string name, double value, int decimals) {
 
 void Row::add_text(std::string name, std::string value) {
   extra.push_back({std::move(name), std::move(value), false});
+}
+
+void RowRuns::add(Row row) {
+  for (auto& runs : by_variant_) {
+    if (runs.front().variant == row.variant) {
+      runs.push_back(std::move(row));
+      return;
+    }
+  }
+  by_variant_.push_back({std::move(row)});
+}
+
+std::vector<Row> RowRuns::medians() const {
+  std::vector<Row> out;
+  for (std::vector<Row> runs : by_variant_) {
+    if (runs.size() == 1) {
+      out.push_back(runs.front());
+      continue;
+    }
+    bool all_ok = true;
+    std::string failed;
+    for (const Row& r : runs) {
+      if (!r.ok && failed.empty()) failed = r.check;
+      all_ok = all_ok && r.ok;
+    }
+    std::sort(runs.begin(), runs.end(),
+              [](const Row& a, const Row& b) { return a.ops_per_sec < b.ops_per_sec; });
+    Row median = runs[(runs.size() - 1) / 2];
+    median.add("runs", static_cast<long long>(runs.size()));
+    if (!all_ok) {
+      median.ok = false;
+      median.check += " (another run failed: " + failed + ")";
+    }
+    out.push_back(std::move(median));
+  }
+  return out;
 }
 
 std::string with_commas(long long value) {

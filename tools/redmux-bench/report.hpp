@@ -69,6 +69,18 @@ struct Table {
   std::vector<std::string> notes;  ///< printed under the table
 };
 
+/// Rows of repeated runs, grouped by variant (in first-seen order); medians() gives one row
+/// per variant: the run with the median ops/s, marked with the number of runs, failed when
+/// any run failed its checks.
+class RowRuns {
+ public:
+  void add(Row row);
+  std::vector<Row> medians() const;
+
+ private:
+  std::vector<std::vector<Row>> by_variant_;
+};
+
 /// Where output goes: tables to stdout, or JSON lines to stdout (--json); optionally JSON
 /// lines to a file as well (--json-file) while tables still print.
 class Report {
