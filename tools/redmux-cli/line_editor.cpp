@@ -237,6 +237,7 @@ std::optional<std::string> read_line(const std::string& prompt, const History& h
         case EditResult::Editing:
           break;
         case EditResult::Done:
+          refresh(prompt, editor);  // pasted text arrives with its Enter: show it first
           write_all("\r\n");
           return editor.line();
         case EditResult::Interrupted:
