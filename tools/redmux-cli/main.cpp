@@ -251,7 +251,7 @@ int latency(Database& db, const Options& o, OutputFormat format) {
   LatencyStats total, range;
   const auto started = std::chrono::steady_clock::now();
   auto range_start = started;
-  auto emit_range = [&](bool final) {
+  auto emit_range = [&] {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - range_start).count();
     char suffix[64];
@@ -278,7 +278,7 @@ int latency(Database& db, const Options& o, OutputFormat format) {
     range.add(t1 - t0);
     if (tty) print("\x1b[0G\x1b[2K" + (history ? range : total).line(o.percentiles));
     if (history && t1 - range_start >= o.interval) {
-      emit_range(false);
+      emit_range();
       range.clear();
       range_start = std::chrono::steady_clock::now();
     }
@@ -286,7 +286,7 @@ int latency(Database& db, const Options& o, OutputFormat format) {
   }
   if (history) {
     if (range.count() > 0) {
-      emit_range(true);
+      emit_range();
     } else if (tty) {
       print("\n");
     }
