@@ -263,7 +263,6 @@ int latency(Database& db, const Options& o, OutputFormat format) {
     } else {
       print(range.line(o.percentiles) + suffix + "\n");
     }
-    (void) final;
   };
   while (!should_stop(o, total, started)) {
     const auto t0 = std::chrono::steady_clock::now();
