@@ -3,8 +3,11 @@
 // SELECT, --scan (SCAN, never KEYS), --clients with a named client and a MONITOR, and the
 // latency modes' output shapes. Where redis-cli can print the same reply, the two outputs
 // must be identical.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -267,6 +270,46 @@ TEST_F(CliTest, LatencyModesPrintRedisCliShapes) {
   r = cli(server, {"--latency", "--samples", "5", "--json"});
   EXPECT_EQ(r.out.rfind("{\"min\":", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("\"samples\":5}"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace redmux
+
+namespace redmux {
+namespace {
+
+// scripts/lab's standalone topology, reached with redmux-cli through the configuration
+// string the lab prints; stop ends exactly the server it started.
+TEST(LabTest, StandaloneStartsOnLoopbackAndStopsWhatItStarted) {
+  if (kCli == nullptr) GTEST_SKIP() << "redmux-cli was not built";
+  const std::filesystem::path lab =
+      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "scripts" / "lab";
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("redmux-lab-test-" + std::to_string(::getpid()));
+  const std::uint16_t port = test::free_loopback_port();
+  const std::vector<std::string> env = {"REDMUX_LAB_DIR=" + dir.string(),
+                                        "REDMUX_LAB_PORT=" + std::to_string(port),
+                                        "REDMUX_SKIP_DEPS=1"};
+  ProcessResult r = test::run_process({lab.string(), "start"}, 60s, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string configuration = "127.0.0.1:" + std::to_string(port) + ",name=lab";
+  EXPECT_NE(r.out.find("redmux configuration: " + configuration), std::string::npos) << r.out;
+
+  r = test::run_process({kCli, "-u", configuration, "CONFIG", "GET", "bind"}, 60s);
+  EXPECT_EQ(r.out, "bind\n127.0.0.1\n") << r.err;
+  r = test::run_process({kCli, "-u", configuration, "CONFIG", "GET", "protected-mode"}, 60s);
+  EXPECT_EQ(r.out, "protected-mode\nyes\n") << r.err;
+  r = test::run_process({lab.string(), "status"}, 60s, env);
+  EXPECT_NE(r.out.find("running"), std::string::npos) << r.out;
+
+  r = test::run_process({lab.string(), "start", "cluster"}, 60s, env);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("topology issue"), std::string::npos) << r.err;
+
+  r = test::run_process({lab.string(), "stop"}, 60s, env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(test::wait_until([&] { return !test::loopback_port_accepts(port); }, 10s));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
