@@ -1,5 +1,6 @@
 #include "bench.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -62,6 +63,24 @@ std::string Bench::setup_line(std::string_view threads, std::string_view command
   line += " (ioThreads=" + std::to_string(config_.io_threads) + ")";
   line += " · " + std::to_string(std::thread::hardware_concurrency()) + " CPUs";
   return line;
+}
+
+ProcessUsage ProcessUsage::now() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  ProcessUsage u;
+  u.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  u.switches = usage.ru_nvcsw + usage.ru_nivcsw;
+  return u;
+}
+
+void add_usage(Row& row, const ProcessUsage& before, const ProcessUsage& after,
+               long long commands) {
+  if (commands <= 0) return;
+  const auto n = static_cast<double>(commands);
+  row.add("cpu_us_per_op", (after.cpu_seconds - before.cpu_seconds) * 1e6 / n, 2);
+  row.add("switches_per_op", static_cast<double>(after.switches - before.switches) / n, 2);
 }
 
 Progress::Progress(std::string what)

@@ -75,6 +75,17 @@ class Bench {
   redmux::ServerIdentity identity_;
 };
 
+/// The client process's CPU time and context switches (getrusage: every thread of this
+/// process, the I/O threads included; not the server).
+struct ProcessUsage {
+  double cpu_seconds = 0;  ///< user + system
+  long switches = 0;       ///< voluntary + involuntary context switches
+  static ProcessUsage now();
+};
+
+/// Adds cpu_us_per_op (client CPU per command) and switches_per_op to `row`.
+void add_usage(Row& row, const ProcessUsage& before, const ProcessUsage& after, long long commands);
+
 /// A progress line on stderr for a step that may take more than a second or two. On a
 /// terminal it ticks the elapsed seconds in place; otherwise it prints a start and an end line.
 class Progress {

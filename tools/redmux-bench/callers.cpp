@@ -35,6 +35,7 @@ struct RunResult {
   long long errors = 0;
   std::string first_error;
   LatencySummary latency;
+  ProcessUsage usage_before, usage_after;
 };
 
 // Runs loop(t, deadline, result) on `threads` threads started together.
@@ -64,12 +65,14 @@ RunResult run_threads(int threads, double seconds, const std::string& what, Loop
   RunResult run;
   {
     Progress progress(what);
+    run.usage_before = ProcessUsage::now();
     const auto start = Clock::now();
     deadline =
         start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     go.count_down();
     for (auto& th : pool) th.join();
     run.seconds = ms_between(start, Clock::now()) / 1000.0;
+    run.usage_after = ProcessUsage::now();
   }
   std::vector<std::vector<std::int64_t>> latencies;
   latencies.reserve(threads);
@@ -100,6 +103,7 @@ Row to_row(Bench& bench, std::string variant, std::string client, int threads, c
   row.ms = run.seconds * 1000.0;
   row.ops_per_sec = static_cast<double>(run.completed) / run.seconds;
   row.set_latency(run.latency);
+  add_usage(row, run.usage_before, run.usage_after, run.completed);
   const long long counter = bench.counter(key);
   row.ok = counter >= run.completed && counter <= run.completed + run.errors;
   row.check = "counter=" + std::to_string(counter);

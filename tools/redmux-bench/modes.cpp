@@ -187,10 +187,13 @@ void run_size(Bench& bench, long long n) {
     const std::string key = Bench::key("modes", variant);
     bench.del(key);
     const auto before = mux->status();
+    const ProcessUsage usage_before = ProcessUsage::now();
     Measurement m = body(key);
+    const ProcessUsage usage_after = ProcessUsage::now();
     const auto after = mux->status();
     Row row = to_row(bench, variant, "redmux", n, m, key);
     add_pipelining(row, before, after);
+    add_usage(row, usage_before, usage_after, n);
     runs.add(std::move(row));
   };
   // Runs interleave variants (a, b, c, a, b, c …) so drift in machine load hits all alike.
@@ -209,9 +212,13 @@ void run_size(Bench& bench, long long n) {
       for (const char* variant : {"hiredis-sync", "hiredis-append"}) {
         const std::string key = Bench::key("modes", variant);
         bench.del(key);
+        const ProcessUsage usage_before = ProcessUsage::now();
         Measurement m = std::string(variant) == "hiredis-sync" ? hiredis_sync(hiredis, key, n)
                                                                : hiredis_append(hiredis, key, n);
-        runs.add(to_row(bench, variant, "hiredis", n, m, key));
+        const ProcessUsage usage_after = ProcessUsage::now();
+        Row row = to_row(bench, variant, "hiredis", n, m, key);
+        add_usage(row, usage_before, usage_after, n);
+        runs.add(std::move(row));
       }
     }
   }
