@@ -44,7 +44,7 @@ class Arg {
  private:
   std::string_view view_;
   unsigned char length_ = 0;  ///< non-zero: a number formatted in buf_
-  char buf_[31];
+  char buf_[31] = {};
 };
 
 }  // namespace redmux

@@ -153,13 +153,12 @@ class FutureState final : public CommandState {
   /// REQUIRES: ready().
   Result<T>& result() noexcept { return *result_; }
 
+  /// Installs `callback`; the caller hands over one reference, released after the callback
+  /// ran (so the callback may drop every other reference).
   template <class F>
   void then(F&& callback) {
     callback_ = std::forward<F>(callback);
-    set_continuation(+[](CommandState* self) {
-      auto* state = static_cast<FutureState*>(self);
-      state->run_callback();
-    });
+    set_continuation(+[](CommandState* self) { static_cast<FutureState*>(self)->run_callback(); });
   }
   void resume_on_ready(std::coroutine_handle<> handle) {
     coroutine_ = handle;
@@ -169,13 +168,17 @@ class FutureState final : public CommandState {
 
  private:
   void run_callback() noexcept {
-    IoThreadScope scope;  // a callback must not block, even when run on the caller's thread
-    try {
-      callback_(std::move(*result_));
-    } catch (...) {
-      // A throwing callback must not take the I/O thread down; the exception is dropped.
+    {
+      IoThreadScope scope;  // a callback must not block, even when run on the caller's thread
+      auto callback = std::move(callback_);
+      callback_ = nullptr;
+      try {
+        callback(std::move(*result_));
+      } catch (...) {
+        // A throwing callback must not take the I/O thread down; the exception is dropped.
+      }
     }
-    callback_ = nullptr;
+    release();  // the reference then() was given; may free this state
   }
 
   std::optional<Result<T>> result_;
@@ -257,11 +260,7 @@ class Future {
   template <class F>
   void then(F&& callback) {
     check();
-    detail::FutureState<T>* state = std::exchange(state_, nullptr);
-    state->then([state, cb = std::forward<F>(callback)](Result<T> r) mutable {
-      cb(std::move(r));
-      state->release();
-    });
+    std::exchange(state_, nullptr)->then(std::forward<F>(callback));  // hands over our reference
   }
 
   /// `co_await future` yields the value or throws the typed error; the coroutine resumes on

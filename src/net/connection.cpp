@@ -13,6 +13,7 @@
 #include <asio/write.hpp>
 #include <random>
 
+#include "net/handler_arena.hpp"
 #include "net/io_load.hpp"
 #include "redmux/version.hpp"
 
@@ -281,7 +282,7 @@ void Connection::submit(int db, std::span<const Arg> args, PendingCommand comman
   SubmissionQueue::Pushed pushed = SubmissionQueue::Pushed::Closed;
   if (!fail_fast) pushed = queue_.push(db, args, command);
   if (pushed == SubmissionQueue::Pushed::QueuedWake) {
-    asio::post(io_, [self = shared_from_this()] { self->wake(); });
+    asio::post(io_, in_arena(wake_arena_, [self = shared_from_this()] { self->wake(); }));
   } else if (pushed == SubmissionQueue::Pushed::Closed) {
     const Error error =
         fail_fast ? Error(errc::disconnected,
@@ -350,12 +351,12 @@ void Connection::write_more() {
   if (earliest < timer_at_) arm_timer(earliest);
   writing_ = true;
   asio::async_write(socket_, asio::buffer(write_buffer_),
-                    [self = shared_from_this(), generation = generation_](
-                        const asio::error_code& ec, std::size_t bytes) {
+                    in_arena(write_arena_, [self = shared_from_this(), generation = generation_](
+                                               const asio::error_code& ec, std::size_t bytes) {
                       if (generation != self->generation_) return;
                       BusyScope busy(self->load_);
                       self->on_written(ec, bytes);
-                    });
+                    }));
 }
 
 void Connection::write_raw(std::string bytes) {

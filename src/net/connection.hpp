@@ -24,6 +24,7 @@
 #include "conn/pipeline.hpp"
 #include "conn/shared_context.hpp"
 #include "conn/submission_queue.hpp"
+#include "net/handler_arena.hpp"
 #include "redmux/io_pool.hpp"
 #include "redmux/server_info.hpp"
 #include "resp/parser.hpp"
@@ -138,7 +139,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Clock::time_point last_write_{};
   mutable std::mutex identity_mutex_;
   ServerIdentity identity_;
-  std::uint64_t generation_ = 0;  ///< bumps on every new socket; stale handlers check it
+  std::uint64_t generation_ = 0;
+  // Memory for the one outstanding operation of each kind (see handler_arena.hpp).
+  HandlerArena wake_arena_;
+  HandlerArena write_arena_;
+  HandlerArena read_arena_;  ///< bumps on every new socket; stale handlers check it
 };
 
 }  // namespace redmux::detail

@@ -21,6 +21,9 @@ struct IoPool::Impl {
     std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> guard;
     std::thread thread;
     Load load;
+    /// Set when the pool died on this worker's own thread: the thread then deletes the
+    /// worker itself once run() has returned (nobody else can join it).
+    bool orphaned = false;
   };
   std::vector<std::unique_ptr<Worker>> workers;
   std::atomic<std::size_t> next{0};
@@ -37,19 +40,22 @@ std::shared_ptr<IoPool> IoPool::create(int threads) {
     worker->guard = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
         worker->context->get_executor());
     asio::io_context* context = worker->context;
-    worker->thread = std::thread([context, i] {
+    Impl::Worker* self = worker.get();
+    worker->thread = std::thread([context, self, i] {
       const std::string name = "redmux-io-" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.c_str());
       detail::IoThreadScope scope;
       for (;;) {
         try {
           context->run();
-          return;
+          break;
         } catch (...) {
           // A handler threw: redmux's own handlers do not, a user's callback is caught where
           // it runs; keep the thread serving its other connections.
         }
       }
+      // `orphaned` was written by this very thread (inside a handler), before run() returned.
+      if (self->orphaned) delete self;
     });
     pool->impl_->workers.push_back(std::move(worker));
   }
@@ -74,11 +80,13 @@ IoPool::~IoPool() {
   for (auto& worker : impl_->workers) {
     if (!worker->thread.joinable()) continue;
     if (worker->thread.get_id() == std::this_thread::get_id()) {
-      // The last reference went away inside one of our own handlers: joining would wait for
-      // ourselves. The thread exits once the handler returns (the context is stopped), but it
-      // still uses the context, so that is leaked rather than destroyed under it.
+      // The last reference went away inside one of our own handlers (say a failed connect
+      // dropping its multiplexer): joining would wait for ourselves, and the handler still
+      // runs on the worker's context and load. The thread deletes its worker once run()
+      // returns (the context is stopped).
       worker->thread.detach();
-      (void)worker->owned.release();
+      worker->orphaned = true;
+      (void)worker.release();
     } else {
       worker->thread.join();
     }
