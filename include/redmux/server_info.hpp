@@ -15,6 +15,9 @@ struct ServerIdentity {
   std::string role;              ///< "master" or "replica" (empty when the server did not say)
   int protocol = 2;              ///< the RESP version the connection speaks: 2 or 3
   long long connection_id = -1;  ///< CLIENT ID of the connection, when known
+  /// Number of logical databases (CONFIG GET databases; 1 in cluster mode); 0 when the server
+  /// would not say (CONFIG refused by ACL).
+  int databases = 0;
 };
 
 }  // namespace redmux

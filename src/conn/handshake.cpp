@@ -83,6 +83,7 @@ void Handshake::begin(std::string& out) {
   queue(out, Expect::SetInfo, {"CLIENT", "SETINFO", "LIB-NAME", "redmux"});
   queue(out, Expect::SetInfo, {"CLIENT", "SETINFO", "LIB-VER", kVersion});
   queue(out, Expect::Info, {"INFO", "server"});
+  queue(out, Expect::Databases, {"CONFIG", "GET", "databases"});
 }
 
 void Handshake::begin_resp2(std::string& out) {
@@ -100,6 +101,7 @@ void Handshake::begin_resp2(std::string& out) {
     queue(out, Expect::Select, {"SELECT", db});
   }
   queue(out, Expect::Info, {"INFO", "server"});
+  queue(out, Expect::Databases, {"CONFIG", "GET", "databases"});
 }
 
 Handshake::Step Handshake::fail(errc code, std::string why) {
@@ -193,6 +195,14 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
       break;  // CLIENT SETINFO is Redis 7.2+: older servers refuse it, which is fine
     case Expect::Info:
       if (!error && !reply.empty()) read_info(reply[0].value);
+      break;
+    case Expect::Databases:
+      // ["databases", "16"] as a map (RESP3) or a flat array (RESP2).
+      if (!error && reply.size() == 3) {
+        const std::string_view count = reply[2].value;
+        std::from_chars(count.data(), count.data() + count.size(), identity_.databases);
+      }
+      if (identity_.mode == "cluster") identity_.databases = 1;
       break;
   }
   if (next_ < expected_.size()) return Step::Continue;

@@ -6,6 +6,7 @@
 //   [SELECT db]                                  (db != 0)
 //   CLIENT SETINFO LIB-NAME redmux / LIB-VER v   (errors ignored: older servers lack it)
 //   INFO server
+//   CONFIG GET databases                         (errors ignored: ACLs may refuse it)
 // A server that does not know HELLO (before Redis 6) gets a second round in RESP2:
 //   [AUTH [user] password] [CLIENT SETNAME name] [SELECT db] INFO server
 #pragma once
@@ -40,7 +41,7 @@ class Handshake {
   std::size_t awaiting() const noexcept { return expected_.size() - next_; }
 
  private:
-  enum class Expect { Hello, Auth, SetName, Select, SetInfo, Info };
+  enum class Expect { Hello, Auth, SetName, Select, SetInfo, Info, Databases };
 
   void queue(std::string& out, Expect what, std::initializer_list<std::string_view> args);
   void begin_resp2(std::string& out);

@@ -29,6 +29,7 @@ struct PendingCommand {
   std::uint32_t timeout_ms = 0;  ///< for diagnostics: the timeout the deadline came from
   PendingKind kind = PendingKind::Caller;
   bool counted = true;  ///< holds one slot of maxQueuedCommands until it leaves
+  int select_db = -1;   ///< for an Internal SELECT: the database it selects
 };
 
 }  // namespace redmux::detail

@@ -48,8 +48,10 @@ Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& rep
     case PendingKind::Internal:
       if (front.state) {
         front.state->deliver(reply);
-      } else if (is_error_reply(reply) && report) {
-        report(front.name, reply);
+      } else if (is_error_reply(reply)) {
+        if (report) report(front.name, reply);
+        pop_front(released);
+        return ReplyOutcome::InternalFailed;
       }
       break;
     case PendingKind::FireAndForget:

@@ -33,7 +33,10 @@ class Pipeline {
   /// The commands whose bytes are about to be written, in write order.
   void push(std::span<const PendingCommand> commands);
 
-  enum class ReplyOutcome { Delivered, Unexpected };
+  /// InternalFailed: one of redmux's own commands (a SELECT for a database switch) failed;
+  /// the commands written behind it would run in the wrong context, so the connection must
+  /// be reset.
+  enum class ReplyOutcome { Delivered, Unexpected, InternalFailed };
   /// A complete reply arrived: completes the oldest command. `released` counts slots of
   /// maxQueuedCommands given back. Unexpected: nothing was waiting (the stream is out of sync).
   ReplyOutcome on_reply(NodeSpan reply, const ErrorReport& report, std::size_t& released);

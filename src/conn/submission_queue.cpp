@@ -30,6 +30,7 @@ void SubmissionQueue::switch_database_locked(int db) {
   entry.kind = PendingKind::Internal;
   entry.deadline = Clock::time_point::max();
   entry.counted = false;
+  entry.select_db = db;
   entry.bytes_begin = bytes_.size();
   resp::encode_command(bytes_, select);
   entry.bytes_end = bytes_.size();
@@ -120,7 +121,25 @@ void SubmissionQueue::hold() {
 
 void SubmissionQueue::reset_stream_database(int db) {
   std::lock_guard lock(mutex_);
-  if (!commands_.empty() && queue_start_db_ != db) {
+  if (commands_.empty()) {
+    stream_db_ = queue_start_db_ = db;
+    return;
+  }
+  PendingCommand& first = commands_.front();
+  if (first.select_db >= 0) {
+    // The queue starts by selecting a database itself: nothing to fix, except that a SELECT
+    // of the database the new connection is already on is dropped (it may be forbidden).
+    if (first.select_db == db) {
+      const std::size_t cut = first.bytes_end;
+      bytes_.erase(0, cut);
+      commands_.erase(commands_.begin());
+      for (PendingCommand& command : commands_) {
+        command.bytes_begin -= cut;
+        command.bytes_end -= cut;
+      }
+      if (commands_.empty()) stream_db_ = db;
+    }
+  } else if (queue_start_db_ != db) {
     // The queued commands were encoded for a stream that was on queue_start_db_ when they
     // begin: put a SELECT for it in front so they still run against the database they name.
     const Arg select[] = {Arg(kSelect), Arg(queue_start_db_)};
@@ -131,6 +150,7 @@ void SubmissionQueue::reset_stream_database(int db) {
     entry.kind = PendingKind::Internal;
     entry.deadline = Clock::time_point::max();
     entry.counted = false;
+    entry.select_db = queue_start_db_;
     entry.bytes_end = prefix.size();
     for (PendingCommand& command : commands_) {
       command.bytes_begin += prefix.size();
@@ -138,8 +158,6 @@ void SubmissionQueue::reset_stream_database(int db) {
     }
     bytes_.insert(0, prefix);
     commands_.insert(commands_.begin(), entry);
-  } else if (commands_.empty()) {
-    stream_db_ = db;
   }
   queue_start_db_ = db;
 }

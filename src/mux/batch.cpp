@@ -64,6 +64,11 @@ void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const 
     buffer.connection = *connection;
     buffer.keyed = has_key;
   }
+  if (Error error = core.check_database(buffer.db, *buffer.connection, info)) {
+    core.shared().release_slots(1);
+    if (state) state->fail(std::move(error));
+    return;
+  }
   PendingCommand command;
   command.name = info.name;
   command.deadline = deadline;

@@ -122,6 +122,18 @@ Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args)
   return Error();
 }
 
+Error MuxCore::check_database(int db, const Connection& connection, const CommandInfo& info) const {
+  if (db == shared_->config().default_database) return Error();
+  // A SELECT that fails would let the commands pipelined behind it run in the wrong
+  // database, so an index the server does not have is refused here, before sending.
+  const int databases = connection.databases();
+  if (db >= 0 && (databases == 0 || db < databases)) return Error();
+  return Error(errc::invalid_argument, std::string(info.name) + " refused: database " +
+                                           std::to_string(db) + " does not exist on " +
+                                           connection.describe_endpoint() +
+                                           " (databases=" + std::to_string(databases) + ")");
+}
+
 Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg> args,
                                    Flags flags) {
   if (closed())
@@ -199,6 +211,10 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   if (!connection) {
     shared_->release_slots(1);
     return refuse(std::move(connection).error());
+  }
+  if (Error error = check_database(db, **connection, info)) {
+    shared_->release_slots(1);
+    return refuse(std::move(error));
   }
   PendingCommand command;
   command.name = info.name;

@@ -48,6 +48,8 @@ class MuxCore {
   /// Refusals that do not depend on the connection (admin gate, connection-state and
   /// blocking commands, empty command). Ok Error when allowed.
   Error check_allowed(const CommandInfo& info, std::span<const Arg> args) const;
+  /// Refuses a database index the connection's server does not have (or a negative one).
+  Error check_database(int db, const Connection& connection, const CommandInfo& info) const;
   /// The deadline for a command with these options, and its timeout in ms.
   std::pair<Clock::time_point, std::uint32_t> deadline_for(const CallOptions& options) const;
 

@@ -84,7 +84,7 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
 }
 
 Database Multiplexer::database(int index) const {
-  return Database(core_, index < 0 ? core_->config().default_database : index);
+  return Database(core_, index == -1 ? core_->config().default_database : index);
 }
 
 const Config& Multiplexer::config() const noexcept {

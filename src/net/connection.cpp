@@ -239,6 +239,7 @@ void Connection::become_ready() {
     identity_ = handshake_->identity();
     is_replica_.store(identity_.role == "replica" || identity_.role == "slave",
                       std::memory_order_release);
+    databases_.store(identity_.databases, std::memory_order_release);
   }
   handshake_.reset();
   if (ever_ready_) shared_->counters().reconnects.fetch_add(1, std::memory_order_relaxed);
@@ -478,11 +479,22 @@ bool Connection::on_reply(NodeSpan reply) {
   const Pipeline::ReplyOutcome outcome = pipeline_.on_reply(
       reply,
       [this](std::string_view name, NodeSpan error_reply) {
-        shared_->counters().fire_and_forget_errors.fetch_add(1, std::memory_order_relaxed);
+        if (name != "SELECT") {
+          shared_->counters().fire_and_forget_errors.fetch_add(1, std::memory_order_relaxed);
+        }
         shared_->report_error(server_error_from(error_reply, name));
       },
       released);
   shared_->release_slots(released);
+  if (outcome == Pipeline::ReplyOutcome::InternalFailed) {
+    connection_broken(Error(
+        errc::outcome_unknown,
+        "a SELECT redmux sent to switch databases failed on " + endpoint_text_ + " (" +
+            std::string(reply.empty() ? std::string_view() : reply[0].value) +
+            "); commands written behind it may have run against the previous database, so the "
+            "connection was reset"));
+    return false;
+  }
   if (outcome == Pipeline::ReplyOutcome::Unexpected) {
     connection_broken(Error(errc::protocol_error, "a reply arrived from " + endpoint_text_ +
                                                       " with no command waiting for it"));

@@ -64,6 +64,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
   /// True when the server said (HELLO role) it is a replica.
   bool is_replica() const noexcept { return is_replica_.load(std::memory_order_acquire); }
+  /// Logical databases the server has (0: unknown until connected, or not disclosed).
+  int databases() const noexcept { return databases_.load(std::memory_order_acquire); }
   ServerIdentity identity() const;
   const Endpoint& endpoint() const noexcept { return endpoint_; }
   std::string describe_endpoint() const { return endpoint_text_; }
@@ -112,6 +114,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::atomic<ConnectionState> state_{ConnectionState::Idle};
   std::atomic<bool> is_replica_{false};
+  std::atomic<int> databases_{0};
   SubmissionQueue queue_;
   Pipeline pipeline_;
   std::unique_ptr<Handshake> handshake_;

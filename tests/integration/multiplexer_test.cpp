@@ -398,3 +398,38 @@ TEST(MultiplexerTest, MuxAndPoolDestroyedInAnyOrder) {
 
 }  // namespace
 }  // namespace redmux
+
+namespace redmux {
+namespace {
+
+TEST(MultiplexerDatabaseTest, MissingDatabaseIsRefusedAndNothingRunsElsewhere) {
+  test::RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  mux->database(5).set("five", "1").get();
+  // Database 99 does not exist (16 by default): refused before sending, so the SET cannot
+  // run in database 5 behind a failing SELECT.
+  EXPECT_THROW(mux->database(99).set("ninety", "1").get(), InvalidArgumentError);
+  EXPECT_THROW(mux->database(-2).set("neg", "1").get(), InvalidArgumentError);
+  EXPECT_EQ(server.cli({"-n", "5", "EXISTS", "ninety"}), "0");
+  EXPECT_EQ(mux->database(5).get("five").get(), std::optional<std::string>("1"));
+}
+
+TEST(MultiplexerDatabaseTest, FailingSelectResetsTheConnectionInsteadOfRunningInTheWrongDatabase) {
+  // An ACL that forbids SELECT (and CONFIG, so redmux cannot learn the database count).
+  test::ServerOptions options;
+  options.acl_file_contents =
+      "user default on nopass ~* &* +@all\n"
+      "user app on >pw ~* &* +@all -select -config\n";
+  test::RedisServer server(options);
+  auto mux = Multiplexer::connect(server.address() + ",user=app,password=pw");
+  auto wrong = mux->database(3).set("k", "v");
+  auto result = wrong.result();
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code(), errc::outcome_unknown) << result.error().message();
+  EXPECT_NE(result.error().message().find("SELECT"), std::string::npos) << result.error().message();
+  // The connection recovers (reconnect) and database 0 still works.
+  EXPECT_TRUE(mux->database(0).set("ok", "1").get());
+}
+
+}  // namespace
+}  // namespace redmux

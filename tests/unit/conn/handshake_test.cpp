@@ -30,7 +30,8 @@ TEST(HandshakeTest, Resp3RoundOneIsOneWriteWithAuthNameAndSelect) {
       "$3\r\napi\r\n*2\r\n$6\r\n");
   EXPECT_NE(out.find("LIB-NAME"), std::string::npos);
   EXPECT_NE(out.find("LIB-VER"), std::string::npos);
-  EXPECT_EQ(handshake.awaiting(), 5u);
+  EXPECT_NE(out.find("$6\r\nCONFIG\r\n$3\r\nGET\r\n$9\r\ndatabases"), std::string::npos);
+  EXPECT_EQ(handshake.awaiting(), 6u);
 }
 
 TEST(HandshakeTest, ReadsIdentityFromHelloAndValkeyVersionFromInfo) {
@@ -47,9 +48,12 @@ TEST(HandshakeTest, ReadsIdentityFromHelloAndValkeyVersionFromInfo) {
       "redis_mode:standalone\r\n";
   const std::string info =
       "=" + std::to_string(info_text.size() + 4) + "\r\ntxt:" + info_text + "\r\n";
-  EXPECT_EQ(
-      feed(handshake, hello + "-ERR unknown subcommand\r\n-ERR unknown subcommand\r\n" + info, out),
-      Handshake::Step::Done);
+  EXPECT_EQ(feed(handshake,
+                 hello + "-ERR unknown subcommand\r\n-ERR unknown subcommand\r\n" + info +
+                     "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n",
+                 out),
+            Handshake::Step::Done);
+  EXPECT_EQ(handshake.identity().databases, 16);
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(handshake.identity().product, "valkey");
   EXPECT_EQ(handshake.identity().version, "8.0.1");  // not the compatibility redis_version
@@ -77,10 +81,11 @@ TEST(HandshakeTest, ServerWithoutHelloGetsAResp2SecondRound) {
   std::string out;
   handshake.begin(out);
   out.clear();
-  // Round one: HELLO unknown, SETINFO x2 refused (NOAUTH), INFO refused.
+  // Round one: HELLO unknown; SETINFO x2, INFO and CONFIG refused (NOAUTH).
   EXPECT_EQ(feed(handshake,
                  "-ERR unknown command 'HELLO'\r\n-NOAUTH Authentication required.\r\n"
-                 "-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n",
+                 "-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n"
+                 "-NOAUTH Authentication required.\r\n",
                  out),
             Handshake::Step::Continue);
   EXPECT_NE(out.find("$4\r\nAUTH\r\n$2\r\npw\r\n"), std::string::npos) << out;
@@ -88,7 +93,9 @@ TEST(HandshakeTest, ServerWithoutHelloGetsAResp2SecondRound) {
   std::string more;
   const std::string info = "# Server\r\nredis_version:5.0.7\r\n";
   EXPECT_EQ(feed(handshake,
-                 "+OK\r\n+OK\r\n$" + std::to_string(info.size()) + "\r\n" + info + "\r\n", more),
+                 "+OK\r\n+OK\r\n$" + std::to_string(info.size()) + "\r\n" + info +
+                     "\r\n*2\r\n$9\r\ndatabases\r\n$2\r\n16\r\n",
+                 more),
             Handshake::Step::Done);
   EXPECT_EQ(handshake.identity().protocol, 2);
   EXPECT_EQ(handshake.identity().product, "redis");

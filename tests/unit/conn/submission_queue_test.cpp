@@ -157,3 +157,26 @@ TEST(SubmissionQueueTest, ConcurrentPushersLoseNothingAndKeepEachThreadsOrder) {
 
 }  // namespace
 }  // namespace redmux::detail
+
+namespace redmux::detail {
+namespace {
+
+TEST(SubmissionQueueTest, AfterReconnectARedundantLeadingSelectIsDropped) {
+  SubmissionQueue queue(0);
+  const Arg args[] = {"GET", "k"};
+  PendingCommand ff;
+  ff.kind = PendingKind::FireAndForget;
+  queue.push(3, args, ff);  // SELECT 3, GET
+  std::string bytes;
+  std::vector<PendingCommand> taken, dropped;
+  queue.take(bytes, taken, dropped);  // the stream is on 3 now
+  queue.push(0, args, ff);            // SELECT 0, GET
+  queue.reset_stream_database(0);     // new connection on 0: SELECT 0 is not needed
+  queue.take(bytes, taken, dropped);
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_EQ(bytes, "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+  EXPECT_EQ(taken[0].bytes_begin, 0u);
+}
+
+}  // namespace
+}  // namespace redmux::detail
