@@ -264,6 +264,12 @@ void Connection::connection_broken(const Error& cause) {
   ++generation_;
   asio::error_code ignored;
   socket_.close(ignored);
+  if (writing_) {
+    // A write was in progress and its handler is now stale: how much of it reached the
+    // socket is unknown, so every command of it counts as possibly sent (never "safe to
+    // retry" by mistake).
+    stream_written_ = stream_queued_;
+  }
   writing_ = false;
   const std::size_t released = pipeline_.fail_all(
       [&](const PendingCommand& command) { return broken_error(command, cause); });
