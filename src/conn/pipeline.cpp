@@ -38,9 +38,13 @@ void Pipeline::pop_front(std::size_t& released) {
 }
 
 Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& report,
-                                          std::size_t& released) {
+                                          const SlotRelease& release) {
   if (in_flight_.empty()) return ReplyOutcome::Unexpected;
-  PendingCommand& front = in_flight_.front();
+  const PendingCommand front = in_flight_.front();
+  in_flight_.pop_front();
+  if (first_unexpired_ > 0) --first_unexpired_;
+  if (front.counted && release) release();
+  ReplyOutcome outcome = ReplyOutcome::Delivered;
   switch (front.kind) {
     case PendingKind::Caller:
       front.state->deliver(reply);
@@ -50,16 +54,15 @@ Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& rep
         front.state->deliver(reply);
       } else if (is_error_reply(reply)) {
         if (report) report(front.name, reply);
-        pop_front(released);
-        return ReplyOutcome::InternalFailed;
+        outcome = ReplyOutcome::InternalFailed;
       }
       break;
     case PendingKind::FireAndForget:
       if (is_error_reply(reply) && report) report(front.name, reply);
       break;
   }
-  pop_front(released);
-  return ReplyOutcome::Delivered;
+  if (front.state) front.state->release();
+  return outcome;
 }
 
 std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_error) {

@@ -37,9 +37,12 @@ class Pipeline {
   /// the commands written behind it would run in the wrong context, so the connection must
   /// be reset.
   enum class ReplyOutcome { Delivered, Unexpected, InternalFailed };
-  /// A complete reply arrived: completes the oldest command. `released` counts slots of
-  /// maxQueuedCommands given back. Unexpected: nothing was waiting (the stream is out of sync).
-  ReplyOutcome on_reply(NodeSpan reply, const ErrorReport& report, std::size_t& released);
+  /// Gives back one slot of maxQueuedCommands.
+  using SlotRelease = std::function<void()>;
+  /// A complete reply arrived: completes the oldest command. Its queue slot is given back
+  /// *before* its future completes, so a caller woken by the reply always finds room for its
+  /// next command. Unexpected: nothing was waiting (the stream is out of sync).
+  ReplyOutcome on_reply(NodeSpan reply, const ErrorReport& report, const SlotRelease& release);
 
   /// Fails every command whose deadline is <= now (they stay in flight). Returns how many.
   std::size_t expire(Clock::time_point now, const TimeoutError& make_error);

@@ -1,6 +1,6 @@
 #include "mux/core.hpp"
 
-#include <latch>
+#include <condition_variable>
 
 #include "net/io_load.hpp"
 #include "topology/slot.hpp"
@@ -71,21 +71,28 @@ void MuxCore::start(std::function<void(std::vector<Error>)> done) {
 
 void MuxCore::close() {
   if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+  struct Pending {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::size_t remaining = 0;
+  };
+  auto pending = std::make_shared<Pending>();
+  for (auto& group : groups_) pending->remaining += group.size();
   for (auto& group : groups_) {
-    for (auto& connection : group) connection->shutdown();
+    for (auto& connection : group) {
+      connection->shutdown([pending] {
+        std::lock_guard lock(pending->mutex);
+        if (--pending->remaining == 0) pending->done.notify_all();
+      });
+    }
   }
   if (on_io_thread()) return;  // cannot wait for our own thread; shutdown runs after us
   // Wait until each connection has processed its shutdown, so every future is completed
-  // before the pool (maybe destroyed right after us) stops its threads.
-  // Bounded by syncTimeout: a wedged I/O thread (a callback that blocks) cannot hang close().
-  const auto deadline = Clock::now() + shared_->config().sync_timeout;
-  for (auto& group : groups_) {
-    for (auto& connection : group) {
-      while (connection->state() != ConnectionState::Closed && Clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-    }
-  }
+  // before the pool (maybe destroyed right after us) stops its threads. Bounded by
+  // syncTimeout: a wedged I/O thread (a callback that blocks) cannot hang close().
+  std::unique_lock lock(pending->mutex);
+  pending->done.wait_for(lock, shared_->config().sync_timeout,
+                         [&] { return pending->remaining == 0; });
 }
 
 std::pair<Clock::time_point, std::uint32_t> MuxCore::deadline_for(

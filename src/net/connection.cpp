@@ -68,6 +68,13 @@ Connection::Connection(asio::io_context& io, IoPool::Load& load,
       connect_timer_(io),
       queue_(config_.default_database) {
   read_buffer_.resize(kReadChunk);
+  release_slot_ = [shared = shared_.get()] { shared->release_slots(1); };
+  report_error_ = [this](std::string_view name, NodeSpan error_reply) {
+    if (name != "SELECT") {
+      shared_->counters().fire_and_forget_errors.fetch_add(1, std::memory_order_relaxed);
+    }
+    shared_->report_error(server_error_from(error_reply, name));
+  };
 }
 
 Connection::~Connection() {
@@ -481,17 +488,7 @@ bool Connection::on_reply(NodeSpan reply) {
         return false;
     }
   }
-  std::size_t released = 0;
-  const Pipeline::ReplyOutcome outcome = pipeline_.on_reply(
-      reply,
-      [this](std::string_view name, NodeSpan error_reply) {
-        if (name != "SELECT") {
-          shared_->counters().fire_and_forget_errors.fetch_add(1, std::memory_order_relaxed);
-        }
-        shared_->report_error(server_error_from(error_reply, name));
-      },
-      released);
-  shared_->release_slots(released);
+  const Pipeline::ReplyOutcome outcome = pipeline_.on_reply(reply, report_error_, release_slot_);
   if (outcome == Pipeline::ReplyOutcome::InternalFailed) {
     connection_broken(Error(
         errc::outcome_unknown,
@@ -623,9 +620,16 @@ void Connection::fail_queued(const Error& error, errc code) {
   release(queued);
 }
 
-void Connection::shutdown() {
-  asio::post(io_, [self = shared_from_this()] {
+void Connection::shutdown(std::function<void()> closed_callback) {
+  asio::post(io_, [self = shared_from_this(),
+                   closed_callback = std::move(closed_callback)]() mutable {
     BusyScope busy(self->load_);
+    struct Notify {  // runs the callback on every path out of this handler
+      std::function<void()>& callback;
+      ~Notify() {
+        if (callback) callback();
+      }
+    } notify{closed_callback};
     if (self->state() == ConnectionState::Closed) return;
     self->state_.store(ConnectionState::Closed, std::memory_order_release);
     ++self->generation_;

@@ -58,8 +58,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void submit(int db, std::span<const Arg> args, PendingCommand command);
   /// Queues a batch contiguously (any thread).
   void submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands);
-  /// Closes the connection and fails every command with errc::shut_down (any thread).
-  void shutdown();
+  /// Closes the connection and fails every command (any thread). `closed`, if given, runs on
+  /// the I/O thread once that is done.
+  void shutdown(std::function<void()> closed = nullptr);
 
   ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
   /// True when the server said (HELLO role) it is a replica.
@@ -117,6 +118,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<int> databases_{0};
   SubmissionQueue queue_;
   Pipeline pipeline_;
+  Pipeline::SlotRelease release_slot_;  ///< built once: no std::function per reply
+  Pipeline::ErrorReport report_error_;
   std::unique_ptr<Handshake> handshake_;
   FirstResult first_result_;
   int attempts_ = 0;  ///< failed attempts in the current series
