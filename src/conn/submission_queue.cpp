@@ -12,14 +12,16 @@ constexpr std::string_view kSelect = "SELECT";
 }  // namespace
 
 SubmissionQueue::Pushed SubmissionQueue::note_push_locked(Clock::time_point deadline) {
-  bool wake = !io_pending_;
-  io_pending_ = true;
-  if (deadline < earliest_deadline_) {
-    // An earlier deadline than any queued: the I/O thread's timer may be armed too late.
-    if (!commands_.empty()) wake = true;
-    earliest_deadline_ = deadline;
+  const Clock::rep armed = armed_until_.load(std::memory_order_acquire);
+  if (!io_pending_) {
+    io_pending_ = true;
+    const bool timer_covers = deadline.time_since_epoch().count() >= armed;
+    const bool quiet = in_flight_.load(std::memory_order_acquire) == 0;
+    return inline_allowed_ && timer_covers && quiet ? Pushed::WriteInline : Pushed::QueuedWake;
   }
-  return wake ? Pushed::QueuedWake : Pushed::Queued;
+  // Somebody owns the writer role. If the I/O thread's timer would fire after this deadline,
+  // it must re-arm (but must not write: the role is not its to take).
+  return deadline.time_since_epoch().count() < armed ? Pushed::QueuedRearm : Pushed::Queued;
 }
 
 void SubmissionQueue::switch_database_locked(int db) {
@@ -46,8 +48,7 @@ SubmissionQueue::Pushed SubmissionQueue::push(int db, std::span<const Arg> args,
   command.bytes_begin = bytes_.size();
   resp::encode_command(bytes_, args);
   command.bytes_end = bytes_.size();
-  const Pushed pushed = note_push_locked(
-      command.kind == PendingKind::Caller ? command.deadline : Clock::time_point::max());
+  const Pushed pushed = note_push_locked(command.deadline);
   commands_.push_back(command);
   return pushed;
 }
@@ -73,19 +74,68 @@ void SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& comm
                            std::vector<PendingCommand>& dropped) {
   bytes.clear();
   commands.clear();
-  {
-    std::lock_guard lock(mutex_);
-    if (commands_.empty()) {
-      io_pending_ = false;
-      return;
-    }
-    bytes.swap(bytes_);
-    commands.swap(commands_);
-    earliest_deadline_ = Clock::time_point::max();
-    queue_start_db_ = stream_db_;
-    // io_pending_ stays true: the I/O thread comes back for more when this write completes.
+  std::lock_guard lock(mutex_);
+  if (commands_.empty()) {
+    io_pending_ = false;
+    return;
   }
+  bytes.swap(bytes_);
+  commands.swap(commands_);
+  queue_start_db_ = stream_db_;
+  // io_pending_ stays true: the I/O thread comes back for more when this write completes.
   remove_completed(bytes, commands, dropped);
+  for (PendingCommand& command : commands) {  // offsets in the stream, for not_sent checks
+    command.bytes_begin += stream_taken_;
+    command.bytes_end += stream_taken_;
+  }
+  stream_taken_ += bytes.size();
+}
+
+bool SubmissionQueue::take_inline(std::string& bytes) {
+  bytes.clear();
+  std::lock_guard lock(mutex_);
+  bytes.swap(bytes_);
+  Clock::rep earliest = Clock::time_point::max().time_since_epoch().count();
+  for (PendingCommand& command : commands_) {
+    if (command.kind == PendingKind::Caller) {
+      earliest = std::min(earliest, command.deadline.time_since_epoch().count());
+    }
+    command.bytes_begin += stream_taken_;
+    command.bytes_end += stream_taken_;
+    handoff_.push_back(command);
+  }
+  in_flight_.fetch_add(commands_.size(), std::memory_order_acq_rel);
+  commands_.clear();
+  stream_taken_ += bytes.size();
+  queue_start_db_ = stream_db_;
+  // Read under the lock that the I/O thread's drain_handoff() takes after it publishes a
+  // disarmed timer: either it drains these commands, or we see the disarmed timer here.
+  return earliest < armed_until_.load(std::memory_order_acquire);
+}
+
+bool SubmissionQueue::finish_inline() {
+  std::lock_guard lock(mutex_);
+  if (commands_.empty()) {
+    io_pending_ = false;
+    return false;
+  }
+  return true;  // io_pending_ stays: the I/O thread, once woken, writes them
+}
+
+void SubmissionQueue::drain_handoff(std::vector<PendingCommand>& out) {
+  std::lock_guard lock(mutex_);
+  out.insert(out.end(), handoff_.begin(), handoff_.end());
+  handoff_.clear();
+}
+
+void SubmissionQueue::set_inline(bool allowed) {
+  std::lock_guard lock(mutex_);
+  inline_allowed_ = allowed;
+}
+
+void SubmissionQueue::reset_stream_offsets() {
+  std::lock_guard lock(mutex_);
+  stream_taken_ = 0;
 }
 
 void SubmissionQueue::remove_completed(std::string& bytes, std::vector<PendingCommand>& commands,
@@ -175,7 +225,6 @@ Clock::time_point SubmissionQueue::collect_expired(Clock::time_point now,
       earliest = std::min(earliest, command.deadline);
     }
   }
-  earliest_deadline_ = earliest;
   return earliest;
 }
 
@@ -197,7 +246,6 @@ void SubmissionQueue::drain(std::vector<PendingCommand>& out) {
   out.insert(out.end(), commands_.begin(), commands_.end());
   commands_.clear();
   bytes_.clear();
-  earliest_deadline_ = Clock::time_point::max();
   queue_start_db_ = stream_db_;
 }
 

@@ -2,16 +2,20 @@
 // commit"). Any thread appends a command's encoded bytes and its PendingCommand under a short
 // lock; the connection's I/O thread takes everything queued at once and writes it in one go.
 //
-// Wake-ups: a pusher is told to wake the I/O thread only when the queue was idle (nobody has
-// been told to come for it yet) or when its deadline is earlier than every queued one (so the
-// I/O thread can re-arm its timer). The I/O thread clears the idle flag only when it finds
-// the queue empty, under the same lock, so a wake-up can never be lost.
+// The writer role: exactly one thread writes to the socket at a time. A pusher that finds the
+// queue idle takes the role: it writes its bytes itself when the connection is ready and
+// the I/O thread's deadline timer already covers its deadline and no reply is awaited
+// (WriteInline), else it wakes
+// the I/O thread, which then holds the role until it finds the queue empty. The role is
+// given up only under this lock, so a wake-up can never be lost, and nobody ever writes
+// while another writer's bytes are on their way.
 //
 // Database switches: commands carry the database they target; when it differs from the
 // stream's current database a SELECT is queued in front of them, so a run of commands for one
 // database costs nothing extra. Sans-IO: no sockets, no Asio.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <span>
@@ -33,7 +37,12 @@ class SubmissionQueue {
   /// `db`: the database a new connection starts on (the handshake selects it).
   explicit SubmissionQueue(int db = 0) : stream_db_(db), queue_start_db_(db) {}
 
-  enum class Pushed { Queued, QueuedWake, Closed };
+  /// QueuedWake: wake the I/O thread. WriteInline: the queue was idle and the connection
+  /// ready, so the pusher writes the bytes itself (take_inline()) — no thread hand-off at low
+  /// load. Closed: nothing was queued (the connection shut down).
+  /// QueuedRearm: the writer role is taken, but the I/O thread must re-arm its deadline timer
+  /// for this command (it would fire too late).
+  enum class Pushed { Queued, QueuedWake, QueuedRearm, WriteInline, Closed };
 
   /// Queues one command for database `db` (-1: whichever the stream is on). QueuedWake: the
   /// caller must wake the I/O thread. Closed: nothing was queued (the connection shut down).
@@ -49,6 +58,30 @@ class SubmissionQueue {
   /// appended to `dropped` for the caller to release.
   void take(std::string& bytes, std::vector<PendingCommand>& commands,
             std::vector<PendingCommand>& dropped);
+  /// Pusher after WriteInline: moves the queued bytes into `bytes` and their commands to the
+  /// hand-off list (drained by the I/O thread into its pipeline before it reads a reply).
+  /// The caller then owns the writer role until finish_inline(). Returns true when the I/O
+  /// thread's timer is no longer armed early enough for these commands' deadlines (it fired
+  /// meanwhile): the caller must then have the I/O thread absorb them promptly.
+  bool take_inline(std::string& bytes);
+  /// Pusher after its inline write: gives up the writer role. True when commands arrived
+  /// meanwhile: the caller must then wake the I/O thread to write them.
+  bool finish_inline();
+  /// I/O thread: appends the commands written inline since the last call, in write order.
+  void drain_handoff(std::vector<PendingCommand>& out);
+  /// I/O thread: allows or forbids inline writes (ready and nothing written by the I/O thread
+  /// is pending), and publishes the time its deadline timer is armed for: a command due
+  /// earlier must wake the I/O thread instead of being written inline.
+  void set_inline(bool allowed);
+  void set_timer_armed_until(Clock::time_point at) {
+    armed_until_.store(at.time_since_epoch().count(), std::memory_order_release);
+  }
+  /// I/O thread: how many commands await replies. Inline writes happen only when none do
+  /// (a lone caller): under load the I/O thread batches everything into few writes instead.
+  void publish_in_flight(std::size_t count) { in_flight_.store(count, std::memory_order_release); }
+  /// Bytes taken for writing since the stream (re)started: stream offsets of taken commands.
+  void reset_stream_offsets();
+
   /// I/O thread: marks the queue as being looked after without taking anything (while the
   /// connection is not ready to write), so pushes do not wake it again needlessly.
   void hold();
@@ -79,8 +112,15 @@ class SubmissionQueue {
   int stream_db_;       ///< database after the last queued command
   int queue_start_db_;  ///< database the stream is on where the queued commands begin
   bool io_pending_ = false;
-  bool closed_ = false;  ///< the I/O thread has been told to come (or is holding)
-  Clock::time_point earliest_deadline_ = Clock::time_point::max();
+  bool closed_ = false;
+  bool inline_allowed_ = false;
+  std::uint64_t stream_taken_ = 0;  ///< bytes taken for writing since the stream restarted
+  std::vector<PendingCommand> handoff_;
+  std::atomic<std::size_t> in_flight_{0};
+  std::atomic<Clock::rep> armed_until_{
+      Clock::time_point::max()
+          .time_since_epoch()
+          .count()};  ///< the I/O thread has been told to come (or is holding)
 };
 
 }  // namespace redmux::detail

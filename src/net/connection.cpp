@@ -112,8 +112,7 @@ void Connection::connect_attempt() {
   if (state() == ConnectionState::Closed) return;
   state_.store(ConnectionState::Connecting, std::memory_order_release);
   const std::uint64_t generation = ++generation_;
-  asio::error_code ignored;
-  socket_.close(ignored);
+  close_socket();
 
   connect_timer_.expires_after(config_.connect_timeout);
   connect_timer_.async_wait([self = shared_from_this(), generation](const asio::error_code& ec) {
@@ -186,7 +185,6 @@ void Connection::begin_handshake() {
   state_.store(ConnectionState::Handshaking, std::memory_order_release);
   parser_.reset();
   read_begin_ = read_end_ = 0;
-  stream_queued_ = stream_written_ = 0;
   handshake_ = std::make_unique<Handshake>(config_, endpoint_text_);
   std::string bytes;
   handshake_->begin(bytes);
@@ -197,8 +195,7 @@ void Connection::begin_handshake() {
 void Connection::attempt_failed(Error error) {
   if (state() == ConnectionState::Closed) return;
   ++generation_;  // handlers of this attempt are stale from now on
-  asio::error_code ignored;
-  socket_.close(ignored);
+  close_socket();
   resolver_.cancel();
   connect_timer_.cancel();
   handshake_.reset();
@@ -253,7 +250,11 @@ void Connection::become_ready() {
   ever_ready_ = true;
   attempts_ = 0;
   queue_.reset_stream_database(config_.default_database);
+  queue_.reset_stream_offsets();
+  stream_taken_ = 0;
+  stream_written_.store(0, std::memory_order_release);
   state_.store(ConnectionState::Ready, std::memory_order_release);
+  queue_.set_inline(true);
   if (first_result_) {
     auto first = std::move(first_result_);
     first_result_ = nullptr;
@@ -269,13 +270,13 @@ void Connection::connection_broken(const Error& cause) {
     return;
   }
   ++generation_;
-  asio::error_code ignored;
-  socket_.close(ignored);
+  close_socket();
+  absorb_inline_writes();
   if (writing_) {
     // A write was in progress and its handler is now stale: how much of it reached the
     // socket is unknown, so every command of it counts as possibly sent (never "safe to
     // retry" by mistake).
-    stream_written_ = stream_queued_;
+    stream_written_.store(stream_taken_, std::memory_order_release);
   }
   writing_ = false;
   const std::size_t released = pipeline_.fail_all(
@@ -295,8 +296,12 @@ void Connection::submit(int db, std::span<const Arg> args, PendingCommand comman
       config_.backlog_policy == BacklogPolicy::FailFast && state() != ConnectionState::Ready;
   SubmissionQueue::Pushed pushed = SubmissionQueue::Pushed::Closed;
   if (!fail_fast) pushed = queue_.push(db, args, command);
-  if (pushed == SubmissionQueue::Pushed::QueuedWake) {
+  if (pushed == SubmissionQueue::Pushed::WriteInline) {
+    write_inline();
+  } else if (pushed == SubmissionQueue::Pushed::QueuedWake) {
     asio::post(io_, in_arena(wake_arena_, [self = shared_from_this()] { self->wake(); }));
+  } else if (pushed == SubmissionQueue::Pushed::QueuedRearm) {
+    rearm_for(command.deadline);
   } else if (pushed == SubmissionQueue::Pushed::Closed) {
     const Error error =
         fail_fast ? Error(errc::disconnected,
@@ -315,7 +320,9 @@ void Connection::submit(int db, std::span<const Arg> args, PendingCommand comman
 
 void Connection::submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands) {
   const SubmissionQueue::Pushed pushed = queue_.push_batch(db, bytes, commands);
-  if (pushed == SubmissionQueue::Pushed::QueuedWake) {
+  if (pushed == SubmissionQueue::Pushed::WriteInline) {
+    write_inline();
+  } else if (pushed == SubmissionQueue::Pushed::QueuedWake) {
     asio::post(io_, [self = shared_from_this()] { self->wake(); });
   } else if (pushed == SubmissionQueue::Pushed::Closed) {
     std::size_t slots = 0;
@@ -342,6 +349,7 @@ void Connection::wake() {
 }
 
 void Connection::write_more() {
+  absorb_inline_writes();
   queue_.take(write_buffer_, batch_, dropped_);
   release(dropped_);
   if (write_buffer_.empty()) {
@@ -351,16 +359,15 @@ void Connection::write_more() {
   }
   Clock::time_point earliest = Clock::time_point::max();
   std::size_t callers = 0;
-  for (PendingCommand& command : batch_) {
-    command.bytes_begin += stream_queued_;
-    command.bytes_end += stream_queued_;
+  for (PendingCommand& command : batch_) {  // offsets are stream offsets already (take())
     if (command.kind == PendingKind::Caller) {
       earliest = std::min(earliest, command.deadline);
       ++callers;
     }
   }
-  stream_queued_ += write_buffer_.size();
+  if (!batch_.empty()) stream_taken_ = batch_.back().bytes_end;
   pipeline_.push(batch_);
+  queue_.publish_in_flight(pipeline_.size());
   shared_->counters().writes.fetch_add(1, std::memory_order_relaxed);
   if (earliest < timer_at_) arm_timer(earliest);
   writing_ = true;
@@ -375,14 +382,13 @@ void Connection::write_more() {
 
 void Connection::write_raw(std::string bytes) {
   auto buffer = std::make_shared<std::string>(std::move(bytes));
-  stream_queued_ += buffer->size();
   asio::async_write(
       socket_, asio::buffer(*buffer),
       [self = shared_from_this(), buffer, generation = generation_](const asio::error_code& ec,
                                                                     std::size_t bytes_written) {
         if (generation != self->generation_) return;
         BusyScope busy(self->load_);
-        self->stream_written_ += bytes_written;
+        (void)bytes_written;  // handshake bytes are not part of the callers' stream
         if (ec) {
           self->connection_broken(Error(
               errc::connection_failed,
@@ -391,10 +397,114 @@ void Connection::write_raw(std::string bytes) {
       });
 }
 
+void Connection::rearm_for(Clock::time_point deadline) {
+  asio::post(io_, [self = shared_from_this(), deadline] {
+    BusyScope busy(self->load_);
+    self->absorb_inline_writes();
+    if (self->state() != ConnectionState::Closed) self->arm_timer(deadline);
+  });
+}
+
+void Connection::write_inline() {
+  // The queue was idle and the connection ready: this caller owns the writer role, so it
+  // sends its bytes itself (non-blocking) instead of waking the I/O thread — one thread
+  // hand-off less per command at low load. The I/O thread still reads every reply; the
+  // commands reach its pipeline through the hand-off list before any reply is parsed.
+  thread_local std::string bytes;
+  const bool needs_timer = queue_.take_inline(bytes);
+  std::size_t sent = 0;
+  int error = 0;
+  bool ready = false;
+  {
+    std::lock_guard guard(socket_mutex_);
+    ready = state() == ConnectionState::Ready && socket_.is_open();
+    if (ready) {
+      const ssize_t n =
+          ::send(socket_.native_handle(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n >= 0) {
+        sent = static_cast<std::size_t>(n);
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        error = errno;
+      }
+      stream_written_.fetch_add(sent, std::memory_order_acq_rel);
+    }
+  }
+  if (sent > 0) {
+    auto& counters = shared_->counters();
+    counters.bytes_written.fetch_add(sent, std::memory_order_relaxed);
+    counters.writes.fetch_add(1, std::memory_order_relaxed);
+    last_write_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+  }
+  if (ready && error == 0 && sent == bytes.size()) {
+    if (queue_.finish_inline()) {
+      asio::post(io_, in_arena(wake_arena_, [self = shared_from_this()] { self->wake(); }));
+    } else if (needs_timer) {
+      asio::post(io_, [self = shared_from_this()] {
+        BusyScope busy(self->load_);
+        self->absorb_inline_writes();  // arms the deadline timer for them
+      });
+    }
+    return;
+  }
+  // Not ready any more, the socket is full, or it failed: the I/O thread takes over (and
+  // keeps the writer role until its write completes).
+  std::string rest = bytes.substr(sent);
+  asio::post(io_, [self = shared_from_this(), rest = std::move(rest), error, ready,
+                   generation = generation_]() mutable {
+    BusyScope busy(self->load_);
+    if (!ready || generation != self->generation_ || self->state() != ConnectionState::Ready) {
+      // The connection broke meanwhile: its commands were failed with it; whatever the queue
+      // holds is written after the reconnect.
+      self->absorb_inline_writes();
+      return;
+    }
+    if (error != 0) {
+      self->connection_broken(
+          Error(errc::outcome_unknown, "writing to " + self->endpoint_text_ +
+                                           " failed: " + std::system_category().message(error)));
+      return;
+    }
+    self->finish_inline_write(std::move(rest));
+  });
+}
+
+void Connection::finish_inline_write(std::string rest) {
+  absorb_inline_writes();
+  writing_ = true;
+  write_buffer_ = std::move(rest);
+  asio::async_write(socket_, asio::buffer(write_buffer_),
+                    in_arena(write_arena_, [self = shared_from_this(), generation = generation_](
+                                               const asio::error_code& ec, std::size_t bytes) {
+                      if (generation != self->generation_) return;
+                      BusyScope busy(self->load_);
+                      self->on_written(ec, bytes);
+                    }));
+}
+
+void Connection::absorb_inline_writes() {
+  handoff_scratch_.clear();
+  queue_.drain_handoff(handoff_scratch_);
+  if (handoff_scratch_.empty()) return;
+  Clock::time_point earliest = Clock::time_point::max();
+  for (const PendingCommand& command : handoff_scratch_) {
+    if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
+  }
+  stream_taken_ = handoff_scratch_.back().bytes_end;
+  pipeline_.push(handoff_scratch_);
+  if (earliest < timer_at_ && state() != ConnectionState::Closed) arm_timer(earliest);
+}
+
+void Connection::close_socket() {
+  queue_.set_inline(false);
+  std::lock_guard guard(socket_mutex_);  // waits for an inline write in progress
+  asio::error_code ignored;
+  socket_.close(ignored);
+}
+
 void Connection::on_written(const asio::error_code& ec, std::size_t bytes) {
-  stream_written_ += bytes;
+  stream_written_.fetch_add(bytes, std::memory_order_acq_rel);
   shared_->counters().bytes_written.fetch_add(bytes, std::memory_order_relaxed);
-  last_write_ = Clock::now();
+  last_write_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   if (ec) {
     writing_ = false;
     connection_broken(
@@ -438,6 +548,7 @@ void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
                                 : "reading from " + endpoint_text_ + " failed: " + ec.message()));
     return;
   }
+  absorb_inline_writes();  // replies can only answer commands already in the pipeline
   read_end_ += bytes;
   last_read_ = Clock::now();
   shared_->counters().bytes_read.fetch_add(bytes, std::memory_order_relaxed);
@@ -459,6 +570,7 @@ void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
     if (generation != generation_) return;  // the reply broke or closed the connection
   }
   shared_->counters().replies.fetch_add(replies, std::memory_order_relaxed);
+  queue_.publish_in_flight(pipeline_.size());
   if (read_begin_ == read_end_) {
     read_begin_ = read_end_ = 0;
     if (read_buffer_.size() > kShrinkAbove) {
@@ -512,6 +624,7 @@ bool Connection::on_reply(NodeSpan reply) {
 void Connection::arm_timer(Clock::time_point at) {
   if (at >= timer_at_) return;
   timer_at_ = at;
+  queue_.set_timer_armed_until(at);
   deadline_timer_.expires_at(at);
   deadline_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
     if (ec == asio::error::operation_aborted) return;
@@ -531,6 +644,8 @@ void Connection::on_timer(const asio::error_code&) {
     return;
   }
   timer_at_ = Clock::time_point::max();
+  queue_.set_timer_armed_until(timer_at_);
+  absorb_inline_writes();
   std::size_t timed_out =
       pipeline_.expire(now, [this](const PendingCommand& c, Clock::time_point t) {
         return timeout_error(c, t, /*in_flight=*/true);
@@ -558,7 +673,8 @@ Error Connection::timeout_error(const PendingCommand& command, Clock::time_point
   const long long elapsed_ms =
       ms_since(command.deadline - std::chrono::milliseconds(command.timeout_ms), now);
   // In flight, offsets count bytes since the connection started; queued, nothing is sent.
-  const bool sent = in_flight && command.bytes_end <= stream_written_;
+  const std::uint64_t written = stream_written_.load(std::memory_order_acquire);
+  const bool sent = in_flight && command.bytes_end <= written;
   std::size_t unread = read_end_ - read_begin_;
   int available = 0;
   if (socket_.is_open() && ::ioctl(socket_.native_handle(), FIONREAD, &available) == 0) {
@@ -573,12 +689,11 @@ Error Connection::timeout_error(const PendingCommand& command, Clock::time_point
                                                     : "was still queued, not sent");
   message += "; queued-unsent=" + std::to_string(queued.commands);
   message += ", sent-awaiting-reply=" + std::to_string(pipeline_.size());
-  message +=
-      ", bytes-to-write=" + std::to_string(queued.bytes + (stream_queued_ - stream_written_));
+  message += ", bytes-to-write=" + std::to_string(queued.bytes + (stream_taken_ - written));
   message += ", bytes-unread=" + std::to_string(unread);
   message += ", connection=" + std::string(to_string(state()));
   message += ", last-read=" + ago(last_read_, now);
-  message += ", last-write=" + ago(last_write_, now);
+  message += ", last-write=" + ago(Clock::time_point(Clock::duration(last_write_.load())), now);
   message += ", io=" + std::to_string(load_.busy_percent()) + "% busy";
   message += ", redmux " + std::string(kVersion);
   message +=
@@ -588,7 +703,7 @@ Error Connection::timeout_error(const PendingCommand& command, Clock::time_point
 }
 
 Error Connection::broken_error(const PendingCommand& command, const Error& cause) const {
-  if (command.bytes_begin >= stream_written_) {
+  if (command.bytes_begin >= stream_written_.load(std::memory_order_acquire)) {
     return Error(errc::not_sent, std::string(command.name) + " was not sent: connection to " +
                                      endpoint_text_ + " lost (" + cause.message() +
                                      "); safe to retry");
@@ -633,8 +748,8 @@ void Connection::shutdown(std::function<void()> closed_callback) {
     if (self->state() == ConnectionState::Closed) return;
     self->state_.store(ConnectionState::Closed, std::memory_order_release);
     ++self->generation_;
-    asio::error_code ignored;
-    self->socket_.close(ignored);
+    self->close_socket();
+    self->absorb_inline_writes();
     self->resolver_.cancel();
     self->connect_timer_.cancel();
     self->deadline_timer_.cancel();

@@ -85,6 +85,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void wake();
   void write_more();
   void write_raw(std::string bytes);
+  /// A caller writes its command itself when the connection is ready and idle (any thread).
+  void write_inline();
+  /// Has the I/O thread arm its deadline timer for `deadline` (any thread).
+  void rearm_for(Clock::time_point deadline);
+  /// I/O thread: what an inline write could not finish (socket full), written the Asio way.
+  void finish_inline_write(std::string rest);
+  /// I/O thread: moves commands written inline into the pipeline (before any reply is read).
+  void absorb_inline_writes();
+  void close_socket();
   void on_written(const asio::error_code& ec, std::size_t bytes);
 
   // --- reading ---
@@ -131,8 +140,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string write_buffer_;
   std::vector<PendingCommand> batch_;
   std::vector<PendingCommand> dropped_;
-  std::uint64_t stream_queued_ = 0;   ///< bytes handed to the socket since connecting
-  std::uint64_t stream_written_ = 0;  ///< bytes the socket confirmed written
+  /// Bytes of callers' commands the socket confirmed written since the connection became
+  /// ready (by the I/O thread or by an inline write); command offsets count the same stream.
+  std::atomic<std::uint64_t> stream_written_{0};
+  std::uint64_t stream_taken_ = 0;  ///< I/O thread's copy: bytes taken for writing
+  std::mutex socket_mutex_;         ///< held by an inline write while it sends; by closers to close
+  std::vector<PendingCommand> handoff_scratch_;
 
   // reader
   resp::Parser parser_;
@@ -142,7 +155,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // diagnostics (written on the I/O thread, read by timeout_error on it too)
   Clock::time_point last_read_{};
-  Clock::time_point last_write_{};
+  std::atomic<Clock::rep> last_write_{0};  ///< written by inline writes too
   mutable std::mutex identity_mutex_;
   ServerIdentity identity_;
   std::uint64_t generation_ = 0;

@@ -72,6 +72,7 @@ TEST(SubmissionQueueTest, AfterReconnectQueuedCommandsKeepTheirDatabase) {
   queue.take(bytes, taken, dropped);  // written; the stream is on db 5 now
   queue.push(5, args, ff);            // encoded without SELECT: the stream is on 5
   queue.reset_stream_database(0);     // the connection broke; the new one is on 0
+  queue.reset_stream_offsets();       // as the connection does when it becomes ready
   queue.take(bytes, taken, dropped);
   ASSERT_EQ(taken.size(), 2u);
   EXPECT_EQ(taken[0].name, "SELECT");
@@ -172,10 +173,57 @@ TEST(SubmissionQueueTest, AfterReconnectARedundantLeadingSelectIsDropped) {
   queue.take(bytes, taken, dropped);  // the stream is on 3 now
   queue.push(0, args, ff);            // SELECT 0, GET
   queue.reset_stream_database(0);     // new connection on 0: SELECT 0 is not needed
+  queue.reset_stream_offsets();       // as the connection does when it becomes ready
   queue.take(bytes, taken, dropped);
   ASSERT_EQ(taken.size(), 1u);
   EXPECT_EQ(bytes, "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
   EXPECT_EQ(taken[0].bytes_begin, 0u);
+}
+
+}  // namespace
+}  // namespace redmux::detail
+
+namespace redmux::detail {
+namespace {
+
+TEST(SubmissionQueueTest, IdleReadyQueueLetsThePusherWriteInlineAndOnlyOneWriterAtATime) {
+  SubmissionQueue queue;
+  queue.set_inline(true);
+  const Clock::time_point t0 = Clock::now();
+  queue.set_timer_armed_until(t0 + std::chrono::seconds(1));
+  const Arg args[] = {"PING"};
+  auto* a = new FutureState<std::string>();
+  PendingCommand first;
+  first.state = a;
+  first.deadline = t0 + std::chrono::seconds(5);  // covered by the armed timer
+  ASSERT_EQ(queue.push(-1, args, first), SubmissionQueue::Pushed::WriteInline);
+  // While the inline writer holds the role, others only queue (no second writer).
+  PendingCommand ff;
+  ff.kind = PendingKind::FireAndForget;
+  ff.deadline = Clock::time_point::max();
+  EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::Queued);
+  // An earlier deadline than the armed timer asks for a re-arm, never for a write.
+  auto* b = new FutureState<std::string>();
+  PendingCommand urgent;
+  urgent.state = b;
+  urgent.deadline = t0 + std::chrono::milliseconds(10);
+  EXPECT_EQ(queue.push(-1, args, urgent), SubmissionQueue::Pushed::QueuedRearm);
+  std::string bytes;
+  // The inline writer takes all three; the urgent one is due before the armed timer, so the
+  // writer is told to have the I/O thread absorb (and time) them.
+  EXPECT_TRUE(queue.take_inline(bytes));
+  EXPECT_EQ(bytes.size(), 3 * std::string_view("*1\r\n$4\r\nPING\r\n").size());
+  std::vector<PendingCommand> handoff;
+  queue.drain_handoff(handoff);
+  ASSERT_EQ(handoff.size(), 3u);
+  EXPECT_EQ(handoff[0].state, a);
+  EXPECT_EQ(handoff[2].bytes_end, bytes.size());  // stream offsets
+  EXPECT_FALSE(queue.finish_inline());            // nothing arrived meanwhile: role released
+  // Timer disarmed (it fired): a pusher may not write inline, it wakes the I/O thread.
+  queue.set_timer_armed_until(Clock::time_point::max());
+  EXPECT_EQ(queue.push(-1, args, first), SubmissionQueue::Pushed::QueuedWake);
+  a->release();
+  b->release();
 }
 
 }  // namespace
