@@ -13,6 +13,7 @@
 
 #include "redmux/config.hpp"
 #include "redmux/error.hpp"
+#include "redmux/future.hpp"
 
 namespace redmux::detail {
 
@@ -40,7 +41,8 @@ class SharedContext {
   /// waits up to `deadline` for one.
   bool acquire_slot(std::chrono::steady_clock::time_point deadline) {
     if (try_acquire()) return true;
-    if (config_.queue_full_policy != QueueFullPolicy::Wait) return false;
+    // Never wait on an I/O thread: only that thread's replies would free a slot.
+    if (config_.queue_full_policy != QueueFullPolicy::Wait || on_io_thread()) return false;
     std::unique_lock lock(room_mutex_);
     waiters_.fetch_add(1, std::memory_order_acq_rel);
     bool got = room_.wait_until(lock, deadline, [this] { return try_acquire(); });
