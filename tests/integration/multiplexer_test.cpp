@@ -433,3 +433,40 @@ TEST(MultiplexerDatabaseTest, FailingSelectResetsTheConnectionInsteadOfRunningIn
 
 }  // namespace
 }  // namespace redmux
+
+namespace redmux {
+namespace {
+
+TEST(MultiplexerQueueTest, WaitPolicyWaitsForRoomButNeverOnAnIoThread) {
+  test::RedisServer server;
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",maxQueuedCommands=10,queueFullPolicy=wait,asyncTimeout=10000");
+  Database db = mux->database();
+  db.incr("n").get();
+  server.pause();
+  std::vector<Future<long long>> held;
+  for (int i = 0; i < 10; ++i) held.push_back(db.incr("n"));
+  // An application thread waits for room instead of failing at once.
+  std::promise<long long> waited;
+  std::thread waiter([&] { waited.set_value(db.incr("n").get()); });
+  // A callback on the I/O thread must not wait (only that thread frees room): it fails fast.
+  std::promise<errc> in_callback;
+  server.resume();
+  held.front().then([&](Result<long long>) {
+    // The slot of this command was given back before the callback, so take the others' too.
+    std::vector<Future<long long>> more;
+    for (int i = 0; i < 20; ++i) more.push_back(db.incr("m"));
+    errc code = errc::ok;
+    for (auto& f : more) {
+      if (f.ready() && !f.result().has_value()) code = errc::queue_full;
+    }
+    in_callback.set_value(code);
+  });
+  EXPECT_EQ(in_callback.get_future().get(), errc::queue_full);
+  EXPECT_GT(waited.get_future().get(), 1);
+  waiter.join();
+  for (std::size_t i = 1; i < held.size(); ++i) held[i].get();  // held[0] went to then()
+}
+
+}  // namespace
+}  // namespace redmux
