@@ -128,7 +128,12 @@ class FutureState final : public CommandState {
     } else {
       try {
         if constexpr (requires { ReplyTraits<T>::convert(reply); }) {
-          result_.emplace(from_nodes<T>(reply));
+          Result<T> converted = from_nodes<T>(reply);
+          if (!converted.has_value() && !command_name.empty()) {
+            converted = Error(converted.error().code(), "reply to " + std::string(command_name) +
+                                                            ": " + converted.error().message());
+          }
+          result_.emplace(std::move(converted));
         } else {  // a type only ever completed by set() (when_all's vector of results)
           result_.emplace(Error(errc::unexpected_reply, "redmux: no reply conversion for type"));
         }

@@ -334,17 +334,39 @@ std::string_view connection_state_advice(const CommandInfo& info) noexcept {
       {"SELECT",
        "use Multiplexer::database(index): the database index is part of each "
        "command's route"},
-      {"MULTI", "use Database::transaction()"},
-      {"EXEC", "use Database::transaction()"},
-      {"DISCARD", "use Database::transaction()"},
-      {"WATCH", "use Database::transaction() with its watch list"},
-      {"UNWATCH", "use Database::transaction() with its watch list"},
-      {"SUBSCRIBE", "use Multiplexer::subscriber()"},
-      {"PSUBSCRIBE", "use Multiplexer::subscriber()"},
-      {"SSUBSCRIBE", "use Multiplexer::subscriber()"},
-      {"UNSUBSCRIBE", "use Multiplexer::subscriber()"},
-      {"PUNSUBSCRIBE", "use Multiplexer::subscriber()"},
-      {"SUNSUBSCRIBE", "use Multiplexer::subscriber()"},
+      {"MULTI",
+       "transactions need a connection of their own; Database::transaction() is not in this "
+       "version yet"},
+      {"EXEC",
+       "transactions need a connection of their own; Database::transaction() is not in this "
+       "version yet"},
+      {"DISCARD",
+       "transactions need a connection of their own; Database::transaction() is not in this "
+       "version yet"},
+      {"WATCH",
+       "transactions need a connection of their own; Database::transaction() is not in this "
+       "version yet"},
+      {"UNWATCH",
+       "transactions need a connection of their own; Database::transaction() is not in this "
+       "version yet"},
+      {"SUBSCRIBE",
+       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
+       "version yet"},
+      {"PSUBSCRIBE",
+       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
+       "version yet"},
+      {"SSUBSCRIBE",
+       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
+       "version yet"},
+      {"UNSUBSCRIBE",
+       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
+       "version yet"},
+      {"PUNSUBSCRIBE",
+       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
+       "version yet"},
+      {"SUNSUBSCRIBE",
+       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
+       "version yet"},
       {"MONITOR", "MONITOR takes over its connection; run it from redis-cli"},
       {"CLIENT REPLY", "use Flags::FireAndForget to skip a reply"},
       {"RESET", "close the Multiplexer and connect again to start afresh"},
@@ -360,8 +382,12 @@ std::string_view connection_state_advice(const CommandInfo& info) noexcept {
       {"PSYNC", "replication commands take over their connection; not supported"},
       {"CLIENT SETNAME", "set name= in the configuration"},
       {"CLIENT SETINFO", "redmux sends CLIENT SETINFO in its handshake"},
-      {"CLIENT TRACKING", "client-side caching is managed by the multiplexer, not by hand"},
-      {"CLIENT CACHING", "client-side caching is managed by the multiplexer, not by hand"},
+      {"CLIENT TRACKING",
+       "client-side caching is not in this version; CLIENT TRACKING would change the shared "
+       "connection"},
+      {"CLIENT CACHING",
+       "client-side caching is not in this version; CLIENT TRACKING would change the shared "
+       "connection"},
   };
   for (const Advice& a : kAdvice)
     if (a.name == info.name) return a.text;

@@ -48,6 +48,21 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
   if (Result<void> valid = config.validate(); !valid) {
     return Future<Ptr>::ready_with(std::move(valid).error());
   }
+  // Options whose feature is not built yet are refused, never silently ignored: a plain-text
+  // connection where TLS was asked for would leak credentials and data.
+  if (config.ssl) {
+    return Future<Ptr>::ready_with(
+        Error(errc::invalid_config,
+              "ssl=true (or a rediss:// URL): TLS connections are not implemented in redmux " +
+                  std::string(kVersion) + " yet; refusing to connect in plain text instead"));
+  }
+  if (!config.service_name.empty()) {
+    return Future<Ptr>::ready_with(
+        Error(errc::invalid_config, "serviceName=" + config.service_name +
+                                        ": Sentinel discovery is not implemented in redmux " +
+                                        std::string(kVersion) +
+                                        " yet; list the servers themselves as endpoints"));
+  }
   auto core = std::make_shared<detail::MuxCore>(config, std::move(pool));
   Ptr mux(new Multiplexer(core));
   auto* state = new detail::FutureState<Ptr>();

@@ -470,3 +470,36 @@ TEST(MultiplexerQueueTest, WaitPolicyWaitsForRoomButNeverOnAnIoThread) {
 
 }  // namespace
 }  // namespace redmux
+
+namespace redmux {
+namespace {
+
+TEST(MultiplexerConfigTest, UnimplementedTlsAndSentinelAreRefusedNotIgnored) {
+  test::RedisServer server;
+  try {
+    Multiplexer::connect("rediss://" + server.address());
+    FAIL() << "a TLS request must not fall back to plain text";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("TLS"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Multiplexer::connect(server.address() + ",serviceName=mymaster"), ConfigError);
+  EXPECT_EQ(server.info_int("connected_clients"), 1);  // only the probe itself: nothing connected
+}
+
+TEST(MultiplexerConfigTest, UnexpectedReplyNamesTheCommand) {
+  test::RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  Database db = mux->database();
+  db.set("s", "abc").get();
+  const Arg get[] = {"GET", "s"};
+  try {
+    db.send<long long>({}, get).get();
+    FAIL();
+  } catch (const UnexpectedReplyError& e) {
+    EXPECT_NE(std::string(e.what()).find("GET"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected integer"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace redmux
