@@ -40,8 +40,9 @@ class IoPool {
   std::string describe() const;
 
   /// Per-thread busy accounting (internal; connections report the time their handlers take).
+  /// Shared, so a connection's handlers may still report after the pool is gone.
   struct Load;
-  Load& load_of(asio::io_context& context) noexcept;
+  std::shared_ptr<Load> load_of(asio::io_context& context) noexcept;
 
  private:
   IoPool() = default;

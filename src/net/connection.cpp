@@ -54,10 +54,10 @@ std::string_view to_string(ConnectionState state) noexcept {
   return "?";
 }
 
-Connection::Connection(asio::io_context& io, IoPool::Load& load,
+Connection::Connection(asio::io_context& io, std::shared_ptr<IoPool::Load> load,
                        std::shared_ptr<SharedContext> shared, Endpoint endpoint)
     : io_(io),
-      load_(load),
+      load_(std::move(load)),
       shared_(std::move(shared)),
       config_(shared_->config()),
       endpoint_(std::move(endpoint)),
@@ -102,7 +102,7 @@ ServerIdentity Connection::identity() const {
 
 void Connection::start(FirstResult first) {
   asio::post(io_, [self = shared_from_this(), first = std::move(first)]() mutable {
-    BusyScope busy(self->load_);
+    BusyScope busy(*self->load_);
     self->first_result_ = std::move(first);
     self->connect_attempt();
   });
@@ -117,7 +117,7 @@ void Connection::connect_attempt() {
   connect_timer_.expires_after(config_.connect_timeout);
   connect_timer_.async_wait([self = shared_from_this(), generation](const asio::error_code& ec) {
     if (ec || generation != self->generation_) return;
-    BusyScope busy(self->load_);
+    BusyScope busy(*self->load_);
     if (self->state() != ConnectionState::Connecting &&
         self->state() != ConnectionState::Handshaking) {
       return;
@@ -134,7 +134,7 @@ void Connection::connect_attempt() {
     socket_.async_connect(asio::generic::stream_protocol::endpoint(local),
                           [self = shared_from_this(), generation](const asio::error_code& ec) {
                             if (generation != self->generation_) return;
-                            BusyScope busy(self->load_);
+                            BusyScope busy(*self->load_);
                             self->on_connected(ec);
                           });
     return;
@@ -144,7 +144,7 @@ void Connection::connect_attempt() {
       [self = shared_from_this(), generation](const asio::error_code& ec,
                                               asio::ip::tcp::resolver::results_type results) {
         if (generation != self->generation_) return;
-        BusyScope busy(self->load_);
+        BusyScope busy(*self->load_);
         if (ec) {
           self->attempt_failed(Error(errc::connection_failed, "resolving " + self->endpoint_.host +
                                                                   " failed: " + ec.message()));
@@ -155,7 +155,7 @@ void Connection::connect_attempt() {
         asio::async_connect(self->socket_, endpoints,
                             [self, generation](const asio::error_code& ec2, const auto&) {
                               if (generation != self->generation_) return;
-                              BusyScope busy2(self->load_);
+                              BusyScope busy2(*self->load_);
                               self->on_connected(ec2);
                             });
       });
@@ -229,7 +229,7 @@ void Connection::schedule_reconnect() {
   connect_timer_.expires_after(delay);
   connect_timer_.async_wait([self = shared_from_this(), generation](const asio::error_code& ec) {
     if (ec || generation != self->generation_) return;
-    BusyScope busy(self->load_);
+    BusyScope busy(*self->load_);
     self->connect_attempt();
   });
   // Queued commands still have deadlines while we wait.
@@ -338,7 +338,7 @@ void Connection::submit_batch(int db, std::string_view bytes, std::span<PendingC
 }
 
 void Connection::wake() {
-  BusyScope busy(load_);
+  BusyScope busy(*load_);
   if (state() != ConnectionState::Ready) {
     // Not writable yet: keep the commands queued; their deadlines still run.
     queue_.hold();
@@ -375,7 +375,7 @@ void Connection::write_more() {
                     in_arena(write_arena_, [self = shared_from_this(), generation = generation_](
                                                const asio::error_code& ec, std::size_t bytes) {
                       if (generation != self->generation_) return;
-                      BusyScope busy(self->load_);
+                      BusyScope busy(*self->load_);
                       self->on_written(ec, bytes);
                     }));
 }
@@ -387,7 +387,7 @@ void Connection::write_raw(std::string bytes) {
       [self = shared_from_this(), buffer, generation = generation_](const asio::error_code& ec,
                                                                     std::size_t bytes_written) {
         if (generation != self->generation_) return;
-        BusyScope busy(self->load_);
+        BusyScope busy(*self->load_);
         (void)bytes_written;  // handshake bytes are not part of the callers' stream
         if (ec) {
           self->connection_broken(Error(
@@ -399,7 +399,7 @@ void Connection::write_raw(std::string bytes) {
 
 void Connection::rearm_for(Clock::time_point deadline) {
   asio::post(io_, [self = shared_from_this(), deadline] {
-    BusyScope busy(self->load_);
+    BusyScope busy(*self->load_);
     self->absorb_inline_writes();
     if (self->state() != ConnectionState::Closed) self->arm_timer(deadline);
   });
@@ -440,7 +440,7 @@ void Connection::write_inline() {
       asio::post(io_, in_arena(wake_arena_, [self = shared_from_this()] { self->wake(); }));
     } else if (needs_timer) {
       asio::post(io_, [self = shared_from_this()] {
-        BusyScope busy(self->load_);
+        BusyScope busy(*self->load_);
         self->absorb_inline_writes();  // arms the deadline timer for them
       });
     }
@@ -451,7 +451,7 @@ void Connection::write_inline() {
   std::string rest = bytes.substr(sent);
   asio::post(io_, [self = shared_from_this(), rest = std::move(rest), error, ready,
                    generation = generation_]() mutable {
-    BusyScope busy(self->load_);
+    BusyScope busy(*self->load_);
     if (!ready || generation != self->generation_ || self->state() != ConnectionState::Ready) {
       // The connection broke meanwhile: its commands were failed with it; whatever the queue
       // holds is written after the reconnect.
@@ -476,7 +476,7 @@ void Connection::finish_inline_write(std::string rest) {
                     in_arena(write_arena_, [self = shared_from_this(), generation = generation_](
                                                const asio::error_code& ec, std::size_t bytes) {
                       if (generation != self->generation_) return;
-                      BusyScope busy(self->load_);
+                      BusyScope busy(*self->load_);
                       self->on_written(ec, bytes);
                     }));
 }
@@ -534,7 +534,7 @@ void Connection::read_more() {
       [self = shared_from_this(), generation = generation_](const asio::error_code& ec,
                                                             std::size_t bytes) {
         if (generation != self->generation_) return;
-        BusyScope busy(self->load_);
+        BusyScope busy(*self->load_);
         self->on_read(ec, bytes);
       });
 }
@@ -628,7 +628,7 @@ void Connection::arm_timer(Clock::time_point at) {
   deadline_timer_.expires_at(at);
   deadline_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
     if (ec == asio::error::operation_aborted) return;
-    BusyScope busy(self->load_);
+    BusyScope busy(*self->load_);
     self->on_timer(ec);
   });
 }
@@ -694,7 +694,7 @@ Error Connection::timeout_error(const PendingCommand& command, Clock::time_point
   message += ", connection=" + std::string(to_string(state()));
   message += ", last-read=" + ago(last_read_, now);
   message += ", last-write=" + ago(Clock::time_point(Clock::duration(last_write_.load())), now);
-  message += ", io=" + std::to_string(load_.busy_percent()) + "% busy";
+  message += ", io=" + std::to_string(load_->busy_percent()) + "% busy";
   message += ", redmux " + std::string(kVersion);
   message +=
       ". If the server is busy or far away raise asyncTimeout; if replies are slow to be"
@@ -738,7 +738,7 @@ void Connection::fail_queued(const Error& error, errc code) {
 void Connection::shutdown(std::function<void()> closed_callback) {
   asio::post(io_, [self = shared_from_this(),
                    closed_callback = std::move(closed_callback)]() mutable {
-    BusyScope busy(self->load_);
+    BusyScope busy(*self->load_);
     struct Notify {  // runs the callback on every path out of this handler
       std::function<void()>& callback;
       ~Notify() {

@@ -45,8 +45,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using FirstResult = std::function<void(const Error&)>;
 
-  Connection(asio::io_context& io, IoPool::Load& load, std::shared_ptr<SharedContext> shared,
-             Endpoint endpoint);
+  Connection(asio::io_context& io, std::shared_ptr<IoPool::Load> load,
+             std::shared_ptr<SharedContext> shared, Endpoint endpoint);
   ~Connection();
 
   /// Starts connecting. `first` is called once (on the I/O thread) with the outcome of the
@@ -110,7 +110,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void fail_queued(const Error& error, errc code);
 
   asio::io_context& io_;
-  IoPool::Load& load_;
+  std::shared_ptr<IoPool::Load> load_;  ///< outlives the pool: handlers may run after it
   std::shared_ptr<SharedContext> shared_;
   const Config& config_;
   Endpoint endpoint_;

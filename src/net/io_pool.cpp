@@ -20,7 +20,7 @@ struct IoPool::Impl {
     asio::io_context* context = nullptr;
     std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> guard;
     std::thread thread;
-    Load load;
+    std::shared_ptr<Load> load = std::make_shared<Load>();
     /// Set when the pool died on this worker's own thread: the thread then deletes the
     /// worker itself once run() has returned (nobody else can join it).
     bool orphaned = false;
@@ -102,7 +102,7 @@ asio::io_context& IoPool::next_context() noexcept {
   return *impl_->workers[i % impl_->workers.size()]->context;
 }
 
-IoPool::Load& IoPool::load_of(asio::io_context& context) noexcept {
+std::shared_ptr<IoPool::Load> IoPool::load_of(asio::io_context& context) noexcept {
   for (auto& worker : impl_->workers) {
     if (worker->context == &context) return worker->load;
   }
@@ -115,7 +115,7 @@ std::string IoPool::describe() const {
                      (impl_->workers.front()->owned ? "" : " (user's io_context)") + ", busy ";
   for (std::size_t i = 0; i < impl_->workers.size(); ++i) {
     if (i) text += '/';
-    text += std::to_string(impl_->workers[i]->load.busy_percent()) + '%';
+    text += std::to_string(impl_->workers[i]->load->busy_percent()) + '%';
   }
   text += " over the last second";
   return text;
