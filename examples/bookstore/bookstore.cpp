@@ -3,40 +3,10 @@
 #include <charconv>
 #include <cstdio>
 
+#include "json_text.hpp"
+
 namespace bookstore {
 namespace {
-
-std::string json_escape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 std::string views_body(long long book_id, long long views) {
   return "{\"bookId\":" + std::to_string(book_id) + ",\"views\":" + std::to_string(views) + "}";
@@ -64,7 +34,8 @@ std::optional<long long> parse_book_id(std::string_view text) {
 }
 
 std::string error_body(std::string_view error, std::string_view detail) {
-  return "{\"error\":\"" + json_escape(error) + "\",\"detail\":\"" + json_escape(detail) + "\"}";
+  return "{\"error\":" + redmux::tools::json_quote(error) +
+         ",\"detail\":" + redmux::tools::json_quote(detail) + "}";
 }
 
 std::optional<HttpAnswer> BookViews::unavailable() const {

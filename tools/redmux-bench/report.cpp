@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include "json_text.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -115,35 +117,7 @@ std::string fixed(double value, int decimals) {
 }
 
 std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+  return redmux::tools::json_quote(text);
 }
 
 Report::Report(bool json_to_stdout, const std::string& json_file) : json_(json_to_stdout) {
