@@ -129,6 +129,24 @@ Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args)
   return Error();
 }
 
+void MuxCore::learn_unknown(std::string_view name) {
+  // DESIGN: a command the table does not know is looked up once with COMMAND INFO and cached
+  // (key positions, read-only …). This first command goes out with the generic entry.
+  if (name == "UNKNOWN" || closed()) return;  // past the table's bound of unknown names
+  {
+    std::lock_guard lock(learning_mutex_);
+    if (!learning_.emplace(name).second) return;
+  }
+  auto* state = new FutureState<Reply>();
+  const Arg args[] = {"COMMAND", "INFO", name};
+  submit(shared_->config().default_database, CallOptions(), args, state);
+  Future<Reply>(state).then([learned = std::string(name)](Result<Reply> reply) {
+    if (!reply) return;  // refused by an ACL, or the connection dropped: stay generic
+    const std::vector<Node> nodes = reply->nodes();
+    learn_command_from_reply(learned, nodes);
+  });
+}
+
 Error MuxCore::check_database(int db, const Connection& connection, const CommandInfo& info) const {
   if (db == shared_->config().default_database) return Error();
   // A SELECT that fails would let the commands pipelined behind it run in the wrong
@@ -203,6 +221,7 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     return error;
   };
   if (Error error = check_allowed(info, args)) return refuse(std::move(error));
+  if (info.is(CommandFlag::Unknown)) learn_unknown(info.name);
   if (state) state->command_name = info.name;
   auto [deadline, timeout_ms] = deadline_for(options);
   if (!shared_->acquire_slot(deadline)) {

@@ -7,8 +7,10 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "commands/command_table.hpp"
@@ -62,6 +64,10 @@ class MuxCore {
   std::vector<std::vector<std::shared_ptr<Connection>>> groups_;
   std::atomic<bool> closed_{false};
   std::atomic<std::size_t> replica_cursor_{0};
+  /// Unknown command names already asked about with COMMAND INFO (once each).
+  void learn_unknown(std::string_view name);
+  std::mutex learning_mutex_;
+  std::unordered_set<std::string> learning_;
 };
 
 }  // namespace redmux::detail

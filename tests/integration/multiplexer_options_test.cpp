@@ -9,6 +9,7 @@
 #include <future>
 #include <thread>
 
+#include "commands/command_table.hpp"
 #include "redmux/redmux.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
@@ -174,6 +175,37 @@ TEST(MultiplexerOptionsTest, WhenAllGathersResults) {
   auto all = when_all(std::move(futures)).get();
   ASSERT_EQ(all.size(), 1000u);
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(*all[i], i + 1);
+}
+
+}  // namespace
+}  // namespace redmux
+
+namespace redmux {
+namespace {
+
+TEST(MultiplexerOptionsTest, UnknownCommandIsLearnedOnceWithCommandInfo) {
+  // A renamed GET is unknown to the built-in table: the first use asks COMMAND INFO, and
+  // later commands route by the learned key position and flags.
+  test::ServerOptions options;
+  options.args = {"--rename-command", "GET", "FETCHKEY"};
+  test::RedisServer server(options);
+  auto mux = Multiplexer::connect(server.address() + ",connectionsPerEndpoint=2");
+  Database db = mux->database();
+  db.set("k", "v").get();
+  EXPECT_EQ(db.execute({"FETCHKEY", "k"}).get().text(), "v");
+  const Arg probe[] = {"FETCHKEY", "k"};
+  ASSERT_TRUE(test::wait_until([&] {
+    // Learned entries keep the Unknown mark (not built in) but gain the server's flags.
+    return detail::command_info(probe).is(detail::CommandFlag::ReadOnly);
+  }));
+  const detail::CommandInfo& learned = detail::command_info(probe);
+  EXPECT_FALSE(learned.is(detail::CommandFlag::Write));
+  EXPECT_EQ(detail::first_key_index(learned, probe), std::optional<std::size_t>(1));
+  EXPECT_EQ(db.execute({"FETCHKEY", "k"}).get().text(), "v");
+  // Asked once: one COMMAND INFO in the server's command statistics.
+  EXPECT_NE(server.cli({"INFO", "commandstats"}).find("cmdstat_command|info:calls=1,"),
+            std::string::npos)
+      << server.cli({"INFO", "commandstats"});
 }
 
 }  // namespace
