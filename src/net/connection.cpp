@@ -371,21 +371,22 @@ void Connection::write_more() {
   shared_->counters().writes.fetch_add(1, std::memory_order_relaxed);
   if (earliest < timer_at_) arm_timer(earliest);
   writing_ = true;
-  asio::async_write(socket_, asio::buffer(write_buffer_),
-                    in_arena(write_arena_, [self = shared_from_this(), generation = generation_](
-                                               const asio::error_code& ec, std::size_t bytes) {
-                      if (generation != self->generation_) return;
-                      BusyScope busy(*self->load_);
-                      self->on_written(ec, bytes);
-                    }));
+  asio::async_write(
+      socket_, asio::buffer(write_buffer_),
+      in_arena(write_arena_, [self = shared_from_this(), generation = generation_.load()](
+                                 const asio::error_code& ec, std::size_t bytes) {
+        if (generation != self->generation_) return;
+        BusyScope busy(*self->load_);
+        self->on_written(ec, bytes);
+      }));
 }
 
 void Connection::write_raw(std::string bytes) {
   auto buffer = std::make_shared<std::string>(std::move(bytes));
   asio::async_write(
       socket_, asio::buffer(*buffer),
-      [self = shared_from_this(), buffer, generation = generation_](const asio::error_code& ec,
-                                                                    std::size_t bytes_written) {
+      [self = shared_from_this(), buffer, generation = generation_.load()](
+          const asio::error_code& ec, std::size_t bytes_written) {
         if (generation != self->generation_) return;
         BusyScope busy(*self->load_);
         (void)bytes_written;  // handshake bytes are not part of the callers' stream
@@ -450,12 +451,16 @@ void Connection::write_inline() {
   // keeps the writer role until its write completes).
   std::string rest = bytes.substr(sent);
   asio::post(io_, [self = shared_from_this(), rest = std::move(rest), error, ready,
-                   generation = generation_]() mutable {
+                   generation = generation_.load()]() mutable {
     BusyScope busy(*self->load_);
     if (!ready || generation != self->generation_ || self->state() != ConnectionState::Ready) {
-      // The connection broke meanwhile: its commands were failed with it; whatever the queue
-      // holds is written after the reconnect.
+      // The connection broke meanwhile: its commands were failed with it (or are failed now
+      // by absorb_inline_writes(), which never puts them into a pipeline when not ready);
+      // give the writer role back — whatever the queue holds is written after the reconnect.
       self->absorb_inline_writes();
+      // Give the role back only on the connection it was taken on: after a reconnect the
+      // new connection's first write_more() has reset it, and may hold it now.
+      if (generation == self->generation_) self->queue_.finish_inline();
       return;
     }
     if (error != 0) {
@@ -472,19 +477,33 @@ void Connection::finish_inline_write(std::string rest) {
   absorb_inline_writes();
   writing_ = true;
   write_buffer_ = std::move(rest);
-  asio::async_write(socket_, asio::buffer(write_buffer_),
-                    in_arena(write_arena_, [self = shared_from_this(), generation = generation_](
-                                               const asio::error_code& ec, std::size_t bytes) {
-                      if (generation != self->generation_) return;
-                      BusyScope busy(*self->load_);
-                      self->on_written(ec, bytes);
-                    }));
+  asio::async_write(
+      socket_, asio::buffer(write_buffer_),
+      in_arena(write_arena_, [self = shared_from_this(), generation = generation_.load()](
+                                 const asio::error_code& ec, std::size_t bytes) {
+        if (generation != self->generation_) return;
+        BusyScope busy(*self->load_);
+        self->on_written(ec, bytes);
+      }));
 }
 
 void Connection::absorb_inline_writes() {
   handoff_scratch_.clear();
   queue_.drain_handoff(handoff_scratch_);
   if (handoff_scratch_.empty()) return;
+  if (state() != ConnectionState::Ready) {
+    // A caller took the writer role just before the connection stopped being ready, and its
+    // commands reached the hand-off list after the pipeline was failed: they must never
+    // join a pipeline (a later connection's replies would be matched to them). They were
+    // not written, or written to a connection that is gone: fail them here.
+    const Error cause(errc::disconnected,
+                      endpoint_text_ + " is " + std::string(to_string(state())));
+    for (PendingCommand& command : handoff_scratch_) {
+      if (command.state) command.state->fail(broken_error(command, cause));
+    }
+    release(handoff_scratch_);
+    return;
+  }
   Clock::time_point earliest = Clock::time_point::max();
   for (const PendingCommand& command : handoff_scratch_) {
     if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
@@ -531,8 +550,8 @@ void Connection::read_more() {
   }
   socket_.async_read_some(
       asio::buffer(read_buffer_.data() + read_end_, read_buffer_.size() - read_end_),
-      [self = shared_from_this(), generation = generation_](const asio::error_code& ec,
-                                                            std::size_t bytes) {
+      [self = shared_from_this(), generation = generation_.load()](const asio::error_code& ec,
+                                                                   std::size_t bytes) {
         if (generation != self->generation_) return;
         BusyScope busy(*self->load_);
         self->on_read(ec, bytes);

@@ -158,7 +158,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<Clock::rep> last_write_{0};  ///< written by inline writes too
   mutable std::mutex identity_mutex_;
   ServerIdentity identity_;
-  std::uint64_t generation_ = 0;
+  /// Bumps on every new socket; stale handlers check it. Atomic: an inline write (on a
+  /// caller thread) reads it too.
+  std::atomic<std::uint64_t> generation_{0};
   // Memory for the one outstanding operation of each kind (see handler_arena.hpp).
   HandlerArena wake_arena_;
   HandlerArena write_arena_;
