@@ -135,7 +135,9 @@ void MuxCore::learn_unknown(std::string_view name) {
   if (name == "UNKNOWN" || closed()) return;  // past the table's bound of unknown names
   {
     std::lock_guard lock(learning_mutex_);
-    if (!learning_.emplace(name).second) return;
+    // Learned entries keep the Unknown mark, so this runs on every use: no allocation here.
+    if (learning_.find(name) != learning_.end()) return;
+    learning_.emplace(name);
   }
   auto* state = new FutureState<Reply>();
   const Arg args[] = {"COMMAND", "INFO", name};

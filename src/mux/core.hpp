@@ -67,7 +67,13 @@ class MuxCore {
   /// Unknown command names already asked about with COMMAND INFO (once each).
   void learn_unknown(std::string_view name);
   std::mutex learning_mutex_;
-  std::unordered_set<std::string> learning_;
+  struct NameHash {
+    using is_transparent = void;  // look up by string_view without building a string
+    std::size_t operator()(std::string_view name) const noexcept {
+      return std::hash<std::string_view>()(name);
+    }
+  };
+  std::unordered_set<std::string, NameHash, std::equal_to<>> learning_;
 };
 
 }  // namespace redmux::detail
