@@ -96,6 +96,10 @@ class CommandState {
   /// The command's name for error messages; static storage (the command table). Written
   /// by the submitting thread before the state is handed to a connection, then only read.
   std::string_view command_name;
+  /// Internal: the encoded command, kept only for a command that may be resent after it was
+  /// written (Flags::Retryable, or read-only under retryReadOnlyCommands); empty otherwise.
+  /// Written under the connection's queue lock, then read only on its I/O thread.
+  std::string retained_command;
 
  protected:
   virtual ~CommandState() = default;

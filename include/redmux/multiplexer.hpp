@@ -19,6 +19,7 @@
 
 #include "redmux/config.hpp"
 #include "redmux/database.hpp"
+#include "redmux/events.hpp"
 #include "redmux/future.hpp"
 #include "redmux/io_pool.hpp"
 #include "redmux/server_info.hpp"
@@ -36,7 +37,13 @@ struct MultiplexerStatus {
   std::uint64_t queue_full = 0;  ///< commands refused by maxQueuedCommands
   std::uint64_t reconnects = 0;
   std::uint64_t fire_and_forget_errors = 0;
+  std::uint64_t resent = 0;  ///< commands resent automatically after a connection broke
+  std::uint64_t heartbeats = 0;           ///< idle PINGs sent (heartbeatInterval)
+  std::uint64_t dead_connections = 0;     ///< declared dead (half-open, frozen) and replaced
+  std::uint64_t connection_failures = 0;  ///< failed connection attempts and broken connections
   std::size_t outstanding = 0;  ///< accepted, not yet answered (queued + in flight)
+  std::size_t queued = 0;       ///< accepted, not yet written
+  std::size_t in_flight = 0;    ///< written, awaiting their replies
   std::size_t connections = 0;
   std::size_t connected = 0;  ///< connections ready now
   /// Commands per write: commands / writes (automatic pipelining at work).
@@ -78,6 +85,9 @@ class Multiplexer {
   /// Called (on an I/O thread; must not block) for errors nobody waits for: an error reply
   /// to a FireAndForget command.
   void on_error(std::function<void(const Error&)> handler);
+  /// Called (on an I/O thread; must not block) when a connection connects, fails, schedules
+  /// a reconnect, or is restored — see redmux/events.hpp. Replaces any earlier handler.
+  void on_connection_event(std::function<void(const ConnectionEvent&)> handler);
 
   /// Closes every connection; pending commands fail with ConnectionError. Idempotent; the
   /// destructor calls it.

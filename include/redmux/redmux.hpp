@@ -10,6 +10,7 @@
 #include "redmux/config.hpp"
 #include "redmux/database.hpp"
 #include "redmux/error.hpp"
+#include "redmux/events.hpp"
 #include "redmux/flags.hpp"
 #include "redmux/future.hpp"
 #include "redmux/io_pool.hpp"

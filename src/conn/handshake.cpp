@@ -84,6 +84,7 @@ void Handshake::begin(std::string& out) {
   queue(out, Expect::SetInfo, {"CLIENT", "SETINFO", "LIB-VER", kVersion});
   queue(out, Expect::Info, {"INFO", "server"});
   queue(out, Expect::Databases, {"CONFIG", "GET", "databases"});
+  queue(out, Expect::Persistence, {"INFO", "persistence"});
 }
 
 void Handshake::begin_resp2(std::string& out) {
@@ -102,6 +103,11 @@ void Handshake::begin_resp2(std::string& out) {
   }
   queue(out, Expect::Info, {"INFO", "server"});
   queue(out, Expect::Databases, {"CONFIG", "GET", "databases"});
+  queue(out, Expect::Persistence, {"INFO", "persistence"});
+}
+
+void Handshake::probe_loading(std::string& out) {
+  queue(out, Expect::Persistence, {"INFO", "persistence"});
 }
 
 Handshake::Step Handshake::fail(errc code, std::string why) {
@@ -204,6 +210,10 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
       }
       if (identity_.mode == "cluster") identity_.databases = 1;
       break;
+    case Expect::Persistence:
+      // A server loading its dataset answers most commands with -LOADING: wait it out.
+      loading_ = !error && !reply.empty() && info_field(reply[0].value, "loading") == "1";
+      break;
   }
   if (next_ < expected_.size()) return Step::Continue;
   if (hello_unknown_) {
@@ -211,7 +221,7 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
     begin_resp2(out);
     return Step::Continue;
   }
-  return Step::Done;
+  return loading_ ? Step::Loading : Step::Done;
 }
 
 }  // namespace redmux::detail

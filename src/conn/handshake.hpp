@@ -7,6 +7,7 @@
 //   CLIENT SETINFO LIB-NAME redmux / LIB-VER v   (errors ignored: older servers lack it)
 //   INFO server
 //   CONFIG GET databases                         (errors ignored: ACLs may refuse it)
+//   INFO persistence                             (loading:1 → Step::Loading)
 // A server that does not know HELLO (before Redis 6) gets a second round in RESP2:
 //   [AUTH [user] password] [CLIENT SETNAME name] [SELECT db] INFO server
 #pragma once
@@ -24,7 +25,9 @@ namespace redmux::detail {
 
 class Handshake {
  public:
-  enum class Step { Continue, Done, Failed };
+  /// Loading: the server is still loading its dataset (INFO persistence loading:1) and would
+  /// answer commands with -LOADING; probe again later with probe_loading().
+  enum class Step { Continue, Done, Failed, Loading };
 
   Handshake(const Config& config, std::string endpoint);
 
@@ -32,6 +35,9 @@ class Handshake {
   void begin(std::string& out);
   /// One reply, in order. May append another round to `out` (Continue).
   Step on_reply(NodeSpan reply, std::string& out);
+
+  /// After Loading: appends one more INFO persistence; its reply gives Done or Loading.
+  void probe_loading(std::string& out);
 
   /// After Done.
   const ServerIdentity& identity() const noexcept { return identity_; }
@@ -41,7 +47,7 @@ class Handshake {
   std::size_t awaiting() const noexcept { return expected_.size() - next_; }
 
  private:
-  enum class Expect { Hello, Auth, SetName, Select, SetInfo, Info, Databases };
+  enum class Expect { Hello, Auth, SetName, Select, SetInfo, Info, Databases, Persistence };
 
   void queue(std::string& out, Expect what, std::initializer_list<std::string_view> args);
   void begin_resp2(std::string& out);
@@ -54,6 +60,7 @@ class Handshake {
   std::vector<Expect> expected_;
   std::size_t next_ = 0;
   bool hello_unknown_ = false;
+  bool loading_ = false;
   ServerIdentity identity_;
   Error error_;
 };

@@ -18,6 +18,7 @@ enum class PendingKind : std::uint8_t {
   FireAndForget,  ///< reply dropped; an error reply is reported to the error callback
   Internal,       ///< redmux's own command (SELECT inserted for a database switch): `state`
                   ///< may be an internal handler, or null when the reply is only checked
+  Heartbeat,      ///< redmux's idle PING: the reply (or error) only proves the link is alive
 };
 
 struct PendingCommand {
@@ -30,6 +31,11 @@ struct PendingCommand {
   PendingKind kind = PendingKind::Caller;
   bool counted = true;  ///< holds one slot of maxQueuedCommands until it leaves
   int select_db = -1;   ///< for an Internal SELECT: the database it selects
+  int db = -1;          ///< the database it runs against (set when queued; for resending)
+  /// Resend after a break even when it was already written (Flags::Retryable, or a read-only
+  /// command under retryReadOnlyCommands): its bytes are kept in state->retained_command.
+  bool retry_written = false;
+  std::uint8_t resends = 0;  ///< automatic resends so far (written ones: at most one)
 };
 
 }  // namespace redmux::detail

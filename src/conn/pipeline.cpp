@@ -60,6 +60,8 @@ Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& rep
     case PendingKind::FireAndForget:
       if (is_error_reply(reply) && report) report(front.name, reply);
       break;
+    case PendingKind::Heartbeat:
+      break;  // any reply, even an error (LOADING, BUSY …), shows the link is alive
   }
   if (front.state) front.state->release();
   return outcome;
@@ -102,6 +104,17 @@ Clock::time_point Pipeline::next_deadline() const {
     return std::min(next, in_flight_[i].deadline);
   }
   return next;
+}
+
+void Pipeline::take_all(std::vector<PendingCommand>& out) {
+  while (!in_flight_.empty()) {
+    out.push_back(in_flight_.front());  // its reference moves to `out`
+    in_flight_.pop_front();
+  }
+  first_unexpired_ = 0;
+  latest_deadline_ = Clock::time_point::min();
+  for (Early& early : early_) early.state->release();
+  early_.clear();
 }
 
 std::size_t Pipeline::fail_all(const std::function<Error(const PendingCommand&)>& make_error) {

@@ -53,6 +53,12 @@ class Pipeline {
   /// releases them all. Returns how many slots of maxQueuedCommands were given back.
   std::size_t fail_all(const std::function<Error(const PendingCommand&)>& make_error);
 
+  /// The connection broke: moves every command in flight to `out`, in write order, each
+  /// with its reference (the caller completes, resends or releases them).
+  void take_all(std::vector<PendingCommand>& out);
+  /// The oldest command awaiting its reply. REQUIRES: !empty().
+  const PendingCommand& front() const { return in_flight_.front(); }
+
   std::size_t size() const noexcept { return in_flight_.size(); }
   bool empty() const noexcept { return in_flight_.empty(); }
   void shrink() { in_flight_.shrink_to(1024); }

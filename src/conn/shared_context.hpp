@@ -13,6 +13,7 @@
 
 #include "redmux/config.hpp"
 #include "redmux/error.hpp"
+#include "redmux/events.hpp"
 #include "redmux/future.hpp"
 
 namespace redmux::detail {
@@ -28,6 +29,10 @@ struct Counters {
   std::atomic<std::uint64_t> reconnects{0};
   std::atomic<std::uint64_t> fire_and_forget_errors{0};
   std::atomic<std::uint64_t> pushes{0};  ///< out-of-band push messages
+  std::atomic<std::uint64_t> resent{0};  ///< commands resent automatically after a break
+  std::atomic<std::uint64_t> heartbeats{0};        ///< idle PINGs sent
+  std::atomic<std::uint64_t> dead_connections{0};  ///< declared dead (half-open) and replaced
+  std::atomic<std::uint64_t> connection_failures{0};  ///< failed attempts and breaks
 };
 
 class SharedContext {
@@ -63,6 +68,24 @@ class SharedContext {
     std::lock_guard lock(callback_mutex_);
     on_error_ = std::make_shared<std::function<void(const Error&)>>(std::move(handler));
   }
+  void set_event_handler(std::function<void(const ConnectionEvent&)> handler) {
+    std::lock_guard lock(callback_mutex_);
+    on_event_ = std::make_shared<std::function<void(const ConnectionEvent&)>>(std::move(handler));
+  }
+  /// Reports a connection event (on the connection's I/O thread).
+  void report_event(const ConnectionEvent& event) noexcept {
+    std::shared_ptr<std::function<void(const ConnectionEvent&)>> handler;
+    {
+      std::lock_guard lock(callback_mutex_);
+      handler = on_event_;
+    }
+    if (handler && *handler) {
+      try {
+        (*handler)(event);
+      } catch (...) {  // a throwing handler must not take down an I/O thread
+      }
+    }
+  }
   /// Reports an error nobody waits for (an error reply to a fire-and-forget command …).
   void report_error(const Error& error) noexcept {
     std::shared_ptr<std::function<void(const Error&)>> handler;
@@ -97,6 +120,7 @@ class SharedContext {
   std::condition_variable room_;
   std::mutex callback_mutex_;
   std::shared_ptr<std::function<void(const Error&)>> on_error_;
+  std::shared_ptr<std::function<void(const ConnectionEvent&)>> on_event_;
 };
 
 }  // namespace redmux::detail

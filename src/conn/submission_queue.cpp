@@ -45,9 +45,14 @@ SubmissionQueue::Pushed SubmissionQueue::push(int db, std::span<const Arg> args,
   std::lock_guard lock(mutex_);
   if (closed_) return Pushed::Closed;
   switch_database_locked(db);
+  command.db = stream_db_;
   command.bytes_begin = bytes_.size();
   resp::encode_command(bytes_, args);
   command.bytes_end = bytes_.size();
+  if (command.retry_written && command.state) {
+    command.state->retained_command.assign(bytes_, command.bytes_begin,
+                                           command.bytes_end - command.bytes_begin);
+  }
   const Pushed pushed = note_push_locked(command.deadline);
   commands_.push_back(command);
   return pushed;
@@ -62,6 +67,7 @@ SubmissionQueue::Pushed SubmissionQueue::push_batch(int db, std::string_view byt
   bytes_.append(bytes);
   Clock::time_point earliest = Clock::time_point::max();
   for (PendingCommand& command : commands) {
+    command.db = stream_db_;
     command.bytes_begin += base;
     command.bytes_end += base;
     if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
@@ -162,6 +168,47 @@ void SubmissionQueue::remove_completed(std::string& bytes, std::vector<PendingCo
   }
   bytes.swap(kept_bytes);
   commands.swap(kept);
+}
+
+void SubmissionQueue::requeue_front(std::span<const Resend> resends) {
+  if (resends.empty()) return;
+  std::lock_guard lock(mutex_);
+  if (closed_) return;  // REQUIRES-like: the caller fails them instead (checked by is_closed)
+  std::string old_bytes;
+  std::vector<PendingCommand> old_commands;
+  old_bytes.swap(bytes_);
+  old_commands.swap(commands_);
+  const int old_start_db = queue_start_db_;
+  const int old_stream_db = stream_db_;
+  // The resent commands come first, each selecting its own database as needed; the queue
+  // then starts on the first one's database (reset_stream_database() fixes the start up
+  // once the new connection is ready).
+  stream_db_ = queue_start_db_ = resends.front().command.db;
+  for (const Resend& resend : resends) {
+    switch_database_locked(resend.command.db);
+    PendingCommand command = resend.command;
+    command.bytes_begin = bytes_.size();
+    bytes_.append(resend.bytes);
+    command.bytes_end = bytes_.size();
+    commands_.push_back(command);
+  }
+  if (!old_commands.empty()) {
+    switch_database_locked(old_start_db);  // the old queue was encoded from there on
+    const std::size_t base = bytes_.size();
+    bytes_.append(old_bytes);
+    for (PendingCommand& command : old_commands) {
+      command.bytes_begin += base;
+      command.bytes_end += base;
+      commands_.push_back(command);
+    }
+    stream_db_ = old_stream_db;
+  }
+  io_pending_ = true;  // the I/O thread writes them once the connection is ready
+}
+
+bool SubmissionQueue::is_closed() const {
+  std::lock_guard lock(mutex_);
+  return closed_;
 }
 
 void SubmissionQueue::hold() {

@@ -79,8 +79,20 @@ class SubmissionQueue {
   /// I/O thread: how many commands await replies. Inline writes happen only when none do
   /// (a lone caller): under load the I/O thread batches everything into few writes instead.
   void publish_in_flight(std::size_t count) { in_flight_.store(count, std::memory_order_release); }
+  std::size_t in_flight() const noexcept { return in_flight_.load(std::memory_order_acquire); }
   /// Bytes taken for writing since the stream (re)started: stream offsets of taken commands.
   void reset_stream_offsets();
+
+  /// A command to send again on the next connection, with its encoded bytes.
+  struct Resend {
+    PendingCommand command;  ///< `db` says which database it runs against
+    std::string_view bytes;
+  };
+  /// I/O thread, while the connection is down: puts `resends` in front of everything queued,
+  /// in order, selecting their databases as needed (the queued commands keep theirs). Does
+  /// nothing once closed (see is_closed()).
+  void requeue_front(std::span<const Resend> resends);
+  bool is_closed() const;
 
   /// I/O thread: marks the queue as being looked after without taking anything (while the
   /// connection is not ready to write), so pushes do not wake it again needlessly.

@@ -1,4 +1,5 @@
 #include "redmux/error.hpp"
+#include "redmux/events.hpp"
 
 namespace redmux {
 namespace {
@@ -54,6 +55,26 @@ const std::error_category& error_category() noexcept {
   return category;
 }
 
+bool Error::safe_to_retry() const noexcept {
+  switch (code_) {
+    case errc::not_sent:
+    case errc::disconnected:
+    case errc::queue_full:
+      return true;
+    case errc::server_error: {
+      const std::string_view text(message_);
+      const std::string_view word = text.substr(0, text.find_first_of(" \r\n"));
+      for (std::string_view refused :
+           {"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS"}) {
+        if (word == refused) return true;
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
 void Error::raise() const {
   switch (code_) {
     case errc::server_error:
@@ -92,6 +113,24 @@ void Error::raise() const {
 std::string ServerError::prefix() const {
   std::string_view text = what();
   return std::string(text.substr(0, text.find(' ')));
+}
+
+}  // namespace redmux
+
+namespace redmux {
+
+std::string_view to_string(ConnectionEventKind kind) noexcept {
+  switch (kind) {
+    case ConnectionEventKind::Connected:
+      return "connected";
+    case ConnectionEventKind::Failed:
+      return "failed";
+    case ConnectionEventKind::Reconnecting:
+      return "reconnecting";
+    case ConnectionEventKind::Restored:
+      return "restored";
+  }
+  return "?";
 }
 
 }  // namespace redmux

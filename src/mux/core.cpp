@@ -252,6 +252,9 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     state->add_ref();  // the connection's reference
     command.state = state;
     command.kind = PendingKind::Caller;
+    command.retry_written =
+        has_flag(options.flags, Flags::Retryable) ||
+        (shared_->config().retry_read_only_commands && info.is(CommandFlag::ReadOnly));
   } else {
     command.kind = PendingKind::FireAndForget;
     command.deadline = Clock::time_point::max();

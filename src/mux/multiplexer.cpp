@@ -136,11 +136,17 @@ MultiplexerStatus Multiplexer::status() const {
   s.queue_full = c.queue_full.load(std::memory_order_relaxed);
   s.reconnects = c.reconnects.load(std::memory_order_relaxed);
   s.fire_and_forget_errors = c.fire_and_forget_errors.load(std::memory_order_relaxed);
+  s.resent = c.resent.load(std::memory_order_relaxed);
+  s.heartbeats = c.heartbeats.load(std::memory_order_relaxed);
+  s.dead_connections = c.dead_connections.load(std::memory_order_relaxed);
+  s.connection_failures = c.connection_failures.load(std::memory_order_relaxed);
   s.outstanding = core_->shared().outstanding();
   for (const auto& group : core_->groups()) {
     for (const auto& connection : group) {
       ++s.connections;
       if (connection->state() == detail::ConnectionState::Ready) ++s.connected;
+      s.queued += connection->queued_count();
+      s.in_flight += connection->in_flight_count();
     }
   }
   return s;
@@ -164,10 +170,15 @@ std::string Multiplexer::status_text() const {
   std::snprintf(per_write, sizeof per_write, "%.1f", s.commands_per_write());
   text += "; commands=" + std::to_string(s.commands) + " replies=" + std::to_string(s.replies) +
           " writes=" + std::to_string(s.writes) + " (" + per_write + " commands/write)" +
-          " outstanding=" + std::to_string(s.outstanding) +
+          " outstanding=" + std::to_string(s.outstanding) + " (queued=" +
+          std::to_string(s.queued) + " in-flight=" + std::to_string(s.in_flight) + ")" +
           " timeouts=" + std::to_string(s.timeouts) +
           " queue-full=" + std::to_string(s.queue_full) +
           " reconnects=" + std::to_string(s.reconnects) +
+          " connection-failures=" + std::to_string(s.connection_failures) +
+          " resent=" + std::to_string(s.resent) +
+          " dead-connections=" + std::to_string(s.dead_connections) +
+          " heartbeats=" + std::to_string(s.heartbeats) +
           " bytes-out=" + std::to_string(s.bytes_written) +
           " bytes-in=" + std::to_string(s.bytes_read) + "; " + core_->pool().describe();
   return text;
@@ -175,6 +186,10 @@ std::string Multiplexer::status_text() const {
 
 void Multiplexer::on_error(std::function<void(const Error&)> handler) {
   core_->shared().set_error_handler(std::move(handler));
+}
+
+void Multiplexer::on_connection_event(std::function<void(const ConnectionEvent&)> handler) {
+  core_->shared().set_event_handler(std::move(handler));
 }
 
 void Multiplexer::close() {

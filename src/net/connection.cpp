@@ -66,6 +66,7 @@ Connection::Connection(asio::io_context& io, std::shared_ptr<IoPool::Load> load,
       resolver_(io),
       deadline_timer_(io),
       connect_timer_(io),
+      health_timer_(io),
       queue_(config_.default_database) {
   read_buffer_.resize(kReadChunk);
   release_slot_ = [shared = shared_.get()] { shared->release_slots(1); };
@@ -114,20 +115,7 @@ void Connection::connect_attempt() {
   const std::uint64_t generation = ++generation_;
   close_socket();
 
-  connect_timer_.expires_after(config_.connect_timeout);
-  connect_timer_.async_wait([self = shared_from_this(), generation](const asio::error_code& ec) {
-    if (ec || generation != self->generation_) return;
-    BusyScope busy(*self->load_);
-    if (self->state() != ConnectionState::Connecting &&
-        self->state() != ConnectionState::Handshaking) {
-      return;
-    }
-    self->attempt_failed(Error(errc::connection_failed,
-                               "connecting to " + self->endpoint_text_ + " timed out after " +
-                                   std::to_string(self->config_.connect_timeout.count()) + " ms (" +
-                                   std::string(to_string(self->state())) + "; connectTimeout=" +
-                                   std::to_string(self->config_.connect_timeout.count()) + ")"));
-  });
+  arm_connect_timeout();
 
   if (endpoint_.is_unix()) {
     asio::local::stream_protocol::endpoint local(endpoint_.unix_path);
@@ -161,6 +149,89 @@ void Connection::connect_attempt() {
       });
 }
 
+void Connection::arm_connect_timeout() {
+  connect_timer_.expires_after(config_.connect_timeout);
+  connect_timer_.async_wait(
+      [self = shared_from_this(), generation = generation_.load()](const asio::error_code& ec) {
+        if (ec || generation != self->generation_) return;
+        BusyScope busy(*self->load_);
+        if (self->state() != ConnectionState::Connecting &&
+            self->state() != ConnectionState::Handshaking) {
+          return;
+        }
+        self->attempt_failed(Error(
+            errc::connection_failed,
+            "connecting to " + self->endpoint_text_ + " timed out after " +
+                std::to_string(self->config_.connect_timeout.count()) + " ms (" +
+                std::string(to_string(self->state())) +
+                "; connectTimeout=" + std::to_string(self->config_.connect_timeout.count()) + ")"));
+      });
+}
+
+void Connection::wait_for_loading() {
+  // The server answered the handshake but is loading its dataset: commands would fail with
+  // -LOADING. Keep them queued (their deadlines still run) and ask again, backing off from
+  // 100 ms to 1 s; each probe is bounded by connectTimeout like the handshake itself.
+  connect_timer_.cancel();
+  ++loading_probes_;
+  const auto delay = std::chrono::milliseconds(std::min(1000, 100 << std::min(loading_probes_ - 1, 4)));
+  health_timer_.expires_after(delay);
+  health_timer_.async_wait(
+      [self = shared_from_this(), generation = generation_.load()](const asio::error_code& ec) {
+        if (ec || generation != self->generation_) return;
+        BusyScope busy(*self->load_);
+        if (self->state() != ConnectionState::Handshaking || !self->handshake_) return;
+        std::string probe;
+        self->handshake_->probe_loading(probe);
+        self->write_raw(std::move(probe));
+        self->arm_connect_timeout();
+      });
+}
+
+void Connection::probe_role() {
+  // A READONLY or MASTERDOWN reply: the server's role may have changed under us (a failover
+  // demoted it). Ask it with ROLE (once at a time) so routing sees the truth: writes are not
+  // sent to a connection known to be a replica when a primary is known.
+  if (role_probe_pending_) return;
+  class RoleProbe final : public CommandState {
+   public:
+    explicit RoleProbe(std::weak_ptr<Connection> connection) : connection_(std::move(connection)) {}
+    void deliver(NodeSpan reply) noexcept override {
+      if (!claim()) return;
+      if (auto connection = connection_.lock()) {
+        connection->role_probe_pending_ = false;
+        if (!is_error_reply(reply) && reply.size() > 1) connection->note_role(reply[1].value);
+      }
+      publish();
+    }
+    void fail(Error) noexcept override {
+      if (!claim()) return;
+      if (auto connection = connection_.lock()) connection->role_probe_pending_ = false;
+      publish();
+    }
+
+   private:
+    std::weak_ptr<Connection> connection_;
+  };
+  static constexpr std::string_view kRole = "ROLE";
+  const Arg role[] = {Arg(kRole)};
+  PendingCommand command;
+  command.name = kRole;
+  command.kind = PendingKind::Internal;
+  command.deadline = Clock::time_point::max();
+  command.counted = false;
+  command.state = new RoleProbe(weak_from_this());  // its one reference goes to the pipeline
+  role_probe_pending_ = true;
+  submit(-1, role, command);
+}
+
+void Connection::note_role(std::string_view role) {
+  const bool replica = role == "slave" || role == "replica";
+  is_replica_.store(replica, std::memory_order_release);
+  std::lock_guard lock(identity_mutex_);
+  identity_.role = replica ? "replica" : std::string(role);
+}
+
 void Connection::on_connected(const asio::error_code& ec) {
   if (state() != ConnectionState::Connecting) return;
   if (ec) {
@@ -173,10 +244,21 @@ void Connection::on_connected(const asio::error_code& ec) {
     int on = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     if (config_.keep_alive.count() > 0) {
+      // keepAlive seconds idle, then 3 probes spread over another keepAlive/2: a peer that
+      // vanished without a FIN is noticed even when no command is in flight.
       ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
       int idle = static_cast<int>(config_.keep_alive.count());
+      int interval = std::max(1, idle / 6);
+      int probes = 3;
       ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+      ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+      ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
     }
+    // Written bytes the peer has not acknowledged for this long close the connection (the
+    // kernel's own half-open detection, for when the heartbeat cannot be answered).
+    unsigned user_timeout = static_cast<unsigned>(
+        std::max<long long>(10000, 3 * static_cast<long long>(config_.async_timeout.count())));
+    ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
   }
   begin_handshake();
 }
@@ -201,13 +283,26 @@ void Connection::attempt_failed(Error error) {
   handshake_.reset();
   last_attempt_error_ = std::move(error);
   ++attempts_;
-  if (!ever_ready_ && first_result_ && attempts_ > config_.connect_retry) {
-    auto first = std::move(first_result_);
-    first_result_ = nullptr;
-    first(Error(last_attempt_error_.code(), last_attempt_error_.message() + " (after " +
-                                                std::to_string(attempts_) +
-                                                (attempts_ == 1 ? " attempt" : " attempts") + ")"));
-    if (state() == ConnectionState::Closed) return;
+  shared_->counters().connection_failures.fetch_add(1, std::memory_order_relaxed);
+  emit(ConnectionEventKind::Failed, last_attempt_error_);
+  if (!ever_ready_ && first_result_) {
+    if (attempts_ <= 4) {  // the first few attempts' reasons, for the connect error
+      attempt_log_ += "; attempt " + std::to_string(attempts_) + ": " + last_attempt_error_.message();
+    }
+    if (attempts_ > config_.connect_retry) {
+      auto first = std::move(first_result_);
+      first_result_ = nullptr;
+      std::string message = last_attempt_error_.message();
+      if (attempts_ > 1) {
+        message = "could not connect to " + endpoint_text_ + " in " + std::to_string(attempts_) +
+                  " attempts (connectRetry=" + std::to_string(config_.connect_retry) +
+                  ", connectTimeout=" + std::to_string(config_.connect_timeout.count()) + " ms)" +
+                  attempt_log_;
+        if (attempts_ > 4) message += "; …";
+      }
+      first(Error(last_attempt_error_.code(), std::move(message)));
+      if (state() == ConnectionState::Closed) return;
+    }
   }
   if (config_.backlog_policy == BacklogPolicy::FailFast) {
     fail_queued(last_attempt_error_, errc::disconnected);
@@ -225,6 +320,7 @@ void Connection::schedule_reconnect() {
   const auto jitter = std::uniform_real_distribution<double>(0.8, 1.2)(random);
   delay = std::chrono::milliseconds(
       static_cast<long long>(static_cast<double>(delay.count()) * jitter));
+  emit(ConnectionEventKind::Reconnecting, Error(), delay);
   const std::uint64_t generation = generation_;
   connect_timer_.expires_after(delay);
   connect_timer_.async_wait([self = shared_from_this(), generation](const asio::error_code& ec) {
@@ -246,8 +342,14 @@ void Connection::become_ready() {
     databases_.store(identity_.databases, std::memory_order_release);
   }
   handshake_.reset();
-  if (ever_ready_) shared_->counters().reconnects.fetch_add(1, std::memory_order_relaxed);
+  const bool restored = ever_ready_;
+  if (restored) shared_->counters().reconnects.fetch_add(1, std::memory_order_relaxed);
   ever_ready_ = true;
+  attempt_log_.clear();
+  overdue_ = false;
+  loading_probes_ = 0;
+  role_probe_pending_ = false;
+  last_read_ = Clock::now();
   attempts_ = 0;
   queue_.reset_stream_database(config_.default_database);
   queue_.reset_stream_offsets();
@@ -255,12 +357,26 @@ void Connection::become_ready() {
   stream_written_.store(0, std::memory_order_release);
   state_.store(ConnectionState::Ready, std::memory_order_release);
   queue_.set_inline(true);
+  emit(restored ? ConnectionEventKind::Restored : ConnectionEventKind::Connected);
   if (first_result_) {
     auto first = std::move(first_result_);
     first_result_ = nullptr;
     first(Error());
   }
-  if (state() == ConnectionState::Ready && !writing_) write_more();
+  if (state() != ConnectionState::Ready) return;
+  arm_health_timer();
+  if (!writing_) write_more();
+}
+
+void Connection::emit(ConnectionEventKind kind, const Error& error,
+                      std::chrono::milliseconds delay) {
+  ConnectionEvent event;
+  event.kind = kind;
+  event.endpoint = endpoint_text_;
+  event.error = error;
+  event.attempt = attempts_;
+  event.delay = delay;
+  shared_->report_event(event);
 }
 
 void Connection::connection_broken(const Error& cause) {
@@ -279,13 +395,126 @@ void Connection::connection_broken(const Error& cause) {
     stream_written_.store(stream_taken_, std::memory_order_release);
   }
   writing_ = false;
-  const std::size_t released = pipeline_.fail_all(
-      [&](const PendingCommand& command) { return broken_error(command, cause); });
-  shared_->release_slots(released);
+  health_timer_.cancel();
+  broken_scratch_.clear();
+  pipeline_.take_all(broken_scratch_);
+  resend_or_fail(broken_scratch_, cause);
   last_attempt_error_ = cause;
   attempts_ = 1;
+  shared_->counters().connection_failures.fetch_add(1, std::memory_order_relaxed);
+  emit(ConnectionEventKind::Failed, cause);
   if (config_.backlog_policy == BacklogPolicy::FailFast) fail_queued(cause, errc::disconnected);
   schedule_reconnect();
+}
+
+void Connection::resend_or_fail(std::vector<PendingCommand>& in_flight, const Error& cause) {
+  // Under the queue policy a command goes out again on the next connection when that cannot
+  // apply it twice: it never reached the socket (its bytes are still in the write buffer),
+  // or the caller said it may run twice (Retryable / retryReadOnlyCommands) — then once.
+  // Everything else fails, telling "not sent" from "outcome unknown".
+  const bool may_resend = config_.backlog_policy == BacklogPolicy::Queue;
+  const std::uint64_t written = stream_written_.load(std::memory_order_acquire);
+  const std::uint64_t buffer_end = write_buffer_begin_ + write_buffer_.size();
+  std::vector<SubmissionQueue::Resend> resends;
+  std::vector<PendingCommand> done;
+  for (PendingCommand& command : in_flight) {
+    const bool awaited = command.kind == PendingKind::FireAndForget ||
+                         (command.kind == PendingKind::Caller && !command.state->claimed());
+    std::string_view bytes;
+    if (awaited && may_resend) {
+      if (command.bytes_begin >= written) {
+        if (command.bytes_begin >= write_buffer_begin_ && command.bytes_end <= buffer_end) {
+          bytes = std::string_view(write_buffer_)
+                      .substr(command.bytes_begin - write_buffer_begin_,
+                              command.bytes_end - command.bytes_begin);
+        }
+      } else if (command.retry_written && command.resends == 0 && command.state &&
+                 !command.state->retained_command.empty()) {
+        bytes = command.state->retained_command;
+        ++command.resends;
+      }
+    }
+    if (!bytes.empty()) {
+      resends.push_back({command, bytes});
+      continue;
+    }
+    if (command.state && (command.kind == PendingKind::Internal || awaited)) {
+      command.state->fail(broken_error(command, cause));
+    }
+    done.push_back(command);
+  }
+  if (!resends.empty()) {
+    if (queue_.is_closed()) {
+      for (SubmissionQueue::Resend& resend : resends) {
+        if (resend.command.state) resend.command.state->fail(broken_error(resend.command, cause));
+        done.push_back(resend.command);
+      }
+    } else {
+      queue_.requeue_front(resends);
+      shared_->counters().resent.fetch_add(resends.size(), std::memory_order_relaxed);
+    }
+  }
+  release(done);
+  in_flight.clear();
+}
+
+// ---------------------------------------------------------------------------------------
+// Health
+
+void Connection::arm_health_timer() {
+  const auto period = config_.heartbeat_interval.count() > 0 ? config_.heartbeat_interval
+                                                             : config_.async_timeout;
+  health_timer_.expires_after(period);
+  health_timer_.async_wait(
+      [self = shared_from_this(), generation = generation_.load()](const asio::error_code& ec) {
+        if (ec || generation != self->generation_) return;
+        BusyScope busy(*self->load_);
+        self->on_health_tick();
+      });
+}
+
+void Connection::on_health_tick() {
+  if (state() != ConnectionState::Ready) return;
+  absorb_inline_writes();
+  const Clock::time_point now = Clock::now();
+  const auto timeout = config_.async_timeout;
+  if (!pipeline_.empty()) {
+    // Half-open: a command is overdue (a caller timed out, or the idle PING went unanswered)
+    // and nothing has been read for two timeouts — the peer is gone or frozen; replace it.
+    const bool heartbeat_overdue =
+        heartbeat_sent_ > last_read_ && now - heartbeat_sent_ >= timeout;
+    const Clock::time_point progress = std::max(last_read_, awaiting_since_);
+    if ((overdue_ || heartbeat_overdue) && now - progress >= 2 * timeout) {
+      shared_->counters().dead_connections.fetch_add(1, std::memory_order_relaxed);
+      connection_broken(Error(
+          errc::outcome_unknown,
+          "no reply from " + endpoint_text_ + " for " + std::to_string(ms_since(progress, now)) +
+              " ms while commands were overdue (asyncTimeout=" + std::to_string(timeout.count()) +
+              " ms, heartbeatInterval=" + std::to_string(config_.heartbeat_interval.count()) +
+              " ms): the connection looks dead or half-open and was replaced"));
+      return;
+    }
+  } else if (config_.heartbeat_interval.count() > 0 && !writing_ && queued_count() == 0) {
+    const Clock::time_point last_write{Clock::duration(last_write_.load())};
+    if (now - std::max(last_read_, last_write) >= config_.heartbeat_interval) {
+      static constexpr std::string_view kPing = "PING";
+      const Arg ping[] = {Arg(kPing)};
+      PendingCommand command;
+      command.name = kPing;
+      command.kind = PendingKind::Heartbeat;
+      command.deadline = Clock::time_point::max();
+      command.counted = false;
+      heartbeat_sent_ = now;
+      shared_->counters().heartbeats.fetch_add(1, std::memory_order_relaxed);
+      submit(-1, ping, command);
+    }
+  }
+  arm_health_timer();
+}
+
+void Connection::pipeline_push(std::span<const PendingCommand> commands) {
+  if (pipeline_.empty() && !commands.empty()) awaiting_since_ = Clock::now();
+  pipeline_.push(commands);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -365,8 +594,11 @@ void Connection::write_more() {
       ++callers;
     }
   }
-  if (!batch_.empty()) stream_taken_ = batch_.back().bytes_end;
-  pipeline_.push(batch_);
+  if (!batch_.empty()) {
+    stream_taken_ = batch_.back().bytes_end;
+    write_buffer_begin_ = stream_taken_ - write_buffer_.size();
+  }
+  pipeline_push(batch_);
   queue_.publish_in_flight(pipeline_.size());
   shared_->counters().writes.fetch_add(1, std::memory_order_relaxed);
   if (earliest < timer_at_) arm_timer(earliest);
@@ -477,6 +709,7 @@ void Connection::finish_inline_write(std::string rest) {
   absorb_inline_writes();
   writing_ = true;
   write_buffer_ = std::move(rest);
+  write_buffer_begin_ = stream_taken_ - write_buffer_.size();
   asio::async_write(
       socket_, asio::buffer(write_buffer_),
       in_arena(write_arena_, [self = shared_from_this(), generation = generation_.load()](
@@ -509,7 +742,7 @@ void Connection::absorb_inline_writes() {
     if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
   }
   stream_taken_ = handoff_scratch_.back().bytes_end;
-  pipeline_.push(handoff_scratch_);
+  pipeline_push(handoff_scratch_);
   if (earliest < timer_at_ && state() != ConnectionState::Closed) arm_timer(earliest);
 }
 
@@ -588,6 +821,7 @@ void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
     if (!on_reply(parser_.nodes())) return;
     if (generation != generation_) return;  // the reply broke or closed the connection
   }
+  if (replies > 0) overdue_ = false;
   shared_->counters().replies.fetch_add(replies, std::memory_order_relaxed);
   queue_.publish_in_flight(pipeline_.size());
   if (read_begin_ == read_end_) {
@@ -617,7 +851,14 @@ bool Connection::on_reply(NodeSpan reply) {
       case Handshake::Step::Failed:
         attempt_failed(handshake_->error());
         return false;
+      case Handshake::Step::Loading:
+        wait_for_loading();
+        return true;
     }
+  }
+  if (!reply.empty() && is_error_reply(reply) &&
+      (reply[0].value.starts_with("READONLY") || reply[0].value.starts_with("MASTERDOWN"))) {
+    probe_role();
   }
   const Pipeline::ReplyOutcome outcome = pipeline_.on_reply(reply, report_error_, release_slot_);
   if (outcome == Pipeline::ReplyOutcome::InternalFailed) {
@@ -669,6 +910,7 @@ void Connection::on_timer(const asio::error_code&) {
       pipeline_.expire(now, [this](const PendingCommand& c, Clock::time_point t) {
         return timeout_error(c, t, /*in_flight=*/true);
       });
+  if (timed_out > 0) overdue_ = true;
   std::vector<PendingCommand> expired;
   const Clock::time_point queued_next = queue_.collect_expired(now, expired);
   for (PendingCommand& command : expired) {
@@ -772,6 +1014,7 @@ void Connection::shutdown(std::function<void()> closed_callback) {
     self->resolver_.cancel();
     self->connect_timer_.cancel();
     self->deadline_timer_.cancel();
+    self->health_timer_.cancel();
     const Error closed(errc::shut_down, "the multiplexer was closed");
     std::vector<PendingCommand> queued;
     self->queue_.close(queued);

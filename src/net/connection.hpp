@@ -25,6 +25,7 @@
 #include "conn/shared_context.hpp"
 #include "conn/submission_queue.hpp"
 #include "net/handler_arena.hpp"
+#include "redmux/events.hpp"
 #include "redmux/io_pool.hpp"
 #include "redmux/server_info.hpp"
 #include "resp/parser.hpp"
@@ -70,6 +71,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ServerIdentity identity() const;
   const Endpoint& endpoint() const noexcept { return endpoint_; }
   std::string describe_endpoint() const { return endpoint_text_; }
+  /// Commands queued and not yet written; commands written and awaiting replies (snapshots).
+  std::size_t queued_count() const { return queue_.snapshot().commands; }
+  std::size_t in_flight_count() const noexcept { return queue_.in_flight(); }
 
  private:
   // --- connecting (I/O thread) ---
@@ -80,6 +84,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void become_ready();
   void connection_broken(const Error& cause);
   void schedule_reconnect();
+  /// After a break: resends what may be resent (never written; or written and marked
+  /// retryable, once), fails the rest. Queue policy only.
+  void resend_or_fail(std::vector<PendingCommand>& in_flight, const Error& cause);
+  void emit(ConnectionEventKind kind, const Error& error = Error(),
+            std::chrono::milliseconds delay = std::chrono::milliseconds(0));
+
+  void arm_connect_timeout();
+  void wait_for_loading();
+  void probe_role();
+  /// What ROLE said ("master", "slave" …), on the I/O thread.
+  void note_role(std::string_view role);
+
+  // --- health (I/O thread) ---
+  void arm_health_timer();
+  void on_health_tick();
 
   // --- writing ---
   void wake();
@@ -120,6 +139,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::ip::tcp::resolver resolver_;
   asio::steady_timer deadline_timer_;
   asio::steady_timer connect_timer_;
+  asio::steady_timer health_timer_;
   Clock::time_point timer_at_ = Clock::time_point::max();
 
   std::atomic<ConnectionState> state_{ConnectionState::Idle};
@@ -133,11 +153,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   FirstResult first_result_;
   int attempts_ = 0;  ///< failed attempts in the current series
   Error last_attempt_error_;
+  std::string attempt_log_;  ///< why each attempt of the first series failed (connect error)
   bool ever_ready_ = false;
 
   // writer
   bool writing_ = false;
   std::string write_buffer_;
+  std::uint64_t write_buffer_begin_ = 0;  ///< stream offset of write_buffer_[0]
+  std::vector<PendingCommand> broken_scratch_;
   std::vector<PendingCommand> batch_;
   std::vector<PendingCommand> dropped_;
   /// Bytes of callers' commands the socket confirmed written since the connection became
@@ -152,6 +175,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<char> read_buffer_;
   std::size_t read_begin_ = 0;
   std::size_t read_end_ = 0;
+
+  // health (I/O thread)
+  Clock::time_point awaiting_since_{};  ///< when the pipeline last went from empty to busy
+  Clock::time_point heartbeat_sent_{};  ///< when the last idle PING was queued
+  bool overdue_ = false;
+  int loading_probes_ = 0;
+  bool role_probe_pending_ = false;  ///< a command in flight timed out and nothing was read since
+  /// Moves commands about to be written (or written inline) into the pipeline.
+  void pipeline_push(std::span<const PendingCommand> commands);
 
   // diagnostics (written on the I/O thread, read by timeout_error on it too)
   Clock::time_point last_read_{};

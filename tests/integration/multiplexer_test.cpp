@@ -451,7 +451,8 @@ TEST(MultiplexerQueueTest, WaitPolicyWaitsForRoomButNeverOnAnIoThread) {
   std::thread waiter([&] { waited.set_value(db.incr("n").get()); });
   // A callback on the I/O thread must not wait (only that thread frees room): it fails fast.
   std::promise<errc> in_callback;
-  server.resume();
+  // then() before resume(): the reply must not arrive first, or the callback would run here,
+  // on this application thread, where waiting is allowed.
   held.front().then([&](Result<long long>) {
     // The slot of this command was given back before the callback, so take the others' too.
     std::vector<Future<long long>> more;
@@ -462,6 +463,7 @@ TEST(MultiplexerQueueTest, WaitPolicyWaitsForRoomButNeverOnAnIoThread) {
     }
     in_callback.set_value(code);
   });
+  server.resume();
   EXPECT_EQ(in_callback.get_future().get(), errc::queue_full);
   EXPECT_GT(waited.get_future().get(), 1);
   waiter.join();

@@ -31,7 +31,8 @@ TEST(HandshakeTest, Resp3RoundOneIsOneWriteWithAuthNameAndSelect) {
   EXPECT_NE(out.find("LIB-NAME"), std::string::npos);
   EXPECT_NE(out.find("LIB-VER"), std::string::npos);
   EXPECT_NE(out.find("$6\r\nCONFIG\r\n$3\r\nGET\r\n$9\r\ndatabases"), std::string::npos);
-  EXPECT_EQ(handshake.awaiting(), 6u);
+  EXPECT_NE(out.find("$4\r\nINFO\r\n$11\r\npersistence"), std::string::npos);
+  EXPECT_EQ(handshake.awaiting(), 7u);
 }
 
 TEST(HandshakeTest, ReadsIdentityFromHelloAndValkeyVersionFromInfo) {
@@ -50,7 +51,8 @@ TEST(HandshakeTest, ReadsIdentityFromHelloAndValkeyVersionFromInfo) {
       "=" + std::to_string(info_text.size() + 4) + "\r\ntxt:" + info_text + "\r\n";
   EXPECT_EQ(feed(handshake,
                  hello + "-ERR unknown subcommand\r\n-ERR unknown subcommand\r\n" + info +
-                     "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n",
+                     "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n" +
+                     "$9\r\nloading:0\r\n",
                  out),
             Handshake::Step::Done);
   EXPECT_EQ(handshake.identity().databases, 16);
@@ -85,7 +87,7 @@ TEST(HandshakeTest, ServerWithoutHelloGetsAResp2SecondRound) {
   EXPECT_EQ(feed(handshake,
                  "-ERR unknown command 'HELLO'\r\n-NOAUTH Authentication required.\r\n"
                  "-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n"
-                 "-NOAUTH Authentication required.\r\n",
+                 "-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n",
                  out),
             Handshake::Step::Continue);
   EXPECT_NE(out.find("$4\r\nAUTH\r\n$2\r\npw\r\n"), std::string::npos) << out;
@@ -94,12 +96,32 @@ TEST(HandshakeTest, ServerWithoutHelloGetsAResp2SecondRound) {
   const std::string info = "# Server\r\nredis_version:5.0.7\r\n";
   EXPECT_EQ(feed(handshake,
                  "+OK\r\n+OK\r\n$" + std::to_string(info.size()) + "\r\n" + info +
-                     "\r\n*2\r\n$9\r\ndatabases\r\n$2\r\n16\r\n",
+                     "\r\n*2\r\n$9\r\ndatabases\r\n$2\r\n16\r\n$9\r\nloading:0\r\n",
                  more),
             Handshake::Step::Done);
   EXPECT_EQ(handshake.identity().protocol, 2);
   EXPECT_EQ(handshake.identity().product, "redis");
   EXPECT_EQ(handshake.identity().version, "5.0.7");
+}
+
+TEST(HandshakeTest, ServerLoadingItsDatasetIsWaitedOutWithProbes) {
+  Config config = Config::from_string("h:1");
+  Handshake handshake(config, "h:1");
+  std::string out;
+  handshake.begin(out);
+  out.clear();
+  const std::string loading = "$9\r\nloading:1\r\n";
+  EXPECT_EQ(feed(handshake,
+                 "%0\r\n-ERR x\r\n-ERR x\r\n$19\r\nredis_version:7.0.0\r\n-LOADING\r\n" +
+                     loading,
+                 out),
+            Handshake::Step::Loading);
+  handshake.probe_loading(out);
+  EXPECT_EQ(out, "*2\r\n$4\r\nINFO\r\n$11\r\npersistence\r\n");
+  EXPECT_EQ(feed(handshake, loading, out), Handshake::Step::Loading);
+  handshake.probe_loading(out);
+  EXPECT_EQ(feed(handshake, "$9\r\nloading:0\r\n", out), Handshake::Step::Done);
+  EXPECT_EQ(handshake.identity().version, "7.0.0");
 }
 
 TEST(HandshakeTest, BadDatabaseFailsWithAdvice) {

@@ -1,0 +1,30 @@
+// Connection events: what a multiplexer's connections go through, reported to a callback the
+// application registers with Multiplexer::on_connection_event(). Plain values.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "redmux/error.hpp"
+
+namespace redmux {
+
+enum class ConnectionEventKind {
+  Connected,     ///< first successful handshake of a connection
+  Failed,        ///< a connection attempt failed, or a ready connection broke (`error` says why)
+  Reconnecting,  ///< the next attempt is scheduled after `delay`
+  Restored,      ///< a connection is ready again after a break
+};
+
+std::string_view to_string(ConnectionEventKind kind) noexcept;
+
+struct ConnectionEvent {
+  ConnectionEventKind kind = ConnectionEventKind::Connected;
+  std::string endpoint;  ///< "host:port" or the Unix socket path
+  Error error;           ///< Failed: the cause; otherwise empty
+  int attempt = 0;       ///< Failed / Reconnecting: attempts in the current series (1 = first)
+  std::chrono::milliseconds delay{0};  ///< Reconnecting: backoff before the next attempt
+};
+
+}  // namespace redmux
