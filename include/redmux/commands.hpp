@@ -15,6 +15,7 @@
 #include "redmux/commands/server.hpp"
 #include "redmux/commands/sets.hpp"
 #include "redmux/commands/sorted_sets.hpp"
+#include "redmux/commands/streams.hpp"
 #include "redmux/commands/strings.hpp"
 #include "redmux/types.hpp"
 
@@ -28,6 +29,7 @@ class Commands : public StringCommands<Derived>,
                  public SetCommands<Derived>,
                  public SortedSetCommands<Derived>,
                  public HyperLogLogCommands<Derived>,
+                 public StreamCommands<Derived>,
                  public ServerCommands<Derived> {};
 
 }  // namespace redmux

@@ -1,0 +1,472 @@
+// Stream commands (XADD, XRANGE, XREAD, consumer groups, XPENDING, XCLAIM, XINFO …) as a
+// mixin for any sink (see sink.hpp). Keys, ids, fields and values are binary-safe
+// std::string_views, viewed only for the duration of the call. Ids are kept as text
+// ("1700000000000-0"); "-" and "+" are the smallest and largest ids, "$" the last one.
+//
+// XREAD and XREADGROUP come in two forms: the plain ones never block and go over the shared
+// connection; the *_block ones carry BLOCK and are blocking commands, which the multiplexer
+// sends on a dedicated connection (a version without those refuses them with
+// NotAllowedError). Thread-safety: that of the sink's send().
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "redmux/commands/sink.hpp"
+#include "redmux/commands/stream_types.hpp"
+
+namespace redmux {
+
+/// How XADD and XTRIM trim a stream: to a maximum length (MAXLEN) or by evicting entries
+/// with an id below a threshold (MINID), exactly (`=`, the default) or approximately (`~`:
+/// only whole internal nodes are evicted — cheaper, may keep a few more entries).
+///   StreamTrim::max_len(1000)                     // MAXLEN = 1000
+///   StreamTrim::max_len(1000).approximate()       // MAXLEN ~ 1000
+///   StreamTrim::min_id("1700000000000-0").approximate(100)  // MINID ~ … LIMIT 100
+class StreamTrim {
+ public:
+  static StreamTrim max_len(long long length) { return StreamTrim("MAXLEN", Arg(length).bytes()); }
+  static StreamTrim min_id(std::string_view id) { return StreamTrim("MINID", id); }
+  /// `~` instead of `=`; `limit` > 0 caps the entries one call evicts (LIMIT, only valid
+  /// with `~`; 0: the server's default of 100 × the node size).
+  StreamTrim& approximate(long long limit = 0) & noexcept {
+    approximate_ = true;
+    limit_ = limit;
+    return *this;
+  }
+  StreamTrim&& approximate(long long limit = 0) && noexcept {
+    return std::move(approximate(limit));
+  }
+
+  /// Appends "MAXLEN|MINID =|~ threshold [LIMIT n]". The arguments view this object.
+  void append_to(detail::ArgList& args) const {
+    args.add(strategy_);
+    args.add(approximate_ ? "~" : "=");
+    args.add(std::string_view(threshold_));
+    if (approximate_ && limit_ > 0) {
+      args.add("LIMIT");
+      args.add(limit_);
+    }
+  }
+
+ private:
+  StreamTrim(const char* strategy, std::string_view threshold)
+      : strategy_(strategy), threshold_(threshold) {}
+  const char* strategy_;
+  std::string threshold_;
+  bool approximate_ = false;
+  long long limit_ = 0;
+};
+
+/// Options of XADD.
+struct XAddOptions {
+  std::string_view id = "*";         ///< "*": the server generates it; or "ms-seq", "ms-*"
+  std::optional<StreamTrim> trim{};  ///< trim in the same call
+};
+
+/// Options of XREAD (and the COUNT of XREADGROUP).
+struct XReadOptions {
+  long long count = 0;  ///< COUNT: at most this many entries per stream; 0 for no limit
+};
+
+/// Options of XREADGROUP.
+struct XReadGroupOptions {
+  long long count = 0;  ///< COUNT; 0 for no limit
+  bool no_ack = false;  ///< NOACK: do not add the entries to the pending list
+};
+
+/// Options of XGROUP CREATE.
+struct XGroupCreateOptions {
+  bool mkstream = false;                    ///< MKSTREAM: create an empty stream if missing
+  std::optional<long long> entries_read{};  ///< ENTRIESREAD (7.0+): for lag tracking
+};
+
+/// Which pending entries the extended XPENDING lists.
+struct XPendingFilter {
+  std::string_view start = "-";
+  std::string_view end = "+";
+  std::string_view consumer{};                          ///< empty: every consumer
+  std::optional<std::chrono::milliseconds> min_idle{};  ///< IDLE (6.2+)
+};
+
+/// Options of XCLAIM.
+struct XClaimOptions {
+  std::optional<std::chrono::milliseconds> idle{};              ///< IDLE: set the idle time
+  std::optional<std::chrono::system_clock::time_point> time{};  ///< TIME: idle since then
+  std::optional<long long> retry_count{};                       ///< RETRYCOUNT
+  bool force = false;  ///< FORCE: claim ids not pending yet (they must exist in the stream)
+};
+
+template <class Derived>
+class StreamCommands {
+ public:
+  /// Appends an entry: `db.xadd("events", {{"type", "click"}, {"x", "3"}})`; its id. XADD key
+  /// [MAXLEN|MINID …] id field value …. The key is created when missing.
+  Future<std::string> xadd(std::string_view key, detail::StringPairs fields,
+                           const XAddOptions& xadd_options = {}, CallOptions options = {}) {
+    return xadd<detail::StringPairs>(key, fields, xadd_options, options);
+  }
+  template <detail::StringPairRange Fields>
+  Future<std::string> xadd(std::string_view key, const Fields& fields,
+                           const XAddOptions& xadd_options = {}, CallOptions options = {}) {
+    detail::ArgList args = xadd_args(key, false, fields, xadd_options);
+    return send_built<std::string>(options, args);
+  }
+  /// Like xadd() but never creates the stream (NOMKSTREAM): nullopt when it is missing.
+  Future<std::optional<std::string>> xadd_nomkstream(std::string_view key,
+                                                     detail::StringPairs fields,
+                                                     const XAddOptions& xadd_options = {},
+                                                     CallOptions options = {}) {
+    return xadd_nomkstream<detail::StringPairs>(key, fields, xadd_options, options);
+  }
+  template <detail::StringPairRange Fields>
+  Future<std::optional<std::string>> xadd_nomkstream(std::string_view key, const Fields& fields,
+                                                     const XAddOptions& xadd_options = {},
+                                                     CallOptions options = {}) {
+    detail::ArgList args = xadd_args(key, true, fields, xadd_options);
+    return send_built<std::optional<std::string>>(options, args);
+  }
+
+  /// Entries with ids in [start, end], oldest first; at most `count` (0: all). XRANGE key
+  /// start end [COUNT n]. An id prefixed with "(" is exclusive.
+  Future<std::vector<StreamEntry>> xrange(std::string_view key, std::string_view start = "-",
+                                          std::string_view end = "+", long long count = 0,
+                                          CallOptions options = {}) {
+    return send_range("XRANGE", key, start, end, count, options);
+  }
+  /// Entries with ids in [start, end], newest first (note: `end` comes first, as in Redis).
+  /// XREVRANGE key end start [COUNT n].
+  Future<std::vector<StreamEntry>> xrevrange(std::string_view key, std::string_view end = "+",
+                                             std::string_view start = "-", long long count = 0,
+                                             CallOptions options = {}) {
+    return send_range("XREVRANGE", key, end, start, count, options);
+  }
+  /// Number of entries; 0 for a missing key. XLEN.
+  Future<long long> xlen(std::string_view key, CallOptions options = {}) {
+    return send_command<long long>(options, {"XLEN", key});
+  }
+  /// Trims the stream; how many entries were evicted. XTRIM key MAXLEN|MINID ….
+  Future<long long> xtrim(std::string_view key, const StreamTrim& trim, CallOptions options = {}) {
+    detail::ArgList args({"XTRIM", key}, 5);
+    trim.append_to(args);
+    return send_built<long long>(options, args);
+  }
+  /// Deletes entries by id; how many existed. XDEL.
+  Future<long long> xdel(std::string_view key, std::initializer_list<std::string_view> ids,
+                         CallOptions options = {}) {
+    return xdel<std::initializer_list<std::string_view>>(key, ids, options);
+  }
+  template <detail::StringRange Ids>
+  Future<long long> xdel(std::string_view key, const Ids& ids, CallOptions options = {}) {
+    detail::ArgList args({"XDEL", key}, detail::size_hint(ids));
+    args.add_all(ids);
+    return send_built<long long>(options, args);
+  }
+
+  /// Reads entries after the given id of each stream: `db.xread({{"s1", "0"}, {"s2", last}})`.
+  /// Never blocks; empty when nothing is newer. XREAD [COUNT n] STREAMS key… id….
+  Future<std::vector<StreamMessages>> xread(detail::StringPairs streams, XReadOptions read = {},
+                                            CallOptions options = {}) {
+    return xread<detail::StringPairs>(streams, read, options);
+  }
+  template <detail::StringPairRange Streams>
+  Future<std::vector<StreamMessages>> xread(const Streams& streams, XReadOptions read = {},
+                                            CallOptions options = {}) {
+    return send_xread(streams, std::nullopt, read, options);
+  }
+  /// Like xread(), waiting up to `block` (0: forever) for an entry when there is none; empty
+  /// on time-out. XREAD … BLOCK ms …: a blocking command (dedicated connection).
+  Future<std::vector<StreamMessages>> xread_block(detail::StringPairs streams,
+                                                  std::chrono::milliseconds block,
+                                                  XReadOptions read = {},
+                                                  CallOptions options = {}) {
+    return xread_block<detail::StringPairs>(streams, block, read, options);
+  }
+  template <detail::StringPairRange Streams>
+  Future<std::vector<StreamMessages>> xread_block(const Streams& streams,
+                                                  std::chrono::milliseconds block,
+                                                  XReadOptions read = {},
+                                                  CallOptions options = {}) {
+    return send_xread(streams, block.count(), read, options);
+  }
+
+  /// Reads as `consumer` of `group`: id ">" for entries never delivered to the group, any
+  /// other id for this consumer's pending history after it. Never blocks.
+  /// XREADGROUP GROUP g c [COUNT n] [NOACK] STREAMS key… id….
+  Future<std::vector<StreamMessages>> xreadgroup(std::string_view group, std::string_view consumer,
+                                                 detail::StringPairs streams,
+                                                 XReadGroupOptions read = {},
+                                                 CallOptions options = {}) {
+    return xreadgroup<detail::StringPairs>(group, consumer, streams, read, options);
+  }
+  template <detail::StringPairRange Streams>
+  Future<std::vector<StreamMessages>> xreadgroup(std::string_view group, std::string_view consumer,
+                                                 const Streams& streams,
+                                                 XReadGroupOptions read = {},
+                                                 CallOptions options = {}) {
+    return send_xreadgroup(group, consumer, streams, read, std::nullopt, options);
+  }
+  /// Like xreadgroup(), waiting up to `block` (0: forever). A blocking command.
+  Future<std::vector<StreamMessages>> xreadgroup_block(
+      std::string_view group, std::string_view consumer, detail::StringPairs streams,
+      std::chrono::milliseconds block, XReadGroupOptions read = {}, CallOptions options = {}) {
+    return xreadgroup_block<detail::StringPairs>(group, consumer, streams, block, read, options);
+  }
+  template <detail::StringPairRange Streams>
+  Future<std::vector<StreamMessages>> xreadgroup_block(
+      std::string_view group, std::string_view consumer, const Streams& streams,
+      std::chrono::milliseconds block, XReadGroupOptions read = {}, CallOptions options = {}) {
+    return send_xreadgroup(group, consumer, streams, read, block.count(), options);
+  }
+
+  /// Creates a consumer group starting after `id` ("$": only new entries; "0": everything).
+  /// XGROUP CREATE key group id [MKSTREAM] [ENTRIESREAD n]. An existing group: ServerError
+  /// "BUSYGROUP …"; a missing stream without mkstream: ServerError.
+  Future<void> xgroup_create(std::string_view key, std::string_view group,
+                             std::string_view id = "$", XGroupCreateOptions create = {},
+                             CallOptions options = {}) {
+    detail::ArgList args({"XGROUP", "CREATE", key, group, id}, 3);
+    if (create.mkstream) args.add("MKSTREAM");
+    if (create.entries_read) {
+      args.add("ENTRIESREAD");
+      args.add(*create.entries_read);
+    }
+    return send_built<void>(options, args);
+  }
+  /// Deletes a group and its pending list; false when there was none. XGROUP DESTROY.
+  Future<bool> xgroup_destroy(std::string_view key, std::string_view group,
+                              CallOptions options = {}) {
+    return send_command<bool>(options, {"XGROUP", "DESTROY", key, group});
+  }
+  /// Moves a group's last-delivered id. XGROUP SETID key group id.
+  Future<void> xgroup_setid(std::string_view key, std::string_view group, std::string_view id,
+                            CallOptions options = {}) {
+    return send_command<void>(options, {"XGROUP", "SETID", key, group, id});
+  }
+  /// Creates a consumer; false when it existed. XGROUP CREATECONSUMER.
+  Future<bool> xgroup_createconsumer(std::string_view key, std::string_view group,
+                                     std::string_view consumer, CallOptions options = {}) {
+    return send_command<bool>(options, {"XGROUP", "CREATECONSUMER", key, group, consumer});
+  }
+  /// Deletes a consumer; how many pending entries it held (now no longer pending).
+  /// XGROUP DELCONSUMER.
+  Future<long long> xgroup_delconsumer(std::string_view key, std::string_view group,
+                                       std::string_view consumer, CallOptions options = {}) {
+    return send_command<long long>(options, {"XGROUP", "DELCONSUMER", key, group, consumer});
+  }
+
+  /// Acknowledges entries (removes them from the group's pending list); how many were
+  /// pending. XACK key group id….
+  Future<long long> xack(std::string_view key, std::string_view group,
+                         std::initializer_list<std::string_view> ids, CallOptions options = {}) {
+    return xack<std::initializer_list<std::string_view>>(key, group, ids, options);
+  }
+  template <detail::StringRange Ids>
+  Future<long long> xack(std::string_view key, std::string_view group, const Ids& ids,
+                         CallOptions options = {}) {
+    detail::ArgList args({"XACK", key, group}, detail::size_hint(ids));
+    args.add_all(ids);
+    return send_built<long long>(options, args);
+  }
+
+  /// The pending list's summary. XPENDING key group.
+  Future<StreamPendingSummary> xpending(std::string_view key, std::string_view group,
+                                        CallOptions options = {}) {
+    return send_command<StreamPendingSummary>(options, {"XPENDING", key, group});
+  }
+  /// Up to `count` pending entries matching `filter`, oldest first. XPENDING key group
+  /// [IDLE ms] start end count [consumer].
+  Future<std::vector<PendingEntry>> xpending(std::string_view key, std::string_view group,
+                                             long long count, XPendingFilter filter = {},
+                                             CallOptions options = {}) {
+    detail::ArgList args({"XPENDING", key, group}, 6);
+    if (filter.min_idle) {
+      args.add("IDLE");
+      args.add(static_cast<long long>(filter.min_idle->count()));
+    }
+    args.add(filter.start);
+    args.add(filter.end);
+    args.add(count);
+    if (!filter.consumer.empty()) args.add(filter.consumer);
+    return send_built<std::vector<PendingEntry>>(options, args);
+  }
+
+  /// Gives `consumer` the pending entries among `ids` idle for at least `min_idle`; the
+  /// entries claimed. XCLAIM key group consumer min-idle id… [IDLE] [TIME] [RETRYCOUNT]
+  /// [FORCE].
+  Future<std::vector<StreamEntry>> xclaim(std::string_view key, std::string_view group,
+                                          std::string_view consumer,
+                                          std::chrono::milliseconds min_idle,
+                                          std::initializer_list<std::string_view> ids,
+                                          XClaimOptions claim = {}, CallOptions options = {}) {
+    return xclaim<std::initializer_list<std::string_view>>(key, group, consumer, min_idle, ids,
+                                                           claim, options);
+  }
+  template <detail::StringRange Ids>
+  Future<std::vector<StreamEntry>> xclaim(std::string_view key, std::string_view group,
+                                          std::string_view consumer,
+                                          std::chrono::milliseconds min_idle, const Ids& ids,
+                                          XClaimOptions claim = {}, CallOptions options = {}) {
+    detail::ArgList args = xclaim_args(key, group, consumer, min_idle, ids, claim, false);
+    return send_built<std::vector<StreamEntry>>(options, args);
+  }
+  /// Like xclaim(), answering only the ids claimed (JUSTID: the delivery count is not
+  /// incremented).
+  template <detail::StringRange Ids>
+  Future<std::vector<std::string>> xclaim_ids(std::string_view key, std::string_view group,
+                                              std::string_view consumer,
+                                              std::chrono::milliseconds min_idle, const Ids& ids,
+                                              XClaimOptions claim = {}, CallOptions options = {}) {
+    detail::ArgList args = xclaim_args(key, group, consumer, min_idle, ids, claim, true);
+    return send_built<std::vector<std::string>>(options, args);
+  }
+  Future<std::vector<std::string>> xclaim_ids(std::string_view key, std::string_view group,
+                                              std::string_view consumer,
+                                              std::chrono::milliseconds min_idle,
+                                              std::initializer_list<std::string_view> ids,
+                                              XClaimOptions claim = {}, CallOptions options = {}) {
+    return xclaim_ids<std::initializer_list<std::string_view>>(key, group, consumer, min_idle, ids,
+                                                               claim, options);
+  }
+
+  /// Claims up to `count` pending entries idle for at least `min_idle`, scanning from
+  /// `start` ("0-0" for the beginning). Pass the answer's next_id as `start` to continue.
+  /// XAUTOCLAIM key group consumer min-idle start [COUNT n] (6.2+).
+  Future<StreamAutoClaim> xautoclaim(std::string_view key, std::string_view group,
+                                     std::string_view consumer, std::chrono::milliseconds min_idle,
+                                     std::string_view start = "0-0", long long count = 100,
+                                     CallOptions options = {}) {
+    return send_command<StreamAutoClaim>(
+        options, {"XAUTOCLAIM", key, group, consumer, static_cast<long long>(min_idle.count()),
+                  start, "COUNT", count});
+  }
+  /// Like xautoclaim(), ids only (JUSTID).
+  Future<StreamAutoClaimIds> xautoclaim_ids(std::string_view key, std::string_view group,
+                                            std::string_view consumer,
+                                            std::chrono::milliseconds min_idle,
+                                            std::string_view start = "0-0", long long count = 100,
+                                            CallOptions options = {}) {
+    return send_command<StreamAutoClaimIds>(
+        options, {"XAUTOCLAIM", key, group, consumer, static_cast<long long>(min_idle.count()),
+                  start, "COUNT", count, "JUSTID"});
+  }
+
+  /// The stream's length, ids, first and last entries …. XINFO STREAM key. A missing key:
+  /// ServerError "no such key".
+  Future<StreamInfo> xinfo_stream(std::string_view key, CallOptions options = {}) {
+    return send_command<StreamInfo>(options, {"XINFO", "STREAM", key});
+  }
+  /// The stream's consumer groups. XINFO GROUPS key.
+  Future<std::vector<StreamGroupInfo>> xinfo_groups(std::string_view key,
+                                                    CallOptions options = {}) {
+    return send_command<std::vector<StreamGroupInfo>>(options, {"XINFO", "GROUPS", key});
+  }
+  /// A group's consumers. XINFO CONSUMERS key group.
+  Future<std::vector<StreamConsumerInfo>> xinfo_consumers(std::string_view key,
+                                                          std::string_view group,
+                                                          CallOptions options = {}) {
+    return send_command<std::vector<StreamConsumerInfo>>(options,
+                                                         {"XINFO", "CONSUMERS", key, group});
+  }
+
+ private:
+  template <class Fields>
+  static detail::ArgList xadd_args(std::string_view key, bool nomkstream, const Fields& fields,
+                                   const XAddOptions& o) {
+    detail::ArgList args({"XADD", key}, 2 * detail::size_hint(fields) + 7);
+    if (nomkstream) args.add("NOMKSTREAM");
+    if (o.trim) o.trim->append_to(args);
+    args.add(o.id);
+    args.add_pairs(fields);
+    return args;
+  }
+  Future<std::vector<StreamEntry>> send_range(const char* command, std::string_view key,
+                                              std::string_view from, std::string_view to,
+                                              long long count, const CallOptions& options) {
+    if (count > 0)
+      return send_command<std::vector<StreamEntry>>(options,
+                                                    {command, key, from, to, "COUNT", count});
+    return send_command<std::vector<StreamEntry>>(options, {command, key, from, to});
+  }
+  /// Appends "STREAMS key… id…".
+  template <class Streams>
+  static void add_streams(detail::ArgList& args, const Streams& streams) {
+    args.add("STREAMS");
+    for (auto&& s : streams) args.add(std::string_view(s.first));
+    for (auto&& s : streams) args.add(std::string_view(s.second));
+  }
+  template <class Streams>
+  Future<std::vector<StreamMessages>> send_xread(const Streams& streams,
+                                                 std::optional<long long> block,
+                                                 const XReadOptions& read,
+                                                 const CallOptions& options) {
+    detail::ArgList args({"XREAD"}, 2 * detail::size_hint(streams) + 5);
+    if (read.count > 0) {
+      args.add("COUNT");
+      args.add(read.count);
+    }
+    if (block) {
+      args.add("BLOCK");
+      args.add(*block);
+    }
+    add_streams(args, streams);
+    return send_built<std::vector<StreamMessages>>(options, args);
+  }
+  template <class Streams>
+  Future<std::vector<StreamMessages>> send_xreadgroup(
+      std::string_view group, std::string_view consumer, const Streams& streams,
+      const XReadGroupOptions& read, std::optional<long long> block, const CallOptions& options) {
+    detail::ArgList args({"XREADGROUP", "GROUP", group, consumer},
+                         2 * detail::size_hint(streams) + 6);
+    if (read.count > 0) {
+      args.add("COUNT");
+      args.add(read.count);
+    }
+    if (block) {
+      args.add("BLOCK");
+      args.add(*block);
+    }
+    if (read.no_ack) args.add("NOACK");
+    add_streams(args, streams);
+    return send_built<std::vector<StreamMessages>>(options, args);
+  }
+  template <class Ids>
+  static detail::ArgList xclaim_args(std::string_view key, std::string_view group,
+                                     std::string_view consumer, std::chrono::milliseconds min_idle,
+                                     const Ids& ids, const XClaimOptions& o, bool just_id) {
+    detail::ArgList args({"XCLAIM", key, group, consumer, static_cast<long long>(min_idle.count())},
+                         detail::size_hint(ids) + 8);
+    args.add_all(ids);
+    if (o.idle) {
+      args.add("IDLE");
+      args.add(static_cast<long long>(o.idle->count()));
+    }
+    if (o.time) {
+      using std::chrono::duration_cast;
+      args.add("TIME");
+      args.add(static_cast<long long>(
+          duration_cast<std::chrono::milliseconds>(o.time->time_since_epoch()).count()));
+    }
+    if (o.retry_count) {
+      args.add("RETRYCOUNT");
+      args.add(*o.retry_count);
+    }
+    if (o.force) args.add("FORCE");
+    if (just_id) args.add("JUSTID");
+    return args;
+  }
+  template <class T>
+  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
+    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
+  }
+  template <class T>
+  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
+    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
+  }
+};
+
+}  // namespace redmux
