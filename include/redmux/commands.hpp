@@ -8,6 +8,8 @@
 // the calling thread and is exactly as thread-safe as the sink's send().
 #pragma once
 
+#include "redmux/commands/bitmaps.hpp"
+#include "redmux/commands/geo.hpp"
 #include "redmux/commands/hashes.hpp"
 #include "redmux/commands/hyperloglog.hpp"
 #include "redmux/commands/keys.hpp"
@@ -30,6 +32,8 @@ class Commands : public StringCommands<Derived>,
                  public SortedSetCommands<Derived>,
                  public HyperLogLogCommands<Derived>,
                  public StreamCommands<Derived>,
+                 public GeoCommands<Derived>,
+                 public BitmapCommands<Derived>,
                  public ServerCommands<Derived> {};
 
 }  // namespace redmux
