@@ -257,7 +257,7 @@ constexpr auto kOptions = std::to_array<OptionSpec>({
     row<DurationOption<&C::sync_timeout, 1, kMsMax>>("syncTimeout"),
     row<DurationOption<&C::async_timeout, 1, kMsMax>>("asyncTimeout"),
     row<DurationOption<&C::keep_alive, 0, 32767>>("keepAlive"),
-    row<DurationOption<&C::heartbeat_interval, 1, kMsMax>>("heartbeatInterval"),
+    row<DurationOption<&C::heartbeat_interval, 0, kMsMax>>("heartbeatInterval"),
     row<IntOption<&C::max_queued_commands, 1, kUint32Max>>("maxQueuedCommands"),
     row<EnumOption<&C::queue_full_policy>>("queueFullPolicy"),
     row<IntOption<&C::io_threads, 1, 256>>("ioThreads"),

@@ -296,11 +296,17 @@ TEST(ConfigOptions, MillisecondDurations) {
       EXPECT_TRUE(contains(message, "expected milliseconds, e.g. 5000, 250ms, 5s or 1m"))
           << message;
     }
+    // heartbeatInterval=0 turns the heartbeat off; every other duration must be positive.
+    const bool zero_allowed = c.field == &Config::heartbeat_interval;
+    const std::string range = zero_allowed ? "0" : "1";
     for (const char* out_of_range : {"0", "-5", "2147483648", "2147484s", "99999999999999999999"}) {
+      if (zero_allowed && std::string_view(out_of_range) == "0") continue;
       const std::string message = parse_error(prefix + out_of_range);
-      EXPECT_TRUE(contains(message, "out of range; expected 1 … 2147483647 ms")) << message;
+      EXPECT_TRUE(contains(message, "out of range; expected " + range + " … 2147483647 ms"))
+          << message;
     }
   }
+  EXPECT_EQ(parse_ok("h,heartbeatInterval=0").heartbeat_interval, milliseconds(0));
 }
 
 TEST(ConfigOptions, KeepAliveIsInSeconds) {

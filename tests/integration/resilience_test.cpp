@@ -1,0 +1,277 @@
+// Resilience against a real redis-server: connection events, the idle heartbeat, a frozen
+// server declared dead and replaced, automatic resends after a break (never-written, and
+// written-but-retryable commands), connect errors that list every attempt, and the server
+// states LOADING, BUSY and READONLY. The fault-injection proxy suite (tests/fault) covers
+// network faults; these tests use only signals to the server.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "redmux/redmux.hpp"
+#include "support/ports.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+namespace redmux {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+using test::wait_until;
+
+class EventLog {
+ public:
+  void attach(Multiplexer& mux) {
+    mux.on_connection_event([this](const ConnectionEvent& event) {
+      std::lock_guard lock(mutex_);
+      events_.push_back(event);
+    });
+  }
+  std::size_t count(ConnectionEventKind kind) const {
+    std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    for (const ConnectionEvent& event : events_) n += event.kind == kind ? 1 : 0;
+    return n;
+  }
+  std::vector<ConnectionEvent> all() const {
+    std::lock_guard lock(mutex_);
+    return events_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<ConnectionEvent> events_;
+};
+
+TEST(ResilienceTest, EventsReportFailureReconnectingAndRestore) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",reconnectBaseDelay=20ms");
+  EventLog log;
+  log.attach(*mux);
+  Database db = mux->database();
+  EXPECT_EQ(db.incr("n").get(), 1);
+  server.kill();
+  ASSERT_TRUE(wait_until([&] { return log.count(ConnectionEventKind::Failed) >= 1; }));
+  ASSERT_TRUE(wait_until([&] { return log.count(ConnectionEventKind::Reconnecting) >= 1; }));
+  EXPECT_FALSE(mux->is_connected());
+  server.restart();
+  ASSERT_TRUE(wait_until([&] { return log.count(ConnectionEventKind::Restored) == 1; }, 15s));
+  EXPECT_EQ(db.incr("n").get(), 1);  // a fresh server: the command went to it
+  const auto events = log.all();
+  EXPECT_EQ(events.front().kind, ConnectionEventKind::Failed);
+  EXPECT_EQ(events.front().endpoint, server.address());
+  EXPECT_NE(events.front().error.message().find(server.address()), std::string::npos)
+      << events.front().error.message();
+  for (const ConnectionEvent& event : events) {
+    if (event.kind == ConnectionEventKind::Reconnecting) {
+      EXPECT_GT(event.delay.count(), 0);
+      EXPECT_GE(event.attempt, 1);
+    }
+  }
+  const MultiplexerStatus status = mux->status();
+  EXPECT_EQ(status.reconnects, 1u);
+  EXPECT_GE(status.connection_failures, 1u);
+  EXPECT_NE(mux->status_text().find("connection-failures="), std::string::npos);
+}
+
+TEST(ResilienceTest, IdleConnectionIsPingedEveryHeartbeatInterval) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",heartbeatInterval=50ms");
+  ASSERT_TRUE(wait_until([&] { return mux->status().heartbeats >= 3; }, 5s));
+  // The server saw them (PING calls in its command statistics).
+  const std::string stats = server.cli({"INFO", "commandstats"});
+  const auto at = stats.find("cmdstat_ping:calls=");
+  ASSERT_NE(at, std::string::npos) << stats;
+  EXPECT_GE(std::stoll(stats.substr(at + 19)), 3);
+  // Busy connections are not pinged: heartbeats only fill silence.
+  auto quiet = Multiplexer::connect(server.address() + ",heartbeatInterval=0");
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(quiet->status().heartbeats, 0u);
+}
+
+TEST(ResilienceTest, FrozenServerIsDeclaredDeadAndTheConnectionReplaced) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",asyncTimeout=300ms,heartbeatInterval=100ms,connectTimeout=300ms,"
+                                  "reconnectBaseDelay=20ms,reconnectMaxDelay=200ms");
+  Database db = mux->database();
+  EXPECT_TRUE(db.set("k", "v").get());
+  server.pause();
+  const auto paused_at = std::chrono::steady_clock::now();
+  // Documented bound: 3 × heartbeatInterval + 2 × asyncTimeout (900 ms here) plus scheduling.
+  ASSERT_TRUE(wait_until([&] { return mux->status().dead_connections >= 1; }, 10s))
+      << mux->status_text();
+  const auto detected_after = std::chrono::steady_clock::now() - paused_at;
+  EXPECT_LT(detected_after, 5s);
+  EXPECT_FALSE(mux->is_connected());
+  server.resume();
+  ASSERT_TRUE(wait_until([&] { return mux->is_connected(); }, 10s)) << mux->status_text();
+  EXPECT_EQ(db.get("k").get(), std::optional<std::string>("v"));
+}
+
+TEST(ResilienceTest, RetryableWriteIsResentOnceAfterTheBreakOthersAreOutcomeUnknown) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",asyncTimeout=20000ms,reconnectBaseDelay=20ms,heartbeatInterval=0");
+  Database db = mux->database();
+  EXPECT_EQ(db.incr("warm").get(), 1);
+  server.pause();
+  Future<long long> retryable = db.incr("retried", Flags::Retryable);
+  Future<long long> plain = db.incr("plain");
+  Future<std::optional<std::string>> read = db.get("warm");
+  // All three are written (the socket takes them) and await replies that never come.
+  ASSERT_TRUE(wait_until([&] { return mux->status().in_flight == 3; })) << mux->status_text();
+  server.kill();  // the connection breaks after the commands were written
+  server.restart();
+  // The retryable INCR ran again on the new server (which starts empty): 1.
+  EXPECT_EQ(retryable.get(), 1);
+  Result<long long> plain_result = plain.result();
+  ASSERT_FALSE(plain_result.has_value());
+  EXPECT_EQ(plain_result.error().code(), errc::outcome_unknown) << plain_result.error().message();
+  EXPECT_FALSE(plain_result.error().safe_to_retry());
+  // A read is not retried unless retryReadOnlyCommands=true.
+  EXPECT_EQ(read.result().error().code(), errc::outcome_unknown);
+  EXPECT_EQ(server.cli({"GET", "plain"}), "");
+  EXPECT_GE(mux->status().resent, 1u);
+}
+
+TEST(ResilienceTest, ReadOnlyCommandsAreResentUnderRetryReadOnlyCommands) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",asyncTimeout=20000ms,reconnectBaseDelay=20ms,"
+                                  "heartbeatInterval=0,retryReadOnlyCommands=true");
+  Database db = mux->database();
+  EXPECT_TRUE(db.set("k", "before").get());
+  server.pause();
+  Future<std::optional<std::string>> read = db.get("k");
+  Future<long long> write = db.incr("w");
+  ASSERT_TRUE(wait_until([&] { return mux->status().in_flight == 2; })) << mux->status_text();
+  server.kill();
+  server.restart();
+  EXPECT_EQ(read.get(), std::nullopt);  // resent to the fresh, empty server
+  EXPECT_EQ(write.result().error().code(), errc::outcome_unknown);
+}
+
+TEST(ResilienceTest, CommandsQueuedWhileDownAreSentInOrderAfterTheRestart) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",asyncTimeout=20000ms,reconnectBaseDelay=20ms,reconnectMaxDelay=100ms");
+  Database db = mux->database();
+  Database db3 = mux->database(3);
+  EXPECT_TRUE(db.set("warm", "1").get());
+  server.kill();
+  ASSERT_TRUE(wait_until([&] { return !mux->is_connected(); }));
+  std::vector<Future<long long>> pushes;
+  for (int i = 0; i < 200; ++i) {
+    // Alternate databases so the requeued stream must keep its SELECTs right.
+    pushes.push_back((i % 2 ? db3 : db).rpush("list", std::to_string(i)));
+  }
+  server.restart();
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(pushes[i].get(), i / 2 + 1) << i;
+  EXPECT_EQ(db.lrange("list", 0, 2).get(), (std::vector<std::string>{"0", "2", "4"}));
+  EXPECT_EQ(db3.lrange("list", 0, 2).get(), (std::vector<std::string>{"1", "3", "5"}));
+}
+
+TEST(ResilienceTest, ConnectErrorListsWhyEachAttemptFailed) {
+  const std::uint16_t port = test::free_loopback_port();
+  try {
+    Multiplexer::connect("127.0.0.1:" + std::to_string(port) +
+                         ",connectRetry=2,connectTimeout=500ms,reconnectBaseDelay=10ms");
+    FAIL() << "nothing listens there";
+  } catch (const ConnectionError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("3 attempts"), std::string::npos) << message;
+    EXPECT_NE(message.find("attempt 1: "), std::string::npos) << message;
+    EXPECT_NE(message.find("attempt 3: "), std::string::npos) << message;
+    EXPECT_NE(message.find("refused"), std::string::npos) << message;
+    EXPECT_NE(message.find("connectRetry=2"), std::string::npos) << message;
+  }
+}
+
+TEST(ResilienceTest, ServerLoadingItsDatasetIsWaitedOutNotReportedAsErrors) {
+  test::ServerOptions options;
+  // 6,000 keys × 200 µs per key: seconds of loading after a restart (restart() waits for a
+  // PONG, which a loading server does not give: allow it the whole load).
+  // Small process-events interval: the loading server answers (with -LOADING) meanwhile.
+  options.args = {"--key-load-delay", "200", "--loading-process-events-interval-bytes", "1024"};
+  options.ready_timeout = 60s;
+  RedisServer server(options);
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",asyncTimeout=30000ms,reconnectBaseDelay=20ms,reconnectMaxDelay=50ms");
+  Database db = mux->database();
+  {
+    Batch batch = db.batch();
+    std::vector<Future<bool>> sets;
+    for (int i = 0; i < 6000; ++i) sets.push_back(batch.set("key:" + std::to_string(i), "v"));
+    batch.execute();
+    for (auto& set : sets) ASSERT_TRUE(set.get());
+  }
+  server.cli({"SAVE"});
+  server.kill();
+  std::thread restarter([&] { server.restart(); });
+  // Wait until the restarted server is loading (it answers GET with -LOADING), then ask.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto r = server.try_cli({"GET", "key:0"}, 2s);
+        return (r.out + r.err).find("LOADING") != std::string::npos;
+      },
+      15s, 5ms))
+      << server.log_tail(30);
+  Result<std::optional<std::string>> during = db.get("key:5999").result();
+  restarter.join();
+  ASSERT_TRUE(during.has_value()) << during.error().message();  // not a -LOADING error
+  EXPECT_EQ(*during, std::optional<std::string>("v"));
+  EXPECT_EQ(mux->status().reconnects, 1u);
+}
+
+TEST(ResilienceTest, BusyScriptRepliesAreTypedSafeToRetryAndTheConnectionSurvives) {
+  test::ServerOptions options;
+  options.args = {"--busy-reply-threshold", "50"};
+  RedisServer server(options);
+  auto mux = Multiplexer::connect(server.address() + ",asyncTimeout=5000ms");
+  Database db = mux->database();
+  EXPECT_TRUE(db.set("k", "v").get());
+  std::thread busy([&] { server.try_cli({"EVAL", "while true do end", "0"}, 20s); });
+  Error seen;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        Result<std::optional<std::string>> r = db.get("k").result();
+        if (r.has_value()) return false;
+        seen = r.error();
+        return true;
+      },
+      10s));
+  EXPECT_EQ(seen.code(), errc::server_error);
+  EXPECT_EQ(seen.message().rfind("BUSY", 0), 0u) << seen.message();
+  EXPECT_TRUE(seen.safe_to_retry());
+  server.cli({"SCRIPT", "KILL"});
+  busy.join();
+  EXPECT_EQ(db.get("k").get(), std::optional<std::string>("v"));
+  EXPECT_EQ(mux->status().reconnects, 0u);
+}
+
+TEST(ResilienceTest, ReadonlyAfterADemotionIsTypedAndTheRoleIsRediscovered) {
+  RedisServer primary;
+  RedisServer demoted;
+  auto mux = Multiplexer::connect(demoted.address() + ",allowAdmin=true");
+  Database db = mux->database();
+  EXPECT_TRUE(db.set("k", "v").get());
+  EXPECT_EQ(mux->server_identity().role, "master");
+  // A failover elsewhere turned our server into a replica.
+  demoted.cli({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())});
+  Result<bool> write = db.set("k2", "v2").result();
+  ASSERT_FALSE(write.has_value());
+  EXPECT_EQ(write.error().message().rfind("READONLY", 0), 0u) << write.error().message();
+  EXPECT_TRUE(write.error().safe_to_retry());
+  ASSERT_TRUE(wait_until([&] { return mux->server_identity().role == "replica"; }))
+      << mux->server_identity().role;
+  demoted.cli({"REPLICAOF", "NO", "ONE"});
+  ASSERT_TRUE(wait_until([&] { return db.set("k3", "v3").result().has_value(); }));
+  ASSERT_TRUE(wait_until([&] { return mux->server_identity().role == "master"; }));
+}
+
+}  // namespace
+}  // namespace redmux
