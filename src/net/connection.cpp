@@ -349,6 +349,7 @@ void Connection::become_ready() {
   overdue_ = false;
   loading_probes_ = 0;
   role_probe_pending_ = false;
+  last_role_check_ = Clock::now();
   last_read_ = Clock::now();
   attempts_ = 0;
   queue_.reset_stream_database(config_.default_database);
@@ -494,6 +495,15 @@ void Connection::on_health_tick() {
               " ms): the connection looks dead or half-open and was replaced"));
       return;
     }
+  }
+  // Roles change under a failover: a replica is asked every second whether it was promoted,
+  // a primary every 30 s whether it was demoted (READONLY replies ask at once).
+  if (now - last_role_check_ >= (is_replica() ? std::chrono::seconds(1) : std::chrono::seconds(30))) {
+    last_role_check_ = now;
+    probe_role();
+  }
+  if (!pipeline_.empty()) {
+    // waiting for replies: no heartbeat needed
   } else if (config_.heartbeat_interval.count() > 0 && !writing_ && queued_count() == 0) {
     const Clock::time_point last_write{Clock::duration(last_write_.load())};
     if (now - std::max(last_read_, last_write) >= config_.heartbeat_interval) {

@@ -181,6 +181,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Clock::time_point heartbeat_sent_{};  ///< when the last idle PING was queued
   bool overdue_ = false;
   int loading_probes_ = 0;
+  Clock::time_point last_role_check_{};
   bool role_probe_pending_ = false;  ///< a command in flight timed out and nothing was read since
   /// Moves commands about to be written (or written inline) into the pipeline.
   void pipeline_push(std::span<const PendingCommand> commands);
