@@ -348,6 +348,43 @@ TEST_F(TlsTest, UnreadableFilesAreConfigErrorsNamingOptionAndPath) {
   EXPECT_TRUE(contains(message, "sslKey=" + certs_->server_key)) << message;
 }
 
+#ifdef REDMUX_CLI_PATH
+TEST_F(TlsTest, RedmuxCliTakesRedisCliTlsFlags) {
+  test::RedisServer server(server_options(/*client_auth=*/true));
+  const auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {REDMUX_CLI_PATH, "-p", std::to_string(server.port())});
+    return test::run_process(args, 30s);
+  };
+  const std::vector<std::string> client = {"--cert", certs_->client_cert, "--key",
+                                           certs_->client_key};
+  std::vector<std::string> args = {"--tls", "--cacert", certs_->ca};
+  args.insert(args.end(), client.begin(), client.end());
+  args.insert(args.end(), {"SET", "from-cli", "yes"});
+  test::ProcessResult result = cli(args);
+  EXPECT_TRUE(result.ok()) << result.describe() << ": " << result.err;
+  EXPECT_EQ(test::trim(result.out), "OK");
+  EXPECT_EQ(server.cli({"GET", "from-cli"}), "yes");
+
+  args = {"--tls", "--cacert", certs_->other_ca};  // the wrong CA
+  args.insert(args.end(), client.begin(), client.end());
+  args.push_back("PING");
+  result = cli(args);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(contains(result.err, "certificate verify failed")) << result.err;
+
+  args = {"--tls", "--insecure", "--sni", "wrong.example", "--cacert", certs_->other_ca};
+  args.insert(args.end(), client.begin(), client.end());
+  args.push_back("PING");
+  result = cli(args);
+  EXPECT_TRUE(result.ok()) << result.describe() << ": " << result.err;
+  EXPECT_EQ(test::trim(result.out), "PONG");
+
+  result = cli({"--cacert", certs_->ca, "PING"});  // without --tls
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(contains(result.err, "need --tls")) << result.err;
+}
+#endif
+
 }  // namespace
 }  // namespace redmux
 
