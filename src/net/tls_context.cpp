@@ -57,6 +57,11 @@ Result<std::shared_ptr<TlsContext>> TlsContext::create(const Config& config) {
   tls->context_.set_options(asio::ssl::context::default_workarounds |
                             asio::ssl::context::no_compression);
 
+  // Never prompt on a terminal for the passphrase of an encrypted key (OpenSSL's default):
+  // such a key fails to load, with an error naming sslKey.
+  tls->context_.set_password_callback(
+      [](std::size_t, asio::ssl::context::password_purpose) { return std::string(); });
+
   asio::error_code ec;
   if (!config.ssl_ca_file.empty()) {
     if (std::string problem = unreadable(config.ssl_ca_file, false); !problem.empty()) {
