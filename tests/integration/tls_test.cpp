@@ -346,6 +346,12 @@ TEST_F(TlsTest, UnreadableFilesAreConfigErrorsNamingOptionAndPath) {
       config_error(endpoint + ",sslCert=" + certs_->client_cert + ",sslKey=" + certs_->server_key);
   EXPECT_TRUE(contains(message, "does not belong to the certificate")) << message;
   EXPECT_TRUE(contains(message, "sslKey=" + certs_->server_key)) << message;
+  // An encrypted key fails (and OpenSSL does not prompt for its passphrase on a terminal).
+  const std::string encrypted = (certs_->dir / "encrypted.key").string();
+  run_openssl(
+      {"pkey", "-in", certs_->client_key, "-aes256", "-passout", "pass:secret", "-out", encrypted});
+  message = config_error(endpoint + ",sslCert=" + certs_->client_cert + ",sslKey=" + encrypted);
+  EXPECT_TRUE(contains(message, "sslKey=" + encrypted + ": no usable private key")) << message;
 }
 
 #ifdef REDMUX_CLI_PATH
