@@ -7,17 +7,21 @@
 namespace redmux::detail {
 
 Transport::Transport(asio::io_context& io, std::shared_ptr<TlsContext> tls)
-    : socket_(io), tls_context_(std::move(tls)) {}
+    : socket_(io), tls_context_(std::move(tls)) {
+  renew();
+}
 
 void Transport::close() noexcept {
   asio::error_code ignored;
-  socket_.close(ignored);
+  lowest().close(ignored);
 }
 
 void Transport::renew() {
 #if REDMUX_WITH_TLS
   // The previous session (if any) lives on in the handlers of its pending operations.
-  if (tls_context_) tls_ = std::make_shared<TlsStream>(socket_, tls_context_->native());
+  if (tls_context_) {
+    tls_ = std::make_shared<TlsStream>(socket_.get_executor(), tls_context_->native());
+  }
 #endif
 }
 

@@ -2,10 +2,12 @@
 // (ssl=true) — with the few operations Connection needs: connect through socket(), then
 // async_handshake() (TLS only), async_read_some(), async_write(), close().
 //
-// TLS sessions: renew() makes a fresh SSL session for every connection attempt (a session
-// cannot be reused after its socket closed). A session that still has an operation pending
-// when it is replaced stays alive until that operation's handler is gone: every TLS
-// operation's handler holds a reference to its session.
+// TLS sessions: renew() makes a fresh SSL session, with its own socket, for every connection
+// attempt (a session cannot be reused after its socket closed). A session that still has an
+// operation pending when it is replaced stays alive until that operation's handler is gone:
+// every TLS operation's handler holds a reference to its session. Because each session owns
+// its socket, an old session's last steps (Asio's TLS operations may take one more step
+// after an error) can only touch its own closed socket, never the next connection's.
 //
 // Never write to native_handle() directly under TLS: the bytes would bypass encryption.
 // Connection turns inline writes off for TLS connections for this reason.
@@ -57,12 +59,13 @@ class Transport {
 
   bool is_tls() const noexcept { return tls_context_ != nullptr; }
   /// The TCP or Unix socket itself: to connect it and set socket options.
-  Socket& socket() noexcept { return socket_; }
-  bool is_open() const noexcept { return socket_.is_open(); }
-  int native_handle() const { return socket_.native_handle(); }
+  Socket& socket() noexcept { return lowest(); }
+  bool is_open() const noexcept { return lowest().is_open(); }
+  int native_handle() const { return lowest().native_handle(); }
   /// Closes the socket (no TLS close_notify: the session is dropped with the connection).
   void close() noexcept;
-  /// Prepares for a new connection attempt: a fresh TLS session. REQUIRES: closed.
+  /// Prepares for a new connection attempt: under TLS, a fresh session and socket (the
+  /// previous socket must be closed). I/O thread only.
   void renew();
 
   /// TLS client handshake; checks and sends `server_name` as TLSContext::prepare_session()
@@ -87,12 +90,21 @@ class Transport {
   static bool closed_by_peer(const asio::error_code& ec) noexcept;
 
  private:
-  mutable Socket socket_;  // mutable: native_handle() for FIONREAD in const diagnostics
+  /// The socket in use: the plain one, or the current TLS session's. (Non-const from a
+  /// const Transport: native_handle() for FIONREAD in const diagnostics.)
+  Socket& lowest() const noexcept {
+#if REDMUX_WITH_TLS
+    if (tls_) return tls_->next_layer();
+#endif
+    return socket_;
+  }
+
+  mutable Socket socket_;  ///< plain connections only
   std::shared_ptr<TlsContext> tls_context_;
 
 #if REDMUX_WITH_TLS
-  using TlsStream = asio::ssl::stream<Socket&>;
-  std::shared_ptr<TlsStream> tls_;
+  using TlsStream = asio::ssl::stream<Socket>;
+  std::shared_ptr<TlsStream> tls_;  ///< the current session; null for plain connections
 
   template <class Handler>
   KeepTlsSession<std::decay_t<Handler>, TlsStream> keep_session(Handler&& handler) const {
