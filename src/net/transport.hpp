@@ -26,7 +26,9 @@
 #include <utility>
 
 #if REDMUX_WITH_TLS
+#include <algorithm>
 #include <asio/associated_allocator.hpp>
+#include <asio/buffer.hpp>
 #include <asio/ssl/stream.hpp>
 
 #include "net/tls_context.hpp"
@@ -46,6 +48,41 @@ struct KeepTlsSession {
   template <class... Args>
   void operator()(Args&&... args) {
     handler(std::forward<Args>(args)...);
+  }
+};
+
+/// Writes a whole buffer to a TLS session, at most one record's worth of plain text per step,
+/// and completes with handler(error, bytes). On an error, the step that failed counts as
+/// written: OpenSSL may have sent part of it, and Asio reports 0 bytes for a failed step.
+/// So `bytes` never undercounts what may have reached the server. (asio::async_write would
+/// report only the steps that succeeded, and a command the server may have received would
+/// then look "never sent, safe to retry".)
+template <class Handler, class Session>
+struct TlsWriteAll {
+  static constexpr std::size_t kStep = 16 * 1024;  // a TLS record's largest plain text
+  Handler handler;
+  std::shared_ptr<Session> session;  // keeps the session alive while a step is pending
+  asio::const_buffer rest;
+  std::size_t done = 0;
+  std::size_t step = 0;
+
+  void start() {
+    step = std::min(rest.size(), kStep);
+    Session& target = *session;
+    target.async_write_some(asio::const_buffer(rest.data(), step), std::move(*this));
+  }
+  void operator()(const asio::error_code& ec, std::size_t bytes) {
+    if (ec) {
+      handler(ec, done + step);
+      return;
+    }
+    done += bytes;
+    rest += bytes;
+    if (rest.size() == 0) {
+      handler(ec, done);
+      return;
+    }
+    start();
   }
 };
 #endif
@@ -74,9 +111,10 @@ class Transport {
   void async_handshake(const std::string& server_name, Handler&& handler);
   template <class Buffers, class Handler>
   void async_read_some(const Buffers& buffers, Handler&& handler);
-  /// Writes all of `buffers` (asio::async_write).
-  template <class Buffers, class Handler>
-  void async_write(const Buffers& buffers, Handler&& handler);
+  /// Writes all of `buffer` (one contiguous buffer). handler(error, bytes): under TLS, after
+  /// an error `bytes` also counts the part whose fate is unknown (see TlsWriteAll).
+  template <class Buffer, class Handler>
+  void async_write(const Buffer& buffer, Handler&& handler);
 
   /// The message for a failed async_handshake(): endpoint, OpenSSL's reason, a hint.
   std::string handshake_error(const asio::error_code& ec, const std::string& endpoint_text,
@@ -138,21 +176,33 @@ void Transport::async_read_some(const Buffers& buffers, Handler&& handler) {
   socket_.async_read_some(buffers, std::forward<Handler>(handler));
 }
 
-template <class Buffers, class Handler>
-void Transport::async_write(const Buffers& buffers, Handler&& handler) {
+template <class Buffer, class Handler>
+void Transport::async_write(const Buffer& buffer, Handler&& handler) {
 #if REDMUX_WITH_TLS
   if (tls_) {
-    asio::async_write(*tls_, buffers, keep_session(std::forward<Handler>(handler)));
+    TlsWriteAll<std::decay_t<Handler>, TlsStream>{std::forward<Handler>(handler), tls_,
+                                                  asio::const_buffer(buffer)}
+        .start();
     return;
   }
 #endif
-  asio::async_write(socket_, buffers, std::forward<Handler>(handler));
+  asio::async_write(socket_, buffer, std::forward<Handler>(handler));
 }
 
 }  // namespace redmux::detail
 
 #if REDMUX_WITH_TLS
-// KeepTlsSession allocates from the wrapped handler's allocator (a connection's HandlerArena).
+// TlsWriteAll and KeepTlsSession allocate from the wrapped handler's allocator (a
+// connection's HandlerArena).
+template <class Handler, class Session, class Allocator>
+struct asio::associated_allocator<redmux::detail::TlsWriteAll<Handler, Session>, Allocator> {
+  using type = asio::associated_allocator_t<Handler, Allocator>;
+  static type get(const redmux::detail::TlsWriteAll<Handler, Session>& op,
+                  const Allocator& fallback = Allocator()) noexcept {
+    return asio::get_associated_allocator(op.handler, fallback);
+  }
+};
+
 template <class Handler, class Session, class Allocator>
 struct asio::associated_allocator<redmux::detail::KeepTlsSession<Handler, Session>, Allocator> {
   using type = asio::associated_allocator_t<Handler, Allocator>;

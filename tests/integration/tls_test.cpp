@@ -198,6 +198,14 @@ TEST_F(TlsTest, ManyThreadsArePipelinedOverOneTlsConnection) {
   EXPECT_EQ(status.connections, 1u);
   EXPECT_GT(status.commands_per_write(), 1.0) << "commands were not joined into writes";
   EXPECT_EQ(server.cli({"GET", "tls:thread:15"}), std::to_string(kPerThread));
+
+  // A value of many TLS records each way (written 16 KiB of plain text per step).
+  std::string big(3 * 1024 * 1024 + 7, 'x');
+  for (std::size_t i = 0; i < big.size(); i += 4093) big[i] = static_cast<char>('a' + i % 26);
+  Database db = mux->database();
+  EXPECT_TRUE(db.set("tls:big", big).get());
+  EXPECT_EQ(db.get("tls:big").get(), std::optional<std::string>(big));
+  EXPECT_EQ(server.cli({"STRLEN", "tls:big"}), std::to_string(big.size()));
 }
 
 TEST_F(TlsTest, WrongCaFailsWithAClearError) {
