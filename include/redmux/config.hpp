@@ -91,7 +91,7 @@ struct Config {
   BacklogPolicy backlog_policy = BacklogPolicy::Queue;  ///< backlogPolicy=queue|failFast
   bool retry_read_only_commands = false;  ///< retryReadOnlyCommands= (resilience issue)
 
-  // --- TLS (parsed now; takes effect with the resilience issue) --------------------------
+  // --- TLS (docs/tls.md; needs a build with REDMUX_WITH_TLS) ------------------------------
   bool ssl = false;         ///< ssl= (set by rediss://)
   std::string ssl_host;     ///< sslHost=: name to verify and send as SNI; empty = endpoint host
   std::string ssl_ca_file;  ///< sslCaFile=: PEM bundle of trusted CAs

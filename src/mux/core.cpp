@@ -16,7 +16,7 @@ std::string upper(std::string_view text) {
 
 }  // namespace
 
-MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool)
+MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<TlsContext> tls)
     : pool_(pool ? std::move(pool) : IoPool::create(config.io_threads)),
       shared_(std::make_shared<SharedContext>(std::move(config))) {
   const Config& cfg = shared_->config();
@@ -24,7 +24,7 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool)
     std::vector<std::shared_ptr<Connection>> group;
     for (int i = 0; i < std::max(1, cfg.connections_per_endpoint); ++i) {
       asio::io_context& io = pool_->next_context();
-      group.push_back(std::make_shared<Connection>(io, pool_->load_of(io), shared_, endpoint));
+      group.push_back(std::make_shared<Connection>(io, pool_->load_of(io), shared_, endpoint, tls));
     }
     groups_.push_back(std::move(group));
   }

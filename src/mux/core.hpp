@@ -25,7 +25,8 @@ namespace redmux::detail {
 
 class MuxCore {
  public:
-  MuxCore(Config config, std::shared_ptr<IoPool> pool);
+  /// `tls`: the TLS settings every connection uses when config.ssl (null otherwise).
+  MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<TlsContext> tls = nullptr);
   ~MuxCore();
 
   const Config& config() const noexcept { return shared_->config(); }

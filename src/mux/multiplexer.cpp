@@ -1,6 +1,9 @@
 #include "redmux/multiplexer.hpp"
 
 #include "mux/core.hpp"
+#if REDMUX_WITH_TLS
+#include "net/tls_context.hpp"
+#endif
 #include "redmux/version.hpp"
 
 namespace redmux {
@@ -48,13 +51,23 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
   if (Result<void> valid = config.validate(); !valid) {
     return Future<Ptr>::ready_with(std::move(valid).error());
   }
-  // Options whose feature is not built yet are refused, never silently ignored: a plain-text
-  // connection where TLS was asked for would leak credentials and data.
+  // The TLS settings are read (CA, certificate and key files) here, on the caller's thread,
+  // so a bad path is a ConfigError from connect(), not a failure on every attempt.
+  std::shared_ptr<detail::TlsContext> tls;
   if (config.ssl) {
-    return Future<Ptr>::ready_with(
-        Error(errc::invalid_config,
-              "ssl=true (or a rediss:// URL): TLS connections are not implemented in redmux " +
-                  std::string(kVersion) + " yet; refusing to connect in plain text instead"));
+#if REDMUX_WITH_TLS
+    Result<std::shared_ptr<detail::TlsContext>> made = detail::TlsContext::create(config);
+    if (!made) return Future<Ptr>::ready_with(std::move(made).error());
+    tls = std::move(*made);
+#else
+    // Refused, never silently ignored: a plain-text connection where TLS was asked for
+    // would leak credentials and data.
+    return Future<Ptr>::ready_with(Error(
+        errc::invalid_config,
+        "ssl=true (or a rediss:// URL): this build of redmux " + std::string(kVersion) +
+            " has no TLS support (built with REDMUX_WITH_TLS=OFF; rebuild with "
+            "-DREDMUX_WITH_TLS=ON and OpenSSL 3); refusing to connect in plain text instead"));
+#endif
   }
   if (!config.service_name.empty()) {
     return Future<Ptr>::ready_with(
@@ -63,7 +76,7 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
                                         std::string(kVersion) +
                                         " yet; list the servers themselves as endpoints"));
   }
-  auto core = std::make_shared<detail::MuxCore>(config, std::move(pool));
+  auto core = std::make_shared<detail::MuxCore>(config, std::move(pool), std::move(tls));
   Ptr mux(new Multiplexer(core));
   auto* state = new detail::FutureState<Ptr>();
   Future<Ptr> future(state);

@@ -55,14 +55,15 @@ std::string_view to_string(ConnectionState state) noexcept {
 }
 
 Connection::Connection(asio::io_context& io, std::shared_ptr<IoPool::Load> load,
-                       std::shared_ptr<SharedContext> shared, Endpoint endpoint)
+                       std::shared_ptr<SharedContext> shared, Endpoint endpoint,
+                       std::shared_ptr<TlsContext> tls)
     : io_(io),
       load_(std::move(load)),
       shared_(std::move(shared)),
       config_(shared_->config()),
       endpoint_(std::move(endpoint)),
       endpoint_text_(endpoint_.to_string()),
-      socket_(io),
+      transport_(io, std::move(tls)),
       resolver_(io),
       deadline_timer_(io),
       connect_timer_(io),
@@ -114,17 +115,19 @@ void Connection::connect_attempt() {
   state_.store(ConnectionState::Connecting, std::memory_order_release);
   const std::uint64_t generation = ++generation_;
   close_socket();
+  transport_.renew();  // a fresh TLS session: one cannot be reused after its socket closed
 
   arm_connect_timeout();
 
   if (endpoint_.is_unix()) {
     asio::local::stream_protocol::endpoint local(endpoint_.unix_path);
-    socket_.async_connect(asio::generic::stream_protocol::endpoint(local),
-                          [self = shared_from_this(), generation](const asio::error_code& ec) {
-                            if (generation != self->generation_) return;
-                            BusyScope busy(*self->load_);
-                            self->on_connected(ec);
-                          });
+    transport_.socket().async_connect(
+        asio::generic::stream_protocol::endpoint(local),
+        [self = shared_from_this(), generation](const asio::error_code& ec) {
+          if (generation != self->generation_) return;
+          BusyScope busy(*self->load_);
+          self->on_connected(ec);
+        });
     return;
   }
   resolver_.async_resolve(
@@ -140,7 +143,7 @@ void Connection::connect_attempt() {
         }
         std::vector<asio::generic::stream_protocol::endpoint> endpoints;
         for (const auto& entry : results) endpoints.emplace_back(entry.endpoint());
-        asio::async_connect(self->socket_, endpoints,
+        asio::async_connect(self->transport_.socket(), endpoints,
                             [self, generation](const asio::error_code& ec2, const auto&) {
                               if (generation != self->generation_) return;
                               BusyScope busy2(*self->load_);
@@ -159,12 +162,16 @@ void Connection::arm_connect_timeout() {
             self->state() != ConnectionState::Handshaking) {
           return;
         }
+        // Handshaking before the Redis handshake began: the TLS handshake got no answer.
+        const bool tls_phase = self->transport_.is_tls() && !self->handshake_ &&
+                               self->state() == ConnectionState::Handshaking;
         self->attempt_failed(Error(
             errc::connection_failed,
             "connecting to " + self->endpoint_text_ + " timed out after " +
                 std::to_string(self->config_.connect_timeout.count()) + " ms (" +
-                std::string(to_string(self->state())) +
-                "; connectTimeout=" + std::to_string(self->config_.connect_timeout.count()) + ")"));
+                (tls_phase ? std::string("TLS handshake") : std::string(to_string(self->state()))) +
+                "; connectTimeout=" + std::to_string(self->config_.connect_timeout.count()) + ")" +
+                (tls_phase ? "; is this the server's TLS port (tls-port)?" : "")));
       });
 }
 
@@ -240,7 +247,7 @@ void Connection::on_connected(const asio::error_code& ec) {
     return;
   }
   if (!endpoint_.is_unix()) {
-    const int fd = socket_.native_handle();
+    const int fd = transport_.native_handle();
     int on = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     if (config_.keep_alive.count() > 0) {
@@ -260,7 +267,31 @@ void Connection::on_connected(const asio::error_code& ec) {
         std::max<long long>(10000, 3 * static_cast<long long>(config_.async_timeout.count())));
     ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
   }
+  if (transport_.is_tls()) {
+    begin_tls_handshake();
+    return;
+  }
   begin_handshake();
+}
+
+void Connection::begin_tls_handshake() {
+  // The connect timer (connectTimeout) still runs: it bounds the TLS handshake too.
+  state_.store(ConnectionState::Handshaking, std::memory_order_release);
+  std::string server_name = config_.ssl_host.empty() ? endpoint_.host : config_.ssl_host;
+  transport_.async_handshake(
+      server_name, [self = shared_from_this(), generation = generation_.load(),
+                    server_name](const asio::error_code& ec) {
+        if (generation != self->generation_) return;
+        BusyScope busy(*self->load_);
+        if (self->state() != ConnectionState::Handshaking) return;
+        if (ec) {
+          self->attempt_failed(
+              Error(errc::connection_failed,
+                    self->transport_.handshake_error(ec, self->endpoint_text_, server_name)));
+          return;
+        }
+        self->begin_handshake();
+      });
 }
 
 void Connection::begin_handshake() {
@@ -357,7 +388,9 @@ void Connection::become_ready() {
   stream_taken_ = 0;
   stream_written_.store(0, std::memory_order_release);
   state_.store(ConnectionState::Ready, std::memory_order_release);
-  queue_.set_inline(true);
+  // Inline writes send raw bytes on the socket from a caller's thread: never under TLS,
+  // where every byte must go through the TLS session on the I/O thread.
+  queue_.set_inline(!transport_.is_tls());
   emit(restored ? ConnectionEventKind::Restored : ConnectionEventKind::Connected);
   if (first_result_) {
     auto first = std::move(first_result_);
@@ -613,8 +646,8 @@ void Connection::write_more() {
   shared_->counters().writes.fetch_add(1, std::memory_order_relaxed);
   if (earliest < timer_at_) arm_timer(earliest);
   writing_ = true;
-  asio::async_write(
-      socket_, asio::buffer(write_buffer_),
+  transport_.async_write(
+      asio::buffer(write_buffer_),
       in_arena(write_arena_, [self = shared_from_this(), generation = generation_.load()](
                                  const asio::error_code& ec, std::size_t bytes) {
         if (generation != self->generation_) return;
@@ -625,17 +658,17 @@ void Connection::write_more() {
 
 void Connection::write_raw(std::string bytes) {
   auto buffer = std::make_shared<std::string>(std::move(bytes));
-  asio::async_write(
-      socket_, asio::buffer(*buffer),
-      [self = shared_from_this(), buffer, generation = generation_.load()](
-          const asio::error_code& ec, std::size_t bytes_written) {
+  transport_.async_write(
+      asio::buffer(*buffer), [self = shared_from_this(), buffer, generation = generation_.load()](
+                                 const asio::error_code& ec, std::size_t bytes_written) {
         if (generation != self->generation_) return;
         BusyScope busy(*self->load_);
         (void)bytes_written;  // handshake bytes are not part of the callers' stream
         if (ec) {
           self->connection_broken(Error(
               errc::connection_failed,
-              "writing the handshake to " + self->endpoint_text_ + " failed: " + ec.message()));
+              "writing the handshake to " + self->endpoint_text_ + " failed: " + ec.message() +
+                  self->transport_.error_hint(ec, /*during_handshake=*/true)));
         }
       });
 }
@@ -660,10 +693,10 @@ void Connection::write_inline() {
   bool ready = false;
   {
     std::lock_guard guard(socket_mutex_);
-    ready = state() == ConnectionState::Ready && socket_.is_open();
+    ready = state() == ConnectionState::Ready && transport_.is_open();
     if (ready) {
-      const ssize_t n =
-          ::send(socket_.native_handle(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      const ssize_t n = ::send(transport_.native_handle(), bytes.data(), bytes.size(),
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n >= 0) {
         sent = static_cast<std::size_t>(n);
       } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -720,8 +753,8 @@ void Connection::finish_inline_write(std::string rest) {
   writing_ = true;
   write_buffer_ = std::move(rest);
   write_buffer_begin_ = stream_taken_ - write_buffer_.size();
-  asio::async_write(
-      socket_, asio::buffer(write_buffer_),
+  transport_.async_write(
+      asio::buffer(write_buffer_),
       in_arena(write_arena_, [self = shared_from_this(), generation = generation_.load()](
                                  const asio::error_code& ec, std::size_t bytes) {
         if (generation != self->generation_) return;
@@ -759,8 +792,7 @@ void Connection::absorb_inline_writes() {
 void Connection::close_socket() {
   queue_.set_inline(false);
   std::lock_guard guard(socket_mutex_);  // waits for an inline write in progress
-  asio::error_code ignored;
-  socket_.close(ignored);
+  transport_.close();
 }
 
 void Connection::on_written(const asio::error_code& ec, std::size_t bytes) {
@@ -791,7 +823,7 @@ void Connection::read_more() {
       read_buffer_.resize(read_buffer_.size() * 2);  // a reply larger than the buffer
     }
   }
-  socket_.async_read_some(
+  transport_.async_read_some(
       asio::buffer(read_buffer_.data() + read_end_, read_buffer_.size() - read_end_),
       [self = shared_from_this(), generation = generation_.load()](const asio::error_code& ec,
                                                                    std::size_t bytes) {
@@ -803,11 +835,14 @@ void Connection::read_more() {
 
 void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
   if (ec) {
-    const bool closed_by_server = ec == asio::error::eof || ec == asio::error::connection_reset;
-    connection_broken(Error(errc::outcome_unknown,
-                            closed_by_server
-                                ? endpoint_text_ + " closed the connection"
-                                : "reading from " + endpoint_text_ + " failed: " + ec.message()));
+    const bool closed_by_server = Transport::closed_by_peer(ec);
+    const std::string hint =
+        transport_.error_hint(ec, state() == ConnectionState::Handshaking);  // TLS only
+    connection_broken(
+        Error(errc::outcome_unknown,
+              (closed_by_server ? endpoint_text_ + " closed the connection"
+                                : "reading from " + endpoint_text_ + " failed: " + ec.message()) +
+                  hint));
     return;
   }
   absorb_inline_writes();  // replies can only answer commands already in the pipeline
@@ -948,7 +983,7 @@ Error Connection::timeout_error(const PendingCommand& command, Clock::time_point
   const bool sent = in_flight && command.bytes_end <= written;
   std::size_t unread = read_end_ - read_begin_;
   int available = 0;
-  if (socket_.is_open() && ::ioctl(socket_.native_handle(), FIONREAD, &available) == 0) {
+  if (transport_.is_open() && ::ioctl(transport_.native_handle(), FIONREAD, &available) == 0) {
     unread += static_cast<std::size_t>(available);
   }
   std::string message = "Timeout awaiting reply to " + std::string(command.name) + " after " +

@@ -25,6 +25,7 @@
 #include "conn/shared_context.hpp"
 #include "conn/submission_queue.hpp"
 #include "net/handler_arena.hpp"
+#include "net/transport.hpp"
 #include "redmux/events.hpp"
 #include "redmux/io_pool.hpp"
 #include "redmux/server_info.hpp"
@@ -46,8 +47,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using FirstResult = std::function<void(const Error&)>;
 
+  /// `tls`: the multiplexer's TLS settings when ssl=true (null: plain connections).
   Connection(asio::io_context& io, std::shared_ptr<IoPool::Load> load,
-             std::shared_ptr<SharedContext> shared, Endpoint endpoint);
+             std::shared_ptr<SharedContext> shared, Endpoint endpoint,
+             std::shared_ptr<TlsContext> tls = nullptr);
   ~Connection();
 
   /// Starts connecting. `first` is called once (on the I/O thread) with the outcome of the
@@ -79,6 +82,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // --- connecting (I/O thread) ---
   void connect_attempt();
   void on_connected(const asio::error_code& ec);
+  void begin_tls_handshake();
   void begin_handshake();
   void attempt_failed(Error error);
   void become_ready();
@@ -135,7 +139,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Endpoint endpoint_;
   std::string endpoint_text_;
 
-  mutable asio::generic::stream_protocol::socket socket_;  // mutable: native_handle() for FIONREAD
+  Transport transport_;  ///< the socket, or TLS over it
   asio::ip::tcp::resolver resolver_;
   asio::steady_timer deadline_timer_;
   asio::steady_timer connect_timer_;

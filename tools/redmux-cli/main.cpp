@@ -81,6 +81,19 @@ Result<Config> build_config(const Options& o) {
     config.protocol = Protocol::Resp2;
   }
   if (o.database) config.default_database = *o.database;
+  if (o.tls) config.ssl = true;  // a rediss:// URL sets it too; the options below need it
+  if (!o.cacert.empty()) config.ssl_ca_file = o.cacert;
+  if (!o.cacertdir.empty()) config.ssl_ca_path = o.cacertdir;
+  if (!o.cert.empty()) config.ssl_cert = o.cert;
+  if (!o.key.empty()) config.ssl_key = o.key;
+  if (!o.sni.empty()) config.ssl_host = o.sni;
+  if (o.insecure) config.ssl_verify = false;
+  if (!config.ssl && (!o.cacert.empty() || !o.cacertdir.empty() || !o.cert.empty() ||
+                      !o.key.empty() || !o.sni.empty() || o.insecure)) {
+    return Error(errc::invalid_config,
+                 "--cacert, --cacertdir, --cert, --key, --sni and --insecure need --tls (or a "
+                 "rediss:// URL with -u)");
+  }
   if (config.name.empty()) config.name = "redmux-cli";
   config.allow_admin = true;  // an operator's tool: CONFIG, CLIENT, DEBUG … are its job
   config.abort_connect = true;

@@ -59,11 +59,12 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
       ++i;
       break;
     }
-    const bool takes_value = arg == "-h" || arg == "-p" || arg == "-a" || arg == "-u" ||
-                             arg == "-n" || arg == "-i" || arg == "--user" || arg == "--pass" ||
-                             arg == "--latency-percentiles" || arg == "--samples" ||
-                             arg == "--duration" || arg == "--omem-warn" || arg == "--pattern" ||
-                             arg == "--count" || arg == "--type";
+    const bool takes_value =
+        arg == "-h" || arg == "-p" || arg == "-a" || arg == "-u" || arg == "-n" || arg == "-i" ||
+        arg == "--user" || arg == "--pass" || arg == "--latency-percentiles" ||
+        arg == "--samples" || arg == "--duration" || arg == "--omem-warn" || arg == "--pattern" ||
+        arg == "--count" || arg == "--type" || arg == "--cacert" || arg == "--cacertdir" ||
+        arg == "--cert" || arg == "--key" || arg == "--sni";
     if (takes_value && !value_of(value)) return fail("option " + arg + " needs a value");
     if (arg == "-h") {
       o.host = value;
@@ -87,6 +88,20 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
       o.protocol = 2;
     } else if (arg == "-3") {
       o.protocol = 3;
+    } else if (arg == "--tls") {
+      o.tls = true;
+    } else if (arg == "--cacert") {
+      o.cacert = value;
+    } else if (arg == "--cacertdir") {
+      o.cacertdir = value;
+    } else if (arg == "--cert") {
+      o.cert = value;
+    } else if (arg == "--key") {
+      o.key = value;
+    } else if (arg == "--sni") {
+      o.sni = value;
+    } else if (arg == "--insecure") {
+      o.insecure = true;
     } else if (arg == "--raw") {
       o.format = OutputFormat::Raw;
     } else if (arg == "--no-raw") {
@@ -177,6 +192,15 @@ Connection:
   --user USER         ACL user (needs a password)
   -n DB               database number
   -2 | -3             RESP2 (the default, like redis-cli) or RESP3
+TLS (also: a rediss:// URL with -u):
+  --tls               connect with TLS
+  --cacert FILE       trusted CA certificates (PEM); default: the system's
+  --cacertdir DIR     directory of trusted CA certificates
+  --cert FILE         client certificate (PEM), with --key, for mutual TLS
+  --key FILE          client private key (PEM)
+  --sni HOST          name to send (SNI) and to check the server's certificate against;
+                      default: the host
+  --insecure          do not verify the server's certificate (testing only)
 Output:
   --raw | --no-raw    force the raw (pipe) or the human (terminal) format;
                       default: human on a terminal, raw otherwise

@@ -1,4 +1,5 @@
-// redmux-cli's command line: redis-cli's connection flags (-h -p -a --user -n -u -2 -3),
+// redmux-cli's command line: redis-cli's connection flags (-h -p -a --user -n -u -2 -3,
+// --tls --cacert --cacertdir --cert --key --sni --insecure),
 // output flags (--raw --no-raw --json), the modes (--latency …, --clients, --scan) and the
 // command to run. Parsing stops at the first word that is not an option: that word and
 // everything after it are the command, so `redmux-cli INCRBY k -1` works. Pure: no I/O.
@@ -22,6 +23,15 @@ struct Options {
   std::string user;
   std::optional<int> database;  ///< -n
   std::optional<int> protocol;  ///< -2 / -3; unset: RESP2, like redis-cli
+
+  // TLS, named as redis-cli names them; each maps to a Config option
+  bool tls = false;       ///< --tls: ssl=true
+  std::string cacert;     ///< --cacert FILE: sslCaFile
+  std::string cacertdir;  ///< --cacertdir DIR: sslCaPath
+  std::string cert;       ///< --cert FILE: sslCert
+  std::string key;        ///< --key FILE: sslKey
+  std::string sni;        ///< --sni HOST: sslHost
+  bool insecure = false;  ///< --insecure: sslVerify=false
   OutputFormat format = OutputFormat::Auto;
   Mode mode = Mode::Interactive;
 

@@ -26,6 +26,23 @@ TEST(OptionsTest, ConnectionFlagsAndCommand) {
   EXPECT_EQ(r.options.command, (std::vector<std::string>{"INCRBY", "k", "-1"}));
 }
 
+TEST(OptionsTest, TlsFlagsAsRedisCliNamesThem) {
+  const ParseResult r =
+      parse({"--tls", "--cacert", "/ca.pem", "--cacertdir", "/cas", "--cert", "/c.pem", "--key",
+             "/c.key", "--sni", "redis.internal", "--insecure", "PING"});
+  ASSERT_EQ(r.error, "");
+  EXPECT_TRUE(r.options.tls);
+  EXPECT_EQ(r.options.cacert, "/ca.pem");
+  EXPECT_EQ(r.options.cacertdir, "/cas");
+  EXPECT_EQ(r.options.cert, "/c.pem");
+  EXPECT_EQ(r.options.key, "/c.key");
+  EXPECT_EQ(r.options.sni, "redis.internal");
+  EXPECT_TRUE(r.options.insecure);
+  EXPECT_EQ(r.options.command, (std::vector<std::string>{"PING"}));
+  EXPECT_FALSE(parse({"PING"}).options.tls);
+  EXPECT_EQ(parse({"--cacert"}).error, "option --cacert needs a value");
+}
+
 TEST(OptionsTest, NoCommandIsInteractive) {
   EXPECT_EQ(parse({}).options.mode, Mode::Interactive);
   EXPECT_EQ(parse({"-p", "1"}).options.mode, Mode::Interactive);

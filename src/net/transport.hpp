@@ -1,0 +1,214 @@
+// Transport: the byte stream of one connection — a plain TCP or Unix socket, or TLS over it
+// (ssl=true) — with the few operations Connection needs: connect through socket(), then
+// async_handshake() (TLS only), async_read_some(), async_write(), close().
+//
+// TLS sessions: renew() makes a fresh SSL session, with its own socket, for every connection
+// attempt (a session cannot be reused after its socket closed). A session that still has an
+// operation pending when it is replaced stays alive until that operation's handler is gone:
+// every TLS operation's handler holds a reference to its session. Because each session owns
+// its socket, an old session's last steps (Asio's TLS operations may take one more step
+// after an error) can only touch its own closed socket, never the next connection's.
+//
+// Never write to native_handle() directly under TLS: the bytes would bypass encryption.
+// Connection turns inline writes off for TLS connections for this reason.
+//
+// Threads: like the socket it wraps — one operation of each kind at a time, all on the
+// connection's I/O thread; is_tls() is constant.
+#pragma once
+
+#include <asio/error.hpp>
+#include <asio/generic/stream_protocol.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <asio/write.hpp>
+#include <memory>
+#include <string>
+#include <utility>
+
+#if REDMUX_WITH_TLS
+#include <algorithm>
+#include <asio/associated_allocator.hpp>
+#include <asio/buffer.hpp>
+#include <asio/ssl/stream.hpp>
+
+#include "net/tls_context.hpp"
+#endif
+
+namespace redmux::detail {
+
+class TlsContext;
+
+#if REDMUX_WITH_TLS
+/// A handler that keeps its TLS session alive until it is destroyed.
+template <class Handler, class Session>
+struct KeepTlsSession {
+  Handler handler;
+  std::shared_ptr<Session> session;  // declared last: released before the handler
+
+  template <class... Args>
+  void operator()(Args&&... args) {
+    handler(std::forward<Args>(args)...);
+  }
+};
+
+/// Writes a whole buffer to a TLS session, at most one record's worth of plain text per step,
+/// and completes with handler(error, bytes). On an error, the step that failed counts as
+/// written: OpenSSL may have sent part of it, and Asio reports 0 bytes for a failed step.
+/// So `bytes` never undercounts what may have reached the server. (asio::async_write would
+/// report only the steps that succeeded, and a command the server may have received would
+/// then look "never sent, safe to retry".)
+template <class Handler, class Session>
+struct TlsWriteAll {
+  static constexpr std::size_t kStep = 16 * 1024;  // a TLS record's largest plain text
+  Handler handler;
+  std::shared_ptr<Session> session;  // keeps the session alive while a step is pending
+  asio::const_buffer rest;
+  std::size_t done = 0;
+  std::size_t step = 0;
+
+  void start() {
+    step = std::min(rest.size(), kStep);
+    Session& target = *session;
+    target.async_write_some(asio::const_buffer(rest.data(), step), std::move(*this));
+  }
+  void operator()(const asio::error_code& ec, std::size_t bytes) {
+    if (ec) {
+      handler(ec, done + step);
+      return;
+    }
+    done += bytes;
+    rest += bytes;
+    if (rest.size() == 0) {
+      handler(ec, done);
+      return;
+    }
+    start();
+  }
+};
+#endif
+
+class Transport {
+ public:
+  using Socket = asio::generic::stream_protocol::socket;
+
+  /// `tls` null: a plain socket. REQUIRES: non-null only when built with REDMUX_WITH_TLS.
+  Transport(asio::io_context& io, std::shared_ptr<TlsContext> tls);
+
+  bool is_tls() const noexcept { return tls_context_ != nullptr; }
+  /// The TCP or Unix socket itself: to connect it and set socket options.
+  Socket& socket() noexcept { return lowest(); }
+  bool is_open() const noexcept { return lowest().is_open(); }
+  int native_handle() const { return lowest().native_handle(); }
+  /// Closes the socket (no TLS close_notify: the session is dropped with the connection).
+  void close() noexcept;
+  /// Prepares for a new connection attempt: under TLS, a fresh session and socket (the
+  /// previous socket must be closed). I/O thread only.
+  void renew();
+
+  /// TLS client handshake; checks and sends `server_name` as TLSContext::prepare_session()
+  /// describes. handler(asio::error_code). REQUIRES: is_tls(), connected.
+  template <class Handler>
+  void async_handshake(const std::string& server_name, Handler&& handler);
+  template <class Buffers, class Handler>
+  void async_read_some(const Buffers& buffers, Handler&& handler);
+  /// Writes all of `buffer` (one contiguous buffer). handler(error, bytes): under TLS, after
+  /// an error `bytes` also counts the part whose fate is unknown (see TlsWriteAll).
+  template <class Buffer, class Handler>
+  void async_write(const Buffer& buffer, Handler&& handler);
+
+  /// The message for a failed async_handshake(): endpoint, OpenSSL's reason, a hint.
+  std::string handshake_error(const asio::error_code& ec, const std::string& endpoint_text,
+                              const std::string& server_name) const;
+  /// What to add to the message of a failed read or write ("" when nothing): under TLS, a
+  /// hint for alerts such as "certificate required", and `during_handshake` (the Redis
+  /// handshake, right after the TLS one) for the server closing the connection.
+  std::string error_hint(const asio::error_code& ec, bool during_handshake) const;
+  /// True when `ec` means the peer ended the stream: EOF, reset, or a TLS stream that ended
+  /// without close_notify (which is how a server that exits ends it).
+  static bool closed_by_peer(const asio::error_code& ec) noexcept;
+
+ private:
+  /// The socket in use: the plain one, or the current TLS session's. (Non-const from a
+  /// const Transport: native_handle() for FIONREAD in const diagnostics.)
+  Socket& lowest() const noexcept {
+#if REDMUX_WITH_TLS
+    if (tls_) return tls_->next_layer();
+#endif
+    return socket_;
+  }
+
+  mutable Socket socket_;  ///< plain connections only
+  std::shared_ptr<TlsContext> tls_context_;
+
+#if REDMUX_WITH_TLS
+  using TlsStream = asio::ssl::stream<Socket>;
+  std::shared_ptr<TlsStream> tls_;  ///< the current session; null for plain connections
+
+  template <class Handler>
+  KeepTlsSession<std::decay_t<Handler>, TlsStream> keep_session(Handler&& handler) const {
+    return {std::forward<Handler>(handler), tls_};
+  }
+#endif
+};
+
+template <class Handler>
+void Transport::async_handshake(const std::string& server_name, Handler&& handler) {
+#if REDMUX_WITH_TLS
+  tls_context_->prepare_session(tls_->native_handle(), server_name);
+  tls_->async_handshake(asio::ssl::stream_base::client,
+                        keep_session(std::forward<Handler>(handler)));
+#else
+  (void)server_name;
+  asio::post(socket_.get_executor(), [handler = std::forward<Handler>(handler)]() mutable {
+    handler(asio::error_code(asio::error::operation_not_supported));
+  });
+#endif
+}
+
+template <class Buffers, class Handler>
+void Transport::async_read_some(const Buffers& buffers, Handler&& handler) {
+#if REDMUX_WITH_TLS
+  if (tls_) {
+    tls_->async_read_some(buffers, keep_session(std::forward<Handler>(handler)));
+    return;
+  }
+#endif
+  socket_.async_read_some(buffers, std::forward<Handler>(handler));
+}
+
+template <class Buffer, class Handler>
+void Transport::async_write(const Buffer& buffer, Handler&& handler) {
+#if REDMUX_WITH_TLS
+  if (tls_) {
+    TlsWriteAll<std::decay_t<Handler>, TlsStream>{std::forward<Handler>(handler), tls_,
+                                                  asio::const_buffer(buffer)}
+        .start();
+    return;
+  }
+#endif
+  asio::async_write(socket_, buffer, std::forward<Handler>(handler));
+}
+
+}  // namespace redmux::detail
+
+#if REDMUX_WITH_TLS
+// TlsWriteAll and KeepTlsSession allocate from the wrapped handler's allocator (a
+// connection's HandlerArena).
+template <class Handler, class Session, class Allocator>
+struct asio::associated_allocator<redmux::detail::TlsWriteAll<Handler, Session>, Allocator> {
+  using type = asio::associated_allocator_t<Handler, Allocator>;
+  static type get(const redmux::detail::TlsWriteAll<Handler, Session>& op,
+                  const Allocator& fallback = Allocator()) noexcept {
+    return asio::get_associated_allocator(op.handler, fallback);
+  }
+};
+
+template <class Handler, class Session, class Allocator>
+struct asio::associated_allocator<redmux::detail::KeepTlsSession<Handler, Session>, Allocator> {
+  using type = asio::associated_allocator_t<Handler, Allocator>;
+  static type get(const redmux::detail::KeepTlsSession<Handler, Session>& wrapper,
+                  const Allocator& fallback = Allocator()) noexcept {
+    return asio::get_associated_allocator(wrapper.handler, fallback);
+  }
+};
+#endif
