@@ -22,6 +22,7 @@
 #include "redmux/arg.hpp"
 #include "redmux/batch.hpp"
 #include "redmux/commands.hpp"
+#include "redmux/commands/blocking.hpp"
 #include "redmux/flags.hpp"
 #include "redmux/future.hpp"
 #include "redmux/scan.hpp"
@@ -36,7 +37,7 @@ Error submit_command(MuxCore& core, int db, const CallOptions& options, std::spa
                      CommandState* state);
 }  // namespace detail
 
-class Database : public Commands<Database> {
+class Database : public Commands<Database>, public BlockingCommands<Database> {
  public:
   /// An unusable Database (valid() is false); take real ones from Multiplexer::database().
   Database() = default;
