@@ -26,6 +26,7 @@
 #include "redmux/flags.hpp"
 #include "redmux/future.hpp"
 #include "redmux/scan.hpp"
+#include "redmux/transaction.hpp"
 
 namespace redmux {
 
@@ -78,6 +79,9 @@ class Database : public Commands<Database>, public BlockingCommands<Database> {
 
   /// A batch of commands written contiguously on one connection (not atomic: see Batch).
   Batch batch() const;
+  /// A transaction (MULTI/EXEC with optional WATCH conditions) on this database, run on a
+  /// dedicated connection: see transaction.hpp.
+  Transaction transaction() const;
 
  private:
   friend class Multiplexer;
