@@ -22,9 +22,11 @@
 #include "redmux/arg.hpp"
 #include "redmux/batch.hpp"
 #include "redmux/commands.hpp"
+#include "redmux/commands/blocking.hpp"
 #include "redmux/flags.hpp"
 #include "redmux/future.hpp"
 #include "redmux/scan.hpp"
+#include "redmux/transaction.hpp"
 
 namespace redmux {
 
@@ -36,7 +38,7 @@ Error submit_command(MuxCore& core, int db, const CallOptions& options, std::spa
                      CommandState* state);
 }  // namespace detail
 
-class Database : public Commands<Database> {
+class Database : public Commands<Database>, public BlockingCommands<Database> {
  public:
   /// An unusable Database (valid() is false); take real ones from Multiplexer::database().
   Database() = default;
@@ -77,6 +79,9 @@ class Database : public Commands<Database> {
 
   /// A batch of commands written contiguously on one connection (not atomic: see Batch).
   Batch batch() const;
+  /// A transaction (MULTI/EXEC with optional WATCH conditions) on this database, run on a
+  /// dedicated connection: see transaction.hpp.
+  Transaction transaction() const;
 
  private:
   friend class Multiplexer;

@@ -28,13 +28,14 @@ enum class errc {
   outcome_unknown,    ///< connection lost after the command was written: may have run
   connection_failed,  ///< could not connect / handshake failed
   authentication_failed,
-  disconnected,      ///< no connection and the policy is to fail fast
-  shut_down,         ///< the multiplexer was closed
-  deadlock,          ///< a blocking wait on one of redmux's own I/O threads
-  admin_required,    ///< command needs allowAdmin=true
-  not_allowed,       ///< connection-state command on the shared connection, …
-  invalid_config,    ///< configuration string or URL rejected
-  invalid_argument,  ///< API misuse (bad argument to a typed command, …)
+  disconnected,         ///< no connection and the policy is to fail fast
+  shut_down,            ///< the multiplexer was closed
+  deadlock,             ///< a blocking wait on one of redmux's own I/O threads
+  admin_required,       ///< command needs allowAdmin=true
+  not_allowed,          ///< connection-state command on the shared connection, …
+  invalid_config,       ///< configuration string or URL rejected
+  invalid_argument,     ///< API misuse (bad argument to a typed command, …)
+  transaction_aborted,  ///< the command's transaction did not commit (condition, WATCH …)
 };
 
 /// The std::error_category of redmux::errc ("redmux").
@@ -119,6 +120,10 @@ class ConfigError : public RedmuxError {
   using RedmuxError::RedmuxError;
 };
 class InvalidArgumentError : public RedmuxError {
+  using RedmuxError::RedmuxError;
+};
+/// A command queued in a transaction that did not commit.
+class TransactionAbortedError : public RedmuxError {
   using RedmuxError::RedmuxError;
 };
 

@@ -18,4 +18,5 @@
 #include "redmux/reply.hpp"
 #include "redmux/result.hpp"
 #include "redmux/server_info.hpp"
+#include "redmux/transaction.hpp"
 #include "redmux/version.hpp"

@@ -335,20 +335,20 @@ std::string_view connection_state_advice(const CommandInfo& info) noexcept {
        "use Multiplexer::database(index): the database index is part of each "
        "command's route"},
       {"MULTI",
-       "transactions need a connection of their own; Database::transaction() is not in this "
-       "version yet"},
+       "transactions need a connection of their own: use Database::transaction(), which runs "
+       "on a dedicated connection"},
       {"EXEC",
-       "transactions need a connection of their own; Database::transaction() is not in this "
-       "version yet"},
+       "transactions need a connection of their own: use Database::transaction(), which runs "
+       "on a dedicated connection"},
       {"DISCARD",
-       "transactions need a connection of their own; Database::transaction() is not in this "
-       "version yet"},
+       "transactions need a connection of their own: use Database::transaction(), which runs "
+       "on a dedicated connection"},
       {"WATCH",
-       "transactions need a connection of their own; Database::transaction() is not in this "
-       "version yet"},
+       "transactions need a connection of their own: use Database::transaction(), which runs "
+       "on a dedicated connection"},
       {"UNWATCH",
-       "transactions need a connection of their own; Database::transaction() is not in this "
-       "version yet"},
+       "transactions need a connection of their own: use Database::transaction(), which runs "
+       "on a dedicated connection"},
       {"SUBSCRIBE",
        "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
        "version yet"},

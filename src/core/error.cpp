@@ -43,6 +43,8 @@ class Category final : public std::error_category {
         return "invalid configuration";
       case errc::invalid_argument:
         return "invalid argument";
+      case errc::transaction_aborted:
+        return "transaction did not commit";
     }
     return "unknown redmux error";
   }
@@ -104,6 +106,8 @@ void Error::raise() const {
       throw ConfigError(code_, message_);
     case errc::invalid_argument:
       throw InvalidArgumentError(code_, message_);
+    case errc::transaction_aborted:
+      throw TransactionAbortedError(code_, message_);
     case errc::ok:
       break;
   }

@@ -2,6 +2,8 @@
 
 #include <condition_variable>
 
+#include "mux/blocking.hpp"
+#include "mux/dedicated_pool.hpp"
 #include "net/io_load.hpp"
 #include "topology/slot.hpp"
 
@@ -28,6 +30,7 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
     }
     groups_.push_back(std::move(group));
   }
+  dedicated_ = std::make_shared<DedicatedPool>(shared_, pool_, tls);
 }
 
 MuxCore::~MuxCore() {
@@ -78,12 +81,18 @@ void MuxCore::close() {
   };
   auto pending = std::make_shared<Pending>();
   for (auto& group : groups_) pending->remaining += group.size();
+  auto one_closed = [pending] {
+    std::lock_guard lock(pending->mutex);
+    if (--pending->remaining == 0) pending->done.notify_all();
+  };
+  {
+    // Counted before any shutdown can finish, so `remaining` cannot reach 0 early.
+    std::lock_guard lock(pending->mutex);
+    pending->remaining += dedicated_->close(one_closed);
+  }
   for (auto& group : groups_) {
     for (auto& connection : group) {
-      connection->shutdown([pending] {
-        std::lock_guard lock(pending->mutex);
-        if (--pending->remaining == 0) pending->done.notify_all();
-      });
+      connection->shutdown(one_closed);
     }
   }
   if (on_io_thread()) return;  // cannot wait for our own thread; shutdown runs after us
@@ -102,7 +111,8 @@ std::pair<Clock::time_point, std::uint32_t> MuxCore::deadline_for(
   return {Clock::now() + timeout, static_cast<std::uint32_t>(timeout.count())};
 }
 
-Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args) const {
+Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args,
+                             bool allow_blocking) const {
   if (args.empty() || args[0].bytes().empty()) {
     return Error(errc::invalid_argument, "redmux: empty command");
   }
@@ -119,12 +129,12 @@ Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args)
                      " is an admin command and is refused unless the configuration says "
                      "allowAdmin=true");
   }
-  if (info.is(CommandFlag::Blocking) && is_blocking(info, args)) {
+  if (!allow_blocking && info.is(CommandFlag::Blocking) && is_blocking(info, args)) {
     return Error(errc::not_allowed,
                  std::string(info.name) +
-                     " blocks the connection it runs on and would stall every other caller "
-                     "of the shared connection; redmux does not send blocking commands on it "
-                     "(dedicated connections for them are not available in this version)");
+                     " blocks the connection it runs on: in a batch it would stall every other "
+                     "caller of the shared connection; send it on its own (Database), which "
+                     "runs it on a dedicated connection");
   }
   return Error();
 }
@@ -222,9 +232,18 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     if (state) state->fail(error);
     return error;
   };
-  if (Error error = check_allowed(info, args)) return refuse(std::move(error));
+  // Blocking commands never ride the shared connection: they get one of their own.
+  const bool blocking = info.is(CommandFlag::Blocking) && is_blocking(info, args);
+  if (Error error = check_allowed(info, args, blocking)) return refuse(std::move(error));
   if (info.is(CommandFlag::Unknown)) learn_unknown(info.name);
   if (state) state->command_name = info.name;
+  if (blocking) {
+    if (closed()) {
+      return refuse(
+          Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed"));
+    }
+    return submit_blocking(*this, db, options, args, info, state);
+  }
   auto [deadline, timeout_ms] = deadline_for(options);
   if (!shared_->acquire_slot(deadline)) {
     shared_->counters().queue_full.fetch_add(1, std::memory_order_relaxed);

@@ -23,6 +23,8 @@
 
 namespace redmux::detail {
 
+class DedicatedPool;
+
 class MuxCore {
  public:
   /// `tls`: the TLS settings every connection uses when config.ssl (null otherwise).
@@ -49,20 +51,25 @@ class MuxCore {
   /// The checks and the connection choice, without sending (used by Batch as well).
   Result<Connection*> route(const CommandInfo& info, std::span<const Arg> args, Flags flags);
   /// Refusals that do not depend on the connection (admin gate, connection-state and
-  /// blocking commands, empty command). Ok Error when allowed.
-  Error check_allowed(const CommandInfo& info, std::span<const Arg> args) const;
+  /// blocking commands, empty command). Ok Error when allowed. `allow_blocking`: the command
+  /// goes to a dedicated connection (or into a transaction), where blocking is no harm.
+  Error check_allowed(const CommandInfo& info, std::span<const Arg> args,
+                      bool allow_blocking = false) const;
   /// Refuses a database index the connection's server does not have (or a negative one).
   Error check_database(int db, const Connection& connection, const CommandInfo& info) const;
   /// The deadline for a command with these options, and its timeout in ms.
   std::pair<Clock::time_point, std::uint32_t> deadline_for(const CallOptions& options) const;
 
   const std::vector<std::vector<std::shared_ptr<Connection>>>& groups() const { return groups_; }
+  /// The connections leased to blocking commands and transactions (dedicated_pool.hpp).
+  const std::shared_ptr<DedicatedPool>& dedicated_pool() const noexcept { return dedicated_; }
 
  private:
   std::shared_ptr<IoPool> pool_;
   std::shared_ptr<SharedContext> shared_;
   /// One group per endpoint; connectionsPerEndpoint connections in each.
   std::vector<std::vector<std::shared_ptr<Connection>>> groups_;
+  std::shared_ptr<DedicatedPool> dedicated_;
   std::atomic<bool> closed_{false};
   std::atomic<std::size_t> replica_cursor_{0};
   /// Unknown command names already asked about with COMMAND INFO (once each).

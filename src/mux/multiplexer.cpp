@@ -153,6 +153,7 @@ MultiplexerStatus Multiplexer::status() const {
   s.heartbeats = c.heartbeats.load(std::memory_order_relaxed);
   s.dead_connections = c.dead_connections.load(std::memory_order_relaxed);
   s.connection_failures = c.connection_failures.load(std::memory_order_relaxed);
+  s.loading_waits = c.loading_waits.load(std::memory_order_relaxed);
   s.outstanding = core_->shared().outstanding();
   for (const auto& group : core_->groups()) {
     for (const auto& connection : group) {

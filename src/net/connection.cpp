@@ -180,8 +180,11 @@ void Connection::wait_for_loading() {
   // -LOADING. Keep them queued (their deadlines still run) and ask again, backing off from
   // 100 ms to 1 s; each probe is bounded by connectTimeout like the handshake itself.
   connect_timer_.cancel();
-  ++loading_probes_;
-  const auto delay = std::chrono::milliseconds(std::min(1000, 100 << std::min(loading_probes_ - 1, 4)));
+  if (loading_probes_++ == 0) {
+    shared_->counters().loading_waits.fetch_add(1, std::memory_order_relaxed);
+  }
+  const auto delay =
+      std::chrono::milliseconds(std::min(1000, 100 << std::min(loading_probes_ - 1, 4)));
   health_timer_.expires_after(delay);
   health_timer_.async_wait(
       [self = shared_from_this(), generation = generation_.load()](const asio::error_code& ec) {
@@ -296,6 +299,7 @@ void Connection::begin_tls_handshake() {
 
 void Connection::begin_handshake() {
   state_.store(ConnectionState::Handshaking, std::memory_order_release);
+  loading_probes_ = 0;
   parser_.reset();
   read_begin_ = read_end_ = 0;
   handshake_ = std::make_unique<Handshake>(config_, endpoint_text_);
@@ -336,7 +340,7 @@ void Connection::attempt_failed(Error error) {
     }
   }
   if (config_.backlog_policy == BacklogPolicy::FailFast) {
-    fail_queued(last_attempt_error_, errc::disconnected);
+    fail_queued(last_attempt_error_, errc::disconnected, " (backlogPolicy=failFast)");
   }
   schedule_reconnect();
 }
@@ -437,7 +441,13 @@ void Connection::connection_broken(const Error& cause) {
   attempts_ = 1;
   shared_->counters().connection_failures.fetch_add(1, std::memory_order_relaxed);
   emit(ConnectionEventKind::Failed, cause);
-  if (config_.backlog_policy == BacklogPolicy::FailFast) fail_queued(cause, errc::disconnected);
+  if (config_.backlog_policy == BacklogPolicy::FailFast) {
+    fail_queued(cause, errc::disconnected, " (backlogPolicy=failFast)");
+  } else if (!carry_over_) {
+    // A leased connection's commands belong to its session (a transaction's EXEC must not
+    // run on a new connection without its WATCH): they fail with it, never carried over.
+    fail_queued(cause, errc::not_sent, " (dedicated connection: not carried over to a new one)");
+  }
   schedule_reconnect();
 }
 
@@ -446,7 +456,7 @@ void Connection::resend_or_fail(std::vector<PendingCommand>& in_flight, const Er
   // apply it twice: it never reached the socket (its bytes are still in the write buffer),
   // or the caller said it may run twice (Retryable / retryReadOnlyCommands) — then once.
   // Everything else fails, telling "not sent" from "outcome unknown".
-  const bool may_resend = config_.backlog_policy == BacklogPolicy::Queue;
+  const bool may_resend = config_.backlog_policy == BacklogPolicy::Queue && carry_over_;
   const std::uint64_t written = stream_written_.load(std::memory_order_acquire);
   const std::uint64_t buffer_end = write_buffer_begin_ + write_buffer_.size();
   std::vector<SubmissionQueue::Resend> resends;
@@ -1029,13 +1039,13 @@ void Connection::release(std::vector<PendingCommand>& commands) {
   shared_->release_slots(slots);
 }
 
-void Connection::fail_queued(const Error& error, errc code) {
+void Connection::fail_queued(const Error& error, errc code, std::string_view why) {
   std::vector<PendingCommand> queued;
   queue_.drain(queued);
   for (PendingCommand& command : queued) {
     if (command.state) {
-      command.state->fail(Error(code, std::string(command.name) + " not sent: " + error.message() +
-                                          " (backlogPolicy=failFast)"));
+      command.state->fail(Error(
+          code, std::string(command.name) + " not sent: " + error.message() + std::string(why)));
     }
   }
   release(queued);

@@ -66,6 +66,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// the I/O thread once that is done.
   void shutdown(std::function<void()> closed = nullptr);
 
+  /// false: commands queued or in flight when the connection breaks are never carried over
+  /// to the next connection (no resend, no backlog): for leased dedicated connections, whose
+  /// commands depend on the session (WATCH). Call before start().
+  void set_carry_over(bool carry_over) noexcept { carry_over_ = carry_over; }
+
   ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
   /// True when the server said (HELLO role) it is a replica.
   bool is_replica() const noexcept { return is_replica_.load(std::memory_order_acquire); }
@@ -130,7 +135,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Error timeout_error(const PendingCommand& command, Clock::time_point now, bool in_flight) const;
   Error broken_error(const PendingCommand& command, const Error& cause) const;
   void release(std::vector<PendingCommand>& commands);
-  void fail_queued(const Error& error, errc code);
+  void fail_queued(const Error& error, errc code, std::string_view why);
 
   asio::io_context& io_;
   std::shared_ptr<IoPool::Load> load_;  ///< outlives the pool: handlers may run after it
@@ -159,6 +164,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Error last_attempt_error_;
   std::string attempt_log_;  ///< why each attempt of the first series failed (connect error)
   bool ever_ready_ = false;
+  bool carry_over_ = true;
 
   // writer
   bool writing_ = false;

@@ -45,7 +45,10 @@ class FaultProxy::Impl {
   bool stall_new_ = false;
   std::chrono::milliseconds delay_{0};
   bool drip_ = false;
-  std::optional<std::size_t> cut_budget_;  ///< server→client bytes left before a cut
+  /// Server→client bytes left before a cut. Spent when a write is issued (not when it
+  /// completes): a write issued before the budget was set must not spend it, as the client
+  /// may already have those bytes, and two pairs must not both spend the same bytes.
+  std::optional<std::size_t> cut_budget_;
 
   void listen(std::uint16_t port);
   void stop_listening();
@@ -167,20 +170,27 @@ class FaultProxy::Impl::Pair : public std::enable_shared_from_this<Pair> {
       return;
     }
     std::size_t size = direction.end - direction.begin;
+    bool cut_after = false;  // this write spends the last of the budget
     if (direction.to_client) {
       if (proxy_.drip_) size = 1;
-      if (proxy_.cut_budget_) {
-        if (*proxy_.cut_budget_ == 0) {
-          proxy_.cut_budget_.reset();
+      if (auto& budget = proxy_.cut_budget_) {
+        if (*budget == 0) {
+          budget.reset();
           close(true);
           return;
         }
-        size = std::min(size, *proxy_.cut_budget_);
+        size = std::min(size, *budget);
+        *budget -= size;
+        if (*budget == 0) {
+          budget.reset();
+          cut_after = true;
+        }
       }
     }
     asio::async_write(
         *direction.to, asio::buffer(direction.buffer.data() + direction.begin, size),
-        [self = shared_from_this(), &direction](const std::error_code& ec, std::size_t n) {
+        [self = shared_from_this(), &direction, cut_after](const std::error_code& ec,
+                                                           std::size_t n) {
           if (self->closed_) return;
           if (ec) {
             self->close(false);
@@ -189,14 +199,9 @@ class FaultProxy::Impl::Pair : public std::enable_shared_from_this<Pair> {
           direction.begin += n;
           auto& owner = self->proxy_.owner_;
           (direction.to_client ? owner.bytes_to_client_ : owner.bytes_to_server_).fetch_add(n);
-          auto& budget = self->proxy_.cut_budget_;
-          if (direction.to_client && budget) {
-            *budget -= n;
-            if (*budget == 0) {
-              budget.reset();
-              self->close(true);
-              return;
-            }
+          if (cut_after) {
+            self->close(true);
+            return;
           }
           self->forward(direction);
         });

@@ -1,0 +1,177 @@
+#include "mux/blocking.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include "mux/core.hpp"
+#include "mux/dedicated_pool.hpp"
+#include "resp/encoder.hpp"
+
+namespace redmux::detail {
+namespace {
+
+using std::chrono::milliseconds;
+
+enum class TimeUnit { Seconds, Milliseconds };
+
+std::optional<milliseconds> parse_time(std::string_view text, TimeUnit unit) noexcept {
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(value >= 0)) {
+    return milliseconds(0);  // malformed or negative: the server refuses it at once
+  }
+  if (value == 0) return std::nullopt;
+  const double ms = unit == TimeUnit::Seconds ? value * 1000.0 : value;
+  if (ms > 1e12) return std::nullopt;  // decades: as good as forever, and no overflow
+  return milliseconds(static_cast<long long>(std::ceil(ms)));
+}
+
+std::optional<milliseconds> time_at(std::span<const Arg> args, std::size_t index,
+                                    TimeUnit unit) noexcept {
+  if (index == 0 || index >= args.size()) return milliseconds(0);
+  return parse_time(args[index].bytes(), unit);
+}
+
+bool equals_word(std::string_view a, std::string_view upper_word) noexcept {
+  if (a.size() != upper_word.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::toupper(static_cast<unsigned char>(a[i])) != upper_word[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<milliseconds> blocking_time(const CommandInfo& info,
+                                          std::span<const Arg> args) noexcept {
+  const std::string_view name = info.name;
+  const std::size_t n = args.size();
+  if (name == "BLPOP" || name == "BRPOP" || name == "BZPOPMIN" || name == "BZPOPMAX") {
+    return time_at(args, n >= 3 ? n - 1 : 0, TimeUnit::Seconds);  // key… timeout
+  }
+  if (name == "BLMOVE") return time_at(args, 5, TimeUnit::Seconds);      // src dst from to t
+  if (name == "BRPOPLPUSH") return time_at(args, 3, TimeUnit::Seconds);  // src dst t
+  if (name == "BLMPOP" || name == "BZMPOP") return time_at(args, 1, TimeUnit::Seconds);
+  if (name == "WAIT") return time_at(args, 2, TimeUnit::Milliseconds);     // numreplicas t
+  if (name == "WAITAOF") return time_at(args, 3, TimeUnit::Milliseconds);  // local replicas t
+  if (name == "XREAD" || name == "XREADGROUP") {
+    for (std::size_t i = 1; i + 1 < n; ++i) {
+      if (equals_word(args[i].bytes(), "STREAMS")) break;
+      if (equals_word(args[i].bytes(), "BLOCK"))
+        return time_at(args, i + 1, TimeUnit::Milliseconds);
+    }
+  }
+  return milliseconds(0);
+}
+
+LeasedCommandState::LeasedCommandState(CommandState* target, std::shared_ptr<DedicatedPool> pool,
+                                       std::shared_ptr<Connection> connection) noexcept
+    : target_(target), pool_(std::move(pool)), connection_(std::move(connection)) {}
+
+LeasedCommandState::~LeasedCommandState() {
+  if (target_) target_->release();
+}
+
+void LeasedCommandState::deliver(NodeSpan reply) noexcept {
+  if (!claim()) return;
+  if (target_) target_->deliver(reply);
+  finish(/*reusable=*/true);
+}
+
+void LeasedCommandState::fail(Error error) noexcept {
+  if (!claim()) return;
+  // After a timeout the server may still be blocking on the command (or about to answer
+  // it): the connection's next lease would wait behind it, so it is replaced. A broken
+  // connection reconnects by itself and is as good as new.
+  const bool reusable = error.code() != errc::timeout && error.code() != errc::shut_down;
+  if (target_) target_->fail(std::move(error));
+  finish(reusable);
+}
+
+void LeasedCommandState::finish(bool reusable) noexcept {
+  publish();
+  try {
+    pool_->give_back(connection_, reusable);
+  } catch (...) {  // out of memory while serving a waiter: that waiter's deadline fails it
+  }
+}
+
+Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
+                      const CommandInfo& info, CommandState* state) {
+  auto refuse = [&](Error error) {
+    if (state) state->fail(error);
+    return error;
+  };
+  SharedContext& shared = core.shared();
+  const auto call_timeout =
+      options.timeout.count() > 0 ? options.timeout : shared.config().async_timeout;
+  const Clock::time_point wait_until = Clock::now() + call_timeout;
+  if (!shared.acquire_slot(wait_until)) {
+    shared.counters().queue_full.fetch_add(1, std::memory_order_relaxed);
+    return refuse(
+        Error(errc::queue_full, std::string(info.name) +
+                                    " refused: " + std::to_string(shared.outstanding()) +
+                                    " commands are already queued or awaiting replies "
+                                    "(maxQueuedCommands=" +
+                                    std::to_string(shared.config().max_queued_commands) +
+                                    "); the server is slow or unreachable — back off and retry"));
+  }
+  // Where it goes: the endpoint the shared connection would use (the primary, or a replica
+  // when the flags allow it and the command only reads).
+  Result<Connection*> routed = core.route(info, args, options.flags);
+  if (!routed) {
+    shared.release_slots(1);
+    return refuse(std::move(routed).error());
+  }
+  // The arguments are views that die with the caller's expression, and the lease may come
+  // later: the command is encoded now, into bytes the lease handler owns.
+  std::string bytes;
+  resp::encode_command(bytes, args);
+  const std::optional<std::chrono::milliseconds> block = blocking_time(info, args);
+  if (state) state->add_ref();  // held by the handler until the relay takes it over
+  std::shared_ptr<DedicatedPool> pool = core.dedicated_pool();
+  pool->acquire(
+      (*routed)->endpoint(), wait_until, info.name,
+      [&core, &info, pool, db, state, block, call_timeout, per_call = options.timeout.count() > 0,
+       bytes = std::move(bytes)](Result<std::shared_ptr<Connection>> leased) mutable {
+        if (!leased) {
+          core.shared().release_slots(1);
+          if (state) {
+            state->fail(std::move(leased).error());
+            state->release();
+          }
+          return;
+        }
+        std::shared_ptr<Connection> connection = std::move(*leased);
+        auto* relay = new LeasedCommandState(state, pool, connection);  // takes our reference
+        relay->command_name = info.name;
+        if (Error error = core.check_database(db, *connection, info)) {
+          core.shared().release_slots(1);
+          relay->fail(std::move(error));  // gives the connection back
+          relay->release();
+          return;
+        }
+        PendingCommand command;
+        command.name = info.name;
+        command.state = relay;  // the relay's one reference moves to the connection
+        command.kind = PendingKind::Caller;
+        command.bytes_begin = 0;
+        command.bytes_end = bytes.size();
+        const Clock::time_point now = Clock::now();
+        if (block) {
+          command.deadline = now + *block + call_timeout;
+          command.timeout_ms = static_cast<std::uint32_t>(
+              std::min<long long>((*block + call_timeout).count(), UINT32_MAX));
+        } else if (per_call) {
+          command.deadline = now + call_timeout;
+          command.timeout_ms = static_cast<std::uint32_t>(call_timeout.count());
+        } else {
+          command.deadline = Clock::time_point::max();  // BLPOP … 0: blocks until answered
+        }
+        core.shared().counters().commands.fetch_add(1, std::memory_order_relaxed);
+        connection->submit_batch(db, bytes, std::span<PendingCommand>(&command, 1));
+      });
+  return Error();
+}
+
+}  // namespace redmux::detail

@@ -1,0 +1,62 @@
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP,
+// XREAD/XREADGROUP … BLOCK, WAIT, WAITAOF) on leased dedicated connections, so they never
+// stall the shared connection.
+//
+// Deadlines: the command's own blocking time (parsed from its timeout argument) plus the
+// call's timeout (asyncTimeout unless CallOptions::timeout says otherwise), counted from the
+// moment it gets a connection. A blocking time of 0 ("block forever") has no deadline from
+// redmux unless the call passes its own timeout, which is then the whole deadline. Waiting
+// for a free dedicated connection is bounded separately by the call's timeout.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <span>
+
+#include "commands/command_table.hpp"
+#include "conn/pending_command.hpp"
+#include "net/connection.hpp"
+#include "redmux/arg.hpp"
+#include "redmux/flags.hpp"
+
+namespace redmux::detail {
+
+class MuxCore;
+class DedicatedPool;
+
+/// How long a blocking command may block the server side, from its timeout argument:
+/// nullopt for 0 (forever); 0 ms when the argument is missing or malformed (the server
+/// rejects such a command at once). BLPOP family: seconds (fractions allowed); XREAD BLOCK,
+/// WAIT and WAITAOF: milliseconds.
+std::optional<std::chrono::milliseconds> blocking_time(const CommandInfo& info,
+                                                       std::span<const Arg> args) noexcept;
+
+/// A CommandState that stands between a connection and the caller's state for a command
+/// on a leased connection: forwards the outcome, then gives the connection back to the pool
+/// (on the I/O thread that completed it). A timeout or a shutdown makes the connection
+/// unusable (its server side may still be busy with the command): it is then replaced.
+class LeasedCommandState final : public CommandState {
+ public:
+  /// Takes over one reference to `target` (may be null: nobody waits).
+  LeasedCommandState(CommandState* target, std::shared_ptr<DedicatedPool> pool,
+                     std::shared_ptr<Connection> connection) noexcept;
+
+  void deliver(NodeSpan reply) noexcept override;
+  void fail(Error error) noexcept override;
+
+ private:
+  ~LeasedCommandState() override;
+  void finish(bool reusable) noexcept;
+
+  CommandState* target_;
+  std::shared_ptr<DedicatedPool> pool_;
+  std::shared_ptr<Connection> connection_;
+};
+
+/// Sends a blocking command on a dedicated connection. The gates (admin, database) were
+/// checked by the caller except the database check, done once a connection is leased.
+/// `state` may be null (fire-and-forget). Returns the refusal, also set on `state`.
+Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
+                      const CommandInfo& info, CommandState* state);
+
+}  // namespace redmux::detail
