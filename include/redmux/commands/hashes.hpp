@@ -3,12 +3,14 @@
 // call. Thread-safety: that of the sink's send().
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "redmux/commands/keys.hpp"  // ElementScanOptions
 #include "redmux/commands/sink.hpp"
 #include "redmux/types.hpp"
 
@@ -122,6 +124,17 @@ class HashCommands {
   Future<std::vector<FieldValue>> hrandfield_with_values(std::string_view key, long long count,
                                                          CallOptions options = {}) {
     return send_command<std::vector<FieldValue>>(options, {"HRANDFIELD", key, count, "WITHVALUES"});
+  }
+
+  /// One page of fields with their values from `cursor` (0 to start); the page's cursor is 0 when
+  /// the walk is complete. HSCAN key cursor [MATCH p] [COUNT n]. An element may appear on more than
+  /// one page; see scan.hpp for a lazy iterator over every page.
+  Future<ScanPageOf<FieldValue>> hscan(std::string_view key, std::uint64_t cursor,
+                                       ElementScanOptions scan_options = {},
+                                       CallOptions options = {}) {
+    detail::ArgList args({"HSCAN", key, cursor}, 4);
+    scan_options.append_to(args);
+    return send_built<ScanPageOf<FieldValue>>(options, args);
   }
 
  private:

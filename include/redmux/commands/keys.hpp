@@ -36,6 +36,24 @@ struct ScanOptions {
   std::string_view type{};     ///< TYPE (SCAN only): "string", "hash" …; empty for all
 };
 
+/// Options of HSCAN, SSCAN and ZSCAN (SCAN's without TYPE).
+struct ElementScanOptions {
+  std::string_view pattern{};  ///< MATCH: glob-style, against the field or member; empty for all
+  long long page_size = 0;     ///< COUNT: a hint of work per call, 0 for the server's default
+
+  /// Appends "[MATCH p] [COUNT n]"; the arguments view `pattern`.
+  void append_to(detail::ArgList& args) const {
+    if (!pattern.empty()) {
+      args.add("MATCH");
+      args.add(pattern);
+    }
+    if (page_size > 0) {
+      args.add("COUNT");
+      args.add(page_size);
+    }
+  }
+};
+
 template <class Derived>
 class KeyCommands {
  public:

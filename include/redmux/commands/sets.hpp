@@ -4,11 +4,13 @@
 // sink's send().
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "redmux/commands/keys.hpp"  // ElementScanOptions
 #include "redmux/commands/sink.hpp"
 
 namespace redmux {
@@ -164,6 +166,17 @@ class SetCommands {
   Future<long long> sintercard(std::initializer_list<std::string_view> keys, long long limit = 0,
                                CallOptions options = {}) {
     return sintercard<std::initializer_list<std::string_view>>(keys, limit, options);
+  }
+
+  /// One page of members from `cursor` (0 to start); the page's cursor is 0 when the walk
+  /// is complete. SSCAN key cursor [MATCH p] [COUNT n]. An element may appear on more than one
+  /// page; see scan.hpp for a lazy iterator over every page.
+  Future<ScanPageOf<std::string>> sscan(std::string_view key, std::uint64_t cursor,
+                                        ElementScanOptions scan_options = {},
+                                        CallOptions options = {}) {
+    detail::ArgList args({"SSCAN", key, cursor}, 4);
+    scan_options.append_to(args);
+    return send_built<ScanPageOf<std::string>>(options, args);
   }
 
  private:

@@ -5,6 +5,7 @@
 // send().
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "redmux/commands/keys.hpp"  // ElementScanOptions
 #include "redmux/commands/sink.hpp"
 #include "redmux/commands/sorted_set_args.hpp"
 #include "redmux/types.hpp"
@@ -191,6 +193,17 @@ class SortedSetCommands {
   Future<long long> zremrangebyrank(std::string_view key, long long start, long long stop,
                                     CallOptions options = {}) {
     return send_command<long long>(options, {"ZREMRANGEBYRANK", key, start, stop});
+  }
+
+  /// One page of members with their scores from `cursor` (0 to start); the page's cursor is 0 when
+  /// the walk is complete. ZSCAN key cursor [MATCH p] [COUNT n]. An element may appear on more than
+  /// one page; see scan.hpp for a lazy iterator over every page.
+  Future<ScanPageOf<ScoredMember>> zscan(std::string_view key, std::uint64_t cursor,
+                                         ElementScanOptions scan_options = {},
+                                         CallOptions options = {}) {
+    detail::ArgList args({"ZSCAN", key, cursor}, 4);
+    scan_options.append_to(args);
+    return send_built<ScanPageOf<ScoredMember>>(options, args);
   }
 
  private:
