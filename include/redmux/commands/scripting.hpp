@@ -1,0 +1,255 @@
+// Lua scripts and functions (EVAL/EVALSHA and their _RO forms, SCRIPT LOAD/EXISTS/FLUSH,
+// FUNCTION LOAD/DELETE/FLUSH, FCALL/FCALL_RO) as a mixin for any sink (see sink.hpp). The
+// result type is the caller's choice: `db.eval<long long>(…)`, Reply by default.
+//
+// The script cache. eval() never sends a script's text when the server already has it: it
+// sends EVALSHA with the SHA-1 computed here (once per Script; per call for a script given as
+// a string), and only when the server answers NOSCRIPT (first use on this server, after
+// SCRIPT FLUSH or a restart, on a failover to a replica that never saw it) sends it once more
+// as EVAL — which loads it into the server's cache and runs it, in one round trip, routed by
+// the script's keys like the EVALSHA was. The server's own cache is the cache: nothing is
+// remembered per connection, so there is nothing to go stale. The retry is safe because a
+// NOSCRIPT reply means the script did not run.
+//
+// Which sinks retry: those whose commands go out independently, so a follow-up can be sent
+// from the completion of the first (Database: `ScriptRetry<Database>`). A Batch or a
+// transaction sends EVAL with the text at once (a NOSCRIPT inside them could not be
+// repaired), as does a FireAndForget call (its reply is never seen).
+//
+// Errors: a script's runtime or compile error is a ServerError whose message holds the
+// server's text (e.g. "ERR user_script:1: Script attempted to access nonexistent global
+// variable 'x' script: …"); redis.error_reply('msg') gives "msg".
+//
+// Threads: that of the sink's send(); the retry runs on the I/O thread that received
+// NOSCRIPT and sends through a copy of the sink.
+#pragma once
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "redmux/commands/script.hpp"
+#include "redmux/commands/sink.hpp"
+#include "redmux/reply.hpp"
+
+namespace redmux {
+
+class Database;
+
+/// True for a sink whose sends are independent, so a script call may be retried from the
+/// first attempt's completion (see the top of this file). Specialise for your own sink.
+template <class Sink>
+struct ScriptRetry : std::false_type {};
+template <>
+struct ScriptRetry<Database> : std::true_type {};
+
+namespace detail {
+/// True for the server's NOSCRIPT error (an EVALSHA of a script it does not have).
+inline bool is_noscript(const Error& error) noexcept {
+  return error.code() == errc::server_error && error.message().starts_with("NOSCRIPT");
+}
+}  // namespace detail
+
+template <class Derived>
+class ScriptingCommands {
+ public:
+  /// Runs a Lua script: `db.eval<long long>("return redis.call('INCR', KEYS[1])", {"k"})`.
+  /// EVALSHA, then EVAL on NOSCRIPT (see the top of this file).
+  template <class T = Reply>
+  Future<T> eval(std::string_view script, std::initializer_list<std::string_view> keys = {},
+                 std::initializer_list<Arg> args = {}, CallOptions options = {}) {
+    return run<T>(Script(std::string(script)).bind_positional(strings(keys), strings(args)), false,
+                  options);
+  }
+  template <class T = Reply, detail::StringRange Keys, detail::StringRange Args>
+  Future<T> eval(std::string_view script, const Keys& keys, const Args& args,
+                 CallOptions options = {}) {
+    return run<T>(Script(std::string(script)).bind_positional(strings(keys), strings(args)), false,
+                  options);
+  }
+  /// Runs a prepared script with positional keys and arguments.
+  template <class T = Reply>
+  Future<T> eval(const Script& script, std::initializer_list<std::string_view> keys = {},
+                 std::initializer_list<Arg> args = {}, CallOptions options = {}) {
+    return run<T>(script.bind_positional(strings(keys), strings(args)), false, options);
+  }
+  template <class T = Reply, detail::StringRange Keys, detail::StringRange Args>
+  Future<T> eval(const Script& script, const Keys& keys, const Args& args,
+                 CallOptions options = {}) {
+    return run<T>(script.bind_positional(strings(keys), strings(args)), false, options);
+  }
+  /// Runs a script bound to its values: `db.eval(script.bind({{"key", "k"}, {"n", 5}}))`.
+  template <class T = Reply>
+  Future<T> eval(const BoundScript& call, CallOptions options = {}) {
+    return run<T>(call, false, options);
+  }
+
+  /// Read-only forms (EVALSHA_RO, then EVAL_RO on NOSCRIPT; Redis 7.0+): the script may not
+  /// write (a write is a ServerError), and the call may go to a replica.
+  template <class T = Reply>
+  Future<T> eval_ro(std::string_view script, std::initializer_list<std::string_view> keys = {},
+                    std::initializer_list<Arg> args = {}, CallOptions options = {}) {
+    return run<T>(Script(std::string(script)).bind_positional(strings(keys), strings(args)), true,
+                  options);
+  }
+  template <class T = Reply>
+  Future<T> eval_ro(const Script& script, std::initializer_list<std::string_view> keys = {},
+                    std::initializer_list<Arg> args = {}, CallOptions options = {}) {
+    return run<T>(script.bind_positional(strings(keys), strings(args)), true, options);
+  }
+  template <class T = Reply>
+  Future<T> eval_ro(const BoundScript& call, CallOptions options = {}) {
+    return run<T>(call, true, options);
+  }
+
+  /// Runs a script the server has cached, by SHA-1, without any retry: NOSCRIPT is a
+  /// ServerError. EVALSHA sha numkeys key… arg….
+  template <class T = Reply>
+  Future<T> evalsha(std::string_view sha1, std::initializer_list<std::string_view> keys = {},
+                    std::initializer_list<Arg> args = {}, CallOptions options = {}) {
+    return send_numkeys<T>("EVALSHA", sha1, keys, args, options);
+  }
+  /// EVALSHA_RO, without retry.
+  template <class T = Reply>
+  Future<T> evalsha_ro(std::string_view sha1, std::initializer_list<std::string_view> keys = {},
+                       std::initializer_list<Arg> args = {}, CallOptions options = {}) {
+    return send_numkeys<T>("EVALSHA_RO", sha1, keys, args, options);
+  }
+  /// Loads a script into the server's cache without running it; its SHA-1. A compile error
+  /// is a ServerError. SCRIPT LOAD.
+  Future<std::string> script_load(std::string_view script, CallOptions options = {}) {
+    return send_command<std::string>(options, {"SCRIPT", "LOAD", script});
+  }
+  /// Whether each SHA-1 is in the server's cache. SCRIPT EXISTS.
+  Future<std::vector<bool>> script_exists(std::initializer_list<std::string_view> sha1s,
+                                          CallOptions options = {}) {
+    detail::ArgList args({"SCRIPT", "EXISTS"}, sha1s.size());
+    args.add_all(sha1s);
+    return send_built<std::vector<bool>>(options, args);
+  }
+  /// Empties the server's script cache (every client's scripts). SCRIPT FLUSH: an admin
+  /// command, refused unless the configuration says allowAdmin=true.
+  Future<void> script_flush(CallOptions options = {}) {
+    return send_command<void>(options, {"SCRIPT", "FLUSH"});
+  }
+
+  /// Loads a library of functions (its text starts "#!lua name=…"); the library's name.
+  /// With `replace`, an existing library of that name is replaced (otherwise ServerError).
+  /// FUNCTION LOAD [REPLACE] code.
+  Future<std::string> function_load(std::string_view code, bool replace = false,
+                                    CallOptions options = {}) {
+    if (replace) return send_command<std::string>(options, {"FUNCTION", "LOAD", "REPLACE", code});
+    return send_command<std::string>(options, {"FUNCTION", "LOAD", code});
+  }
+  /// Deletes a library and its functions; a missing one is a ServerError. FUNCTION DELETE.
+  /// (Not admin-gated: like DEL, it removes only what it names.)
+  Future<void> function_delete(std::string_view library, CallOptions options = {}) {
+    return send_command<void>(options, {"FUNCTION", "DELETE", library});
+  }
+  /// Deletes every library. FUNCTION FLUSH: an admin command (allowAdmin=true).
+  Future<void> function_flush(CallOptions options = {}) {
+    return send_command<void>(options, {"FUNCTION", "FLUSH"});
+  }
+  /// Calls a function of a loaded library. FCALL function numkeys key… arg….
+  template <class T = Reply>
+  Future<T> fcall(std::string_view function, std::initializer_list<std::string_view> keys = {},
+                  std::initializer_list<Arg> args = {}, CallOptions options = {}) {
+    return send_numkeys<T>("FCALL", function, keys, args, options);
+  }
+  template <class T = Reply, detail::StringRange Keys, detail::StringRange Args>
+  Future<T> fcall(std::string_view function, const Keys& keys, const Args& args,
+                  CallOptions options = {}) {
+    return send_numkeys<T>("FCALL", function, keys, args, options);
+  }
+  /// Calls a function registered with the no-writes flag (may go to a replica). FCALL_RO.
+  template <class T = Reply>
+  Future<T> fcall_ro(std::string_view function, std::initializer_list<std::string_view> keys = {},
+                     std::initializer_list<Arg> args = {}, CallOptions options = {}) {
+    return send_numkeys<T>("FCALL_RO", function, keys, args, options);
+  }
+
+ private:
+  template <class R>
+  static std::vector<std::string> strings(const R& items) {
+    std::vector<std::string> out;
+    out.reserve(detail::size_hint(items));
+    for (auto&& item : items) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(item)>, Arg>) {
+        out.emplace_back(item.bytes());
+      } else {
+        out.emplace_back(std::string_view(item));
+      }
+    }
+    return out;
+  }
+
+  /// Sends `command head numkeys words…` for a bound script.
+  template <class T>
+  static Future<T> send_bound(Derived& sink, const char* command, std::string_view head,
+                              const BoundScript& call, const CallOptions& options) {
+    detail::ArgList args({command, head, static_cast<long long>(call.key_count())},
+                         call.words().size());
+    args.add_all(call.words());
+    return detail::send_span<T>(sink, options, args.span());
+  }
+
+  template <class T>
+  Future<T> run(BoundScript call, bool read_only, const CallOptions& options) {
+    Derived& sink = static_cast<Derived&>(*this);
+    const char* eval = read_only ? "EVAL_RO" : "EVAL";
+    if constexpr (!ScriptRetry<Derived>::value) {
+      return send_bound<T>(sink, eval, call.script().text(), call, options);
+    } else {
+      if (has_flag(options.flags, Flags::FireAndForget)) {
+        return send_bound<T>(sink, eval, call.script().text(), call, options);
+      }
+      auto* out = new detail::FutureState<T>();
+      Future<T> result(out);
+      out->add_ref();  // the continuation's reference
+      Future<T> first = send_bound<T>(sink, read_only ? "EVALSHA_RO" : "EVALSHA",
+                                      call.script().sha1(), call, options);
+      first.then([sink = Derived(sink), call = std::move(call), eval, options,
+                  out](Result<T> attempt) mutable {
+        try {
+          if (attempt.has_value() || !detail::is_noscript(attempt.error())) {
+            out->set(std::move(attempt));
+            out->release();
+            return;
+          }
+          send_bound<T>(sink, eval, call.script().text(), call, options)
+              .then([out](Result<T> retried) {
+                out->set(std::move(retried));
+                out->release();
+              });
+        } catch (const std::exception& e) {  // out of memory: fail rather than never complete
+          out->set(Error(errc::invalid_argument, e.what()));
+          out->release();
+        }
+      });
+      return result;
+    }
+  }
+
+  template <class T, class Keys, class Args>
+  Future<T> send_numkeys(const char* command, std::string_view head, const Keys& keys,
+                         const Args& args, const CallOptions& options) {
+    detail::ArgList list({command, head}, 1 + detail::size_hint(keys) + detail::size_hint(args));
+    list.add_counted(keys);
+    for (auto&& arg : args) list.add(Arg(arg));
+    return send_built<T>(options, list);
+  }
+  template <class T>
+  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
+    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
+  }
+  template <class T>
+  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
+    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
+  }
+};
+
+}  // namespace redmux
