@@ -5,9 +5,8 @@
 // are the smallest and largest ids, "$" the last one.
 //
 // XREAD and XREADGROUP come in two forms: the plain ones never block and go over the shared
-// connection; the *_block ones carry BLOCK and are blocking commands, which the multiplexer
-// sends on a dedicated connection (a version without those refuses them with
-// NotAllowedError). Thread-safety: that of the sink's send().
+// connection; the *_block ones carry BLOCK and are blocking commands, which a Database sends
+// on a dedicated connection (docs/blocking.md). Thread-safety: that of the sink's send().
 #pragma once
 
 #include <chrono>
