@@ -97,9 +97,10 @@ void SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& comm
   stream_taken_ += bytes.size();
 }
 
-bool SubmissionQueue::take_inline(std::string& bytes) {
+bool SubmissionQueue::take_inline(std::string& bytes, std::uint64_t* stream_begin) {
   bytes.clear();
   std::lock_guard lock(mutex_);
+  if (stream_begin) *stream_begin = stream_taken_;
   bytes.swap(bytes_);
   Clock::rep earliest = Clock::time_point::max().time_since_epoch().count();
   for (PendingCommand& command : commands_) {

@@ -63,7 +63,8 @@ class SubmissionQueue {
   /// The caller then owns the writer role until finish_inline(). Returns true when the I/O
   /// thread's timer is no longer armed early enough for these commands' deadlines (it fired
   /// meanwhile): the caller must then have the I/O thread absorb them promptly.
-  bool take_inline(std::string& bytes);
+  /// `stream_begin`, if given, receives the stream offset of bytes[0].
+  bool take_inline(std::string& bytes, std::uint64_t* stream_begin = nullptr);
   /// Pusher after its inline write: gives up the writer role. True when commands arrived
   /// meanwhile: the caller must then wake the I/O thread to write them.
   bool finish_inline();

@@ -390,6 +390,13 @@ void Connection::become_ready() {
   queue_.reset_stream_database(config_.default_database);
   queue_.reset_stream_offsets();
   stream_taken_ = 0;
+  // Offsets restart at 0: bytes kept from the previous stream must not match them.
+  write_buffer_.clear();
+  write_buffer_begin_ = 0;
+  {
+    std::lock_guard guard(socket_mutex_);
+    inline_unsent_.clear();
+  }
   stream_written_.store(0, std::memory_order_release);
   state_.store(ConnectionState::Ready, std::memory_order_release);
   // Inline writes send raw bytes on the socket from a caller's thread: never under TLS,
@@ -459,6 +466,14 @@ void Connection::resend_or_fail(std::vector<PendingCommand>& in_flight, const Er
   const bool may_resend = config_.backlog_policy == BacklogPolicy::Queue && carry_over_;
   const std::uint64_t written = stream_written_.load(std::memory_order_acquire);
   const std::uint64_t buffer_end = write_buffer_begin_ + write_buffer_.size();
+  std::string inline_unsent;
+  std::uint64_t inline_begin = 0;
+  {
+    std::lock_guard guard(socket_mutex_);
+    inline_unsent.swap(inline_unsent_);
+    inline_begin = inline_unsent_begin_;
+  }
+  const std::uint64_t inline_end = inline_begin + inline_unsent.size();
   std::vector<SubmissionQueue::Resend> resends;
   std::vector<PendingCommand> done;
   for (PendingCommand& command : in_flight) {
@@ -470,6 +485,10 @@ void Connection::resend_or_fail(std::vector<PendingCommand>& in_flight, const Er
         if (command.bytes_begin >= write_buffer_begin_ && command.bytes_end <= buffer_end) {
           bytes = std::string_view(write_buffer_)
                       .substr(command.bytes_begin - write_buffer_begin_,
+                              command.bytes_end - command.bytes_begin);
+        } else if (command.bytes_begin >= inline_begin && command.bytes_end <= inline_end) {
+          bytes = std::string_view(inline_unsent)
+                      .substr(command.bytes_begin - inline_begin,
                               command.bytes_end - command.bytes_begin);
         }
       } else if (command.retry_written && command.resends == 0 && command.state &&
@@ -697,12 +716,16 @@ void Connection::write_inline() {
   // hand-off less per command at low load. The I/O thread still reads every reply; the
   // commands reach its pipeline through the hand-off list before any reply is parsed.
   thread_local std::string bytes;
-  const bool needs_timer = queue_.take_inline(bytes);
+  std::uint64_t stream_begin = 0;
+  bool needs_timer = false;
   std::size_t sent = 0;
   int error = 0;
   bool ready = false;
   {
+    // Taken before the commands are: a break (close_socket() takes this lock first) then
+    // finds them either not yet taken, or taken with their unsent bytes in inline_unsent_.
     std::lock_guard guard(socket_mutex_);
+    needs_timer = queue_.take_inline(bytes, &stream_begin);
     ready = state() == ConnectionState::Ready && transport_.is_open();
     if (ready) {
       const ssize_t n = ::send(transport_.native_handle(), bytes.data(), bytes.size(),
@@ -713,6 +736,12 @@ void Connection::write_inline() {
         error = errno;
       }
       stream_written_.fetch_add(sent, std::memory_order_acq_rel);
+    }
+    if (sent < bytes.size()) {
+      // Keep what did not reach the socket where a break can find it (under this lock, which
+      // close_socket() takes first): those commands can then be resent, not failed.
+      inline_unsent_.assign(bytes, sent);
+      inline_unsent_begin_ = stream_begin + sent;
     }
   }
   if (sent > 0) {
@@ -760,6 +789,10 @@ void Connection::write_inline() {
 
 void Connection::finish_inline_write(std::string rest) {
   absorb_inline_writes();
+  {
+    std::lock_guard guard(socket_mutex_);
+    inline_unsent_.clear();  // the I/O thread writes it now (write_buffer_ covers it)
+  }
   writing_ = true;
   write_buffer_ = std::move(rest);
   write_buffer_begin_ = stream_taken_ - write_buffer_.size();
@@ -784,6 +817,10 @@ void Connection::absorb_inline_writes() {
     // not written, or written to a connection that is gone: fail them here.
     const Error cause(errc::disconnected,
                       endpoint_text_ + " is " + std::string(to_string(state())));
+    if (state() != ConnectionState::Closed) {
+      resend_or_fail(handoff_scratch_, cause);  // what never reached a socket goes out again
+      return;
+    }
     for (PendingCommand& command : handoff_scratch_) {
       if (command.state) command.state->fail(broken_error(command, cause));
     }

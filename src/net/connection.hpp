@@ -178,6 +178,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<std::uint64_t> stream_written_{0};
   std::uint64_t stream_taken_ = 0;  ///< I/O thread's copy: bytes taken for writing
   std::mutex socket_mutex_;         ///< held by an inline write while it sends; by closers to close
+  /// Bytes an inline write could not send (socket full, failed or closed), with the stream
+  /// offset of their first byte; guarded by socket_mutex_. Lets a break resend them.
+  std::string inline_unsent_;
+  std::uint64_t inline_unsent_begin_ = 0;
   std::vector<PendingCommand> handoff_scratch_;
 
   // reader
