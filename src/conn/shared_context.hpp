@@ -28,12 +28,12 @@ struct Counters {
   std::atomic<std::uint64_t> queue_full{0};
   std::atomic<std::uint64_t> reconnects{0};
   std::atomic<std::uint64_t> fire_and_forget_errors{0};
-  std::atomic<std::uint64_t> pushes{0};  ///< out-of-band push messages
-  std::atomic<std::uint64_t> resent{0};  ///< commands resent automatically after a break
+  std::atomic<std::uint64_t> pushes{0};            ///< out-of-band push messages
+  std::atomic<std::uint64_t> resent{0};            ///< commands resent automatically after a break
   std::atomic<std::uint64_t> heartbeats{0};        ///< idle PINGs sent
   std::atomic<std::uint64_t> dead_connections{0};  ///< declared dead (half-open) and replaced
   std::atomic<std::uint64_t> connection_failures{0};  ///< failed attempts and breaks
-  std::atomic<std::uint64_t> loading_waits{0};  ///< handshakes that found the server loading
+  std::atomic<std::uint64_t> loading_waits{0};        ///< handshakes that found the server loading
 };
 
 class SharedContext {

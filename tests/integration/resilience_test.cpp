@@ -94,9 +94,10 @@ TEST(ResilienceTest, IdleConnectionIsPingedEveryHeartbeatInterval) {
 
 TEST(ResilienceTest, FrozenServerIsDeclaredDeadAndTheConnectionReplaced) {
   RedisServer server;
-  auto mux = Multiplexer::connect(server.address() +
-                                  ",asyncTimeout=300ms,heartbeatInterval=100ms,connectTimeout=300ms,"
-                                  "reconnectBaseDelay=20ms,reconnectMaxDelay=200ms");
+  auto mux =
+      Multiplexer::connect(server.address() +
+                           ",asyncTimeout=300ms,heartbeatInterval=100ms,connectTimeout=300ms,"
+                           "reconnectBaseDelay=20ms,reconnectMaxDelay=200ms");
   Database db = mux->database();
   EXPECT_TRUE(db.set("k", "v").get());
   server.pause();
@@ -114,8 +115,8 @@ TEST(ResilienceTest, FrozenServerIsDeclaredDeadAndTheConnectionReplaced) {
 
 TEST(ResilienceTest, RetryableWriteIsResentOnceAfterTheBreakOthersAreOutcomeUnknown) {
   RedisServer server;
-  auto mux = Multiplexer::connect(server.address() +
-                                  ",asyncTimeout=20000ms,reconnectBaseDelay=20ms,heartbeatInterval=0");
+  auto mux = Multiplexer::connect(
+      server.address() + ",asyncTimeout=20000ms,reconnectBaseDelay=20ms,heartbeatInterval=0");
   Database db = mux->database();
   EXPECT_EQ(db.incr("warm").get(), 1);
   server.pause();
@@ -157,8 +158,8 @@ TEST(ResilienceTest, ReadOnlyCommandsAreResentUnderRetryReadOnlyCommands) {
 
 TEST(ResilienceTest, CommandsQueuedWhileDownAreSentInOrderAfterTheRestart) {
   RedisServer server;
-  auto mux = Multiplexer::connect(server.address() +
-                                  ",asyncTimeout=20000ms,reconnectBaseDelay=20ms,reconnectMaxDelay=100ms");
+  auto mux = Multiplexer::connect(
+      server.address() + ",asyncTimeout=20000ms,reconnectBaseDelay=20ms,reconnectMaxDelay=100ms");
   Database db = mux->database();
   Database db3 = mux->database(3);
   EXPECT_TRUE(db.set("warm", "1").get());
@@ -199,8 +200,8 @@ TEST(ResilienceTest, ServerLoadingItsDatasetIsWaitedOutNotReportedAsErrors) {
   options.args = {"--key-load-delay", "200", "--loading-process-events-interval-bytes", "1024"};
   options.ready_timeout = 60s;
   RedisServer server(options);
-  auto mux = Multiplexer::connect(server.address() +
-                                  ",asyncTimeout=30000ms,reconnectBaseDelay=20ms,reconnectMaxDelay=50ms");
+  auto mux = Multiplexer::connect(
+      server.address() + ",asyncTimeout=30000ms,reconnectBaseDelay=20ms,reconnectMaxDelay=50ms");
   Database db = mux->database();
   {
     Batch batch = db.batch();

@@ -51,8 +51,7 @@ TEST(HandshakeTest, ReadsIdentityFromHelloAndValkeyVersionFromInfo) {
       "=" + std::to_string(info_text.size() + 4) + "\r\ntxt:" + info_text + "\r\n";
   EXPECT_EQ(feed(handshake,
                  hello + "-ERR unknown subcommand\r\n-ERR unknown subcommand\r\n" + info +
-                     "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n" +
-                     "$9\r\nloading:0\r\n",
+                     "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n" + "$9\r\nloading:0\r\n",
                  out),
             Handshake::Step::Done);
   EXPECT_EQ(handshake.identity().databases, 16);
@@ -111,11 +110,10 @@ TEST(HandshakeTest, ServerLoadingItsDatasetIsWaitedOutWithProbes) {
   handshake.begin(out);
   out.clear();
   const std::string loading = "$9\r\nloading:1\r\n";
-  EXPECT_EQ(feed(handshake,
-                 "%0\r\n-ERR x\r\n-ERR x\r\n$19\r\nredis_version:7.0.0\r\n-LOADING\r\n" +
-                     loading,
-                 out),
-            Handshake::Step::Loading);
+  EXPECT_EQ(
+      feed(handshake,
+           "%0\r\n-ERR x\r\n-ERR x\r\n$19\r\nredis_version:7.0.0\r\n-LOADING\r\n" + loading, out),
+      Handshake::Step::Loading);
   handshake.probe_loading(out);
   EXPECT_EQ(out, "*2\r\n$4\r\nINFO\r\n$11\r\npersistence\r\n");
   EXPECT_EQ(feed(handshake, loading, out), Handshake::Step::Loading);
