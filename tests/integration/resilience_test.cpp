@@ -216,6 +216,9 @@ TEST(ResilienceTest, ServerLoadingItsDatasetIsWaitedOutNotReportedAsErrors) {
   // accepts connections while it loads (and answers -LOADING); restart() returns once it
   // answers PONG, i.e. once loading is done — meanwhile redmux reconnects (every ≤ 50 ms)
   // and must hold the GET instead of sending it into -LOADING.
+  // (Once the connection saw the kill: a command written to the dying socket before that
+  // would rightly fail as outcome_unknown.)
+  ASSERT_TRUE(wait_until([&] { return !mux->is_connected(); }));
   Future<std::optional<std::string>> later = db.get("key:5999");
   server.restart();
   Result<std::optional<std::string>> during = later.result();
