@@ -14,6 +14,7 @@
 #include "redmux/commands/hyperloglog.hpp"
 #include "redmux/commands/keys.hpp"
 #include "redmux/commands/lists.hpp"
+#include "redmux/commands/pubsub.hpp"
 #include "redmux/commands/server.hpp"
 #include "redmux/commands/sets.hpp"
 #include "redmux/commands/sorted_sets.hpp"
@@ -34,6 +35,7 @@ class Commands : public StringCommands<Derived>,
                  public StreamCommands<Derived>,
                  public GeoCommands<Derived>,
                  public BitmapCommands<Derived>,
-                 public ServerCommands<Derived> {};
+                 public ServerCommands<Derived>,
+                 public PubSubCommands<Derived> {};
 
 }  // namespace redmux

@@ -34,6 +34,19 @@ std::string ago(Clock::time_point then, Clock::time_point now) {
   return ms < 0 ? std::string("never") : std::to_string(ms) + " ms ago";
 }
 
+/// RESP2 has no push type: on a subscribed connection, messages and (un)subscribe
+/// confirmations are arrays of at least 3 elements led by their kind.
+bool is_resp2_pubsub(NodeSpan reply) noexcept {
+  if (reply.size() < 4 || reply[0].type != ReplyType::Array || reply[0].size < 3) return false;
+  const Node& kind = reply[1];
+  if (kind.type != ReplyType::BulkString) return false;
+  for (std::string_view known : {"message", "pmessage", "smessage", "subscribe", "psubscribe",
+                                 "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe"}) {
+    if (kind.value == known) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string_view to_string(ConnectionState state) noexcept {
@@ -322,7 +335,8 @@ void Connection::attempt_failed(Error error) {
   emit(ConnectionEventKind::Failed, last_attempt_error_);
   if (!ever_ready_ && first_result_) {
     if (attempts_ <= 4) {  // the first few attempts' reasons, for the connect error
-      attempt_log_ += "; attempt " + std::to_string(attempts_) + ": " + last_attempt_error_.message();
+      attempt_log_ +=
+          "; attempt " + std::to_string(attempts_) + ": " + last_attempt_error_.message();
     }
     if (attempts_ > config_.connect_retry) {
       auto first = std::move(first_result_);
@@ -396,6 +410,9 @@ void Connection::become_ready() {
   // where every byte must go through the TLS session on the I/O thread.
   queue_.set_inline(!transport_.is_tls());
   emit(restored ? ConnectionEventKind::Restored : ConnectionEventKind::Connected);
+  // Before the backlog is written: what the hook queues (the subscriptions, in one batch)
+  // leaves in the same write as the commands held while the connection was down.
+  if (ready_hook_ && state() == ConnectionState::Ready) ready_hook_(*this);
   if (first_result_) {
     auto first = std::move(first_result_);
     first_result_ = nullptr;
@@ -506,8 +523,8 @@ void Connection::resend_or_fail(std::vector<PendingCommand>& in_flight, const Er
 // Health
 
 void Connection::arm_health_timer() {
-  const auto period = config_.heartbeat_interval.count() > 0 ? config_.heartbeat_interval
-                                                             : config_.async_timeout;
+  const auto period =
+      config_.heartbeat_interval.count() > 0 ? config_.heartbeat_interval : config_.async_timeout;
   health_timer_.expires_after(period);
   health_timer_.async_wait(
       [self = shared_from_this(), generation = generation_.load()](const asio::error_code& ec) {
@@ -525,8 +542,7 @@ void Connection::on_health_tick() {
   if (!pipeline_.empty()) {
     // Half-open: a command is overdue (a caller timed out, or the idle PING went unanswered)
     // and nothing has been read for two timeouts — the peer is gone or frozen; replace it.
-    const bool heartbeat_overdue =
-        heartbeat_sent_ > last_read_ && now - heartbeat_sent_ >= timeout;
+    const bool heartbeat_overdue = heartbeat_sent_ > last_read_ && now - heartbeat_sent_ >= timeout;
     const Clock::time_point progress = std::max(last_read_, awaiting_since_);
     if ((overdue_ || heartbeat_overdue) && now - progress >= 2 * timeout) {
       shared_->counters().dead_connections.fetch_add(1, std::memory_order_relaxed);
@@ -541,7 +557,8 @@ void Connection::on_health_tick() {
   }
   // Roles change under a failover: a replica is asked every second whether it was promoted,
   // a primary every 30 s whether it was demoted (READONLY replies ask at once).
-  if (now - last_role_check_ >= (is_replica() ? std::chrono::seconds(1) : std::chrono::seconds(30))) {
+  if (now - last_role_check_ >=
+      (is_replica() ? std::chrono::seconds(1) : std::chrono::seconds(30))) {
     last_role_check_ = now;
     probe_role();
   }
@@ -890,8 +907,14 @@ void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
 
 bool Connection::on_reply(NodeSpan reply) {
   if (!reply.empty() && reply[0].type == ReplyType::Push) {
-    // Out-of-band (RESP3 push): not an answer to any command. Pub/sub consumes these later.
+    // Out-of-band (RESP3 push): not an answer to any command.
     shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
+    if (push_handler_) push_handler_(reply);
+    return true;
+  }
+  if (subscriber_mode_ && is_resp2_pubsub(reply)) {
+    shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
+    if (push_handler_) push_handler_(reply);
     return true;
   }
   if (state() == ConnectionState::Handshaking) {
@@ -924,6 +947,11 @@ bool Connection::on_reply(NodeSpan reply) {
             "); commands written behind it may have run against the previous database, so the "
             "connection was reset"));
     return false;
+  }
+  if (outcome == Pipeline::ReplyOutcome::Unexpected && subscriber_mode_ && is_error_reply(reply)) {
+    // A SUBSCRIBE refused (ACL, cross-slot …): it expects no reply, so nothing was waiting.
+    shared_->report_error(server_error_from(reply, "SUBSCRIBE family"));
+    return true;
   }
   if (outcome == Pipeline::ReplyOutcome::Unexpected) {
     connection_broken(Error(errc::protocol_error, "a reply arrived from " + endpoint_text_ +
