@@ -38,14 +38,14 @@ struct MultiplexerStatus {
   std::uint64_t queue_full = 0;  ///< commands refused by maxQueuedCommands
   std::uint64_t reconnects = 0;
   std::uint64_t fire_and_forget_errors = 0;
-  std::uint64_t resent = 0;            ///< commands resent automatically after a connection broke
-  std::uint64_t heartbeats = 0;        ///< idle PINGs sent (heartbeatInterval)
-  std::uint64_t dead_connections = 0;  ///< declared dead (half-open, frozen) and replaced
+  std::uint64_t resent = 0;  ///< commands resent automatically after a connection broke
+  std::uint64_t heartbeats = 0;           ///< idle PINGs sent (heartbeatInterval)
+  std::uint64_t dead_connections = 0;     ///< declared dead (half-open, frozen) and replaced
   std::uint64_t connection_failures = 0;  ///< failed connection attempts and broken connections
   std::uint64_t loading_waits = 0;  ///< connections that waited for the server to load its data
-  std::size_t outstanding = 0;      ///< accepted, not yet answered (queued + in flight)
-  std::size_t queued = 0;           ///< accepted, not yet written
-  std::size_t in_flight = 0;        ///< written, awaiting their replies
+  std::size_t outstanding = 0;  ///< accepted, not yet answered (queued + in flight)
+  std::size_t queued = 0;       ///< accepted, not yet written
+  std::size_t in_flight = 0;    ///< written, awaiting their replies
   std::size_t connections = 0;
   std::size_t connected = 0;  ///< connections ready now
   /// Commands per write: commands / writes (automatic pipelining at work).

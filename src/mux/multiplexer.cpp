@@ -188,8 +188,8 @@ std::string Multiplexer::status_text() const {
   std::snprintf(per_write, sizeof per_write, "%.1f", s.commands_per_write());
   text += "; commands=" + std::to_string(s.commands) + " replies=" + std::to_string(s.replies) +
           " writes=" + std::to_string(s.writes) + " (" + per_write + " commands/write)" +
-          " outstanding=" + std::to_string(s.outstanding) + " (queued=" + std::to_string(s.queued) +
-          " in-flight=" + std::to_string(s.in_flight) + ")" +
+          " outstanding=" + std::to_string(s.outstanding) + " (queued=" +
+          std::to_string(s.queued) + " in-flight=" + std::to_string(s.in_flight) + ")" +
           " timeouts=" + std::to_string(s.timeouts) +
           " queue-full=" + std::to_string(s.queue_full) +
           " reconnects=" + std::to_string(s.reconnects) +

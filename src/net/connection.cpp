@@ -335,8 +335,7 @@ void Connection::attempt_failed(Error error) {
   emit(ConnectionEventKind::Failed, last_attempt_error_);
   if (!ever_ready_ && first_result_) {
     if (attempts_ <= 4) {  // the first few attempts' reasons, for the connect error
-      attempt_log_ +=
-          "; attempt " + std::to_string(attempts_) + ": " + last_attempt_error_.message();
+      attempt_log_ += "; attempt " + std::to_string(attempts_) + ": " + last_attempt_error_.message();
     }
     if (attempts_ > config_.connect_retry) {
       auto first = std::move(first_result_);
@@ -523,8 +522,8 @@ void Connection::resend_or_fail(std::vector<PendingCommand>& in_flight, const Er
 // Health
 
 void Connection::arm_health_timer() {
-  const auto period =
-      config_.heartbeat_interval.count() > 0 ? config_.heartbeat_interval : config_.async_timeout;
+  const auto period = config_.heartbeat_interval.count() > 0 ? config_.heartbeat_interval
+                                                             : config_.async_timeout;
   health_timer_.expires_after(period);
   health_timer_.async_wait(
       [self = shared_from_this(), generation = generation_.load()](const asio::error_code& ec) {
@@ -542,7 +541,8 @@ void Connection::on_health_tick() {
   if (!pipeline_.empty()) {
     // Half-open: a command is overdue (a caller timed out, or the idle PING went unanswered)
     // and nothing has been read for two timeouts — the peer is gone or frozen; replace it.
-    const bool heartbeat_overdue = heartbeat_sent_ > last_read_ && now - heartbeat_sent_ >= timeout;
+    const bool heartbeat_overdue =
+        heartbeat_sent_ > last_read_ && now - heartbeat_sent_ >= timeout;
     const Clock::time_point progress = std::max(last_read_, awaiting_since_);
     if ((overdue_ || heartbeat_overdue) && now - progress >= 2 * timeout) {
       shared_->counters().dead_connections.fetch_add(1, std::memory_order_relaxed);
@@ -557,8 +557,7 @@ void Connection::on_health_tick() {
   }
   // Roles change under a failover: a replica is asked every second whether it was promoted,
   // a primary every 30 s whether it was demoted (READONLY replies ask at once).
-  if (now - last_role_check_ >=
-      (is_replica() ? std::chrono::seconds(1) : std::chrono::seconds(30))) {
+  if (now - last_role_check_ >= (is_replica() ? std::chrono::seconds(1) : std::chrono::seconds(30))) {
     last_role_check_ = now;
     probe_role();
   }
