@@ -142,6 +142,14 @@ Connection& SubscriptionHub::connection_locked() {
   return *connection_;
 }
 
+void SubscriptionHub::fall_back_to_dedicated_locked() {
+  // The interactive connection keeps the hooks; they ignore it from now on (on_ready checks
+  // the connection, and a RESP2 connection sends no pushes).
+  shared_mode_ = false;
+  connection_.reset();
+  if (listeners_ > 0) connection_locked();  // its ready hook subscribes every name
+}
+
 void SubscriptionHub::send_locked(std::string_view command, std::string_view name) {
   if (closed_) return;
   Connection& connection = connection_locked();
@@ -196,6 +204,10 @@ Result<std::shared_ptr<SubscriptionState>> SubscriptionHub::add(SubscriptionKind
                  "subscribing to " + describe(kind, name) + ": the multiplexer was closed");
   }
   executor_locked();
+  if (shared_mode_ && connection_->state() == ConnectionState::Ready &&
+      connection_->identity().protocol != 3) {
+    fall_back_to_dedicated_locked();
+  }
   join_locked(kind, name).members.push_back(state);
   ++listeners_;
   return state;
@@ -207,6 +219,10 @@ Error SubscriptionHub::add_queue(const std::shared_ptr<QueueCore>& queue) {
   if (names.empty()) return Error(errc::invalid_argument, "redmux: a message queue needs a name");
   std::lock_guard lock(mutex_);
   if (closed_) return Error(errc::shut_down, "subscribing: the multiplexer was closed");
+  if (shared_mode_ && connection_->state() == ConnectionState::Ready &&
+      connection_->identity().protocol != 3) {
+    fall_back_to_dedicated_locked();
+  }
   for (const std::string& name : names) {
     auto state = std::make_shared<SubscriptionState>();
     state->kind = kind;
@@ -425,6 +441,10 @@ void SubscriptionHub::on_ready(Connection& connection) {
   // slot). Confirmations arrive as pushes and mark the entries confirmed again.
   std::lock_guard lock(mutex_);
   if (closed_ || &connection != connection_.get()) return;
+  if (shared_mode_ && connection.identity().protocol != 3) {
+    fall_back_to_dedicated_locked();
+    return;
+  }
   ++ready_count_;
   std::string bytes;
   std::vector<PendingCommand> commands;

@@ -145,6 +145,9 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   void end_queue_locked(const std::shared_ptr<QueueCore>& queue, Error why, Deferred& deferred);
   /// REQUIRES: mutex_ held. The connection carrying subscriptions (opened on first use).
   Connection& connection_locked();
+  /// REQUIRES: mutex_ held. Shared mode, but the interactive connection negotiated RESP2
+  /// (the server refused HELLO 3): subscriptions move to a connection of their own.
+  void fall_back_to_dedicated_locked();
   /// REQUIRES: mutex_ held. Sends (P|S)(UN)SUBSCRIBE for one name when the connection is ready.
   void send_locked(std::string_view command, std::string_view name);
   void finish(Deferred& deferred);

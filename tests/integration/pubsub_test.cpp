@@ -526,6 +526,20 @@ TEST(PubSubTest, SharedSubscriptionConnectionUnderResp3) {
   EXPECT_EQ(db.incr("counter").get(), 501);
 }
 
+TEST(PubSubTest, SharedSubscriptionFallsBackWhenTheServerOnlySpeaksResp2) {
+  RedisServer server({.args = {"--rename-command", "HELLO", ""}});
+  auto mux = connect_to(server, ",sharedSubscriptionConnection=true");
+  ASSERT_EQ(mux->server_identity().protocol, 2);
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe("fallback", inbox.handler());
+  sub.confirmed().get();
+  EXPECT_FALSE(mux->subscriber().status().shared_connection);
+  EXPECT_EQ(named_connections(server, "pubsub-test"), 2);  // a connection of its own
+  EXPECT_EQ(mux->database().publish("fallback", "over resp2").get(), 1);
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+  EXPECT_EQ(mux->database().incr("still-works").get(), 1);
+}
+
 TEST(PubSubTest, ResubscribesAfterServerRestart) {
   RedisServer server;
   auto mux = connect_to(server, ",connectTimeout=2000");
