@@ -14,6 +14,7 @@
 #include "redmux/commands/hyperloglog.hpp"
 #include "redmux/commands/keys.hpp"
 #include "redmux/commands/lists.hpp"
+#include "redmux/commands/pubsub.hpp"
 #include "redmux/commands/scripting.hpp"
 #include "redmux/commands/server.hpp"
 #include "redmux/commands/sets.hpp"
@@ -36,6 +37,7 @@ class Commands : public StringCommands<Derived>,
                  public GeoCommands<Derived>,
                  public BitmapCommands<Derived>,
                  public ScriptingCommands<Derived>,
-                 public ServerCommands<Derived> {};
+                 public ServerCommands<Derived>,
+                 public PubSubCommands<Derived> {};
 
 }  // namespace redmux

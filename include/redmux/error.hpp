@@ -36,6 +36,9 @@ enum class errc {
   invalid_config,       ///< configuration string or URL rejected
   invalid_argument,     ///< API misuse (bad argument to a typed command, …)
   transaction_aborted,  ///< the command's transaction did not commit (condition, WATCH …)
+  // pub/sub
+  subscription_overflow,  ///< a subscription's buffer overflowed (messages dropped, or ended)
+  handler_failed,         ///< a pub/sub message handler threw
 };
 
 /// The std::error_category of redmux::errc ("redmux").

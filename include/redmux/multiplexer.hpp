@@ -23,6 +23,7 @@
 #include "redmux/future.hpp"
 #include "redmux/io_pool.hpp"
 #include "redmux/server_info.hpp"
+#include "redmux/subscriber.hpp"
 
 namespace redmux {
 
@@ -73,6 +74,9 @@ class Multiplexer {
 
   /// A Database for `index` (-1: defaultDatabase). Cheap; take one per use.
   Database database(int index = -1) const;
+  /// Pub/sub: subscribe handlers or queues to channels, patterns and shard channels (see
+  /// redmux/subscriber.hpp). The subscription connection opens on the first subscribe.
+  Subscriber subscriber() const;
 
   const Config& config() const noexcept;
   /// What the first connected server said about itself (product, version, mode, role).

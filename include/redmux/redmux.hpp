@@ -18,5 +18,6 @@
 #include "redmux/reply.hpp"
 #include "redmux/result.hpp"
 #include "redmux/server_info.hpp"
+#include "redmux/subscriber.hpp"
 #include "redmux/transaction.hpp"
 #include "redmux/version.hpp"

@@ -350,23 +350,17 @@ std::string_view connection_state_advice(const CommandInfo& info) noexcept {
        "transactions need a connection of their own: use Database::transaction(), which runs "
        "on a dedicated connection"},
       {"SUBSCRIBE",
-       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
-       "version yet"},
+       "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
       {"PSUBSCRIBE",
-       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
-       "version yet"},
+       "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
       {"SSUBSCRIBE",
-       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
-       "version yet"},
+       "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
       {"UNSUBSCRIBE",
-       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
-       "version yet"},
+       "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
       {"PUNSUBSCRIBE",
-       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
-       "version yet"},
+       "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
       {"SUNSUBSCRIBE",
-       "subscriptions need a connection of their own; Multiplexer::subscriber() is not in this "
-       "version yet"},
+       "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
       {"MONITOR", "MONITOR takes over its connection; run it from redis-cli"},
       {"CLIENT REPLY", "use Flags::FireAndForget to skip a reply"},
       {"RESET", "close the Multiplexer and connect again to start afresh"},

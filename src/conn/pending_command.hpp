@@ -19,6 +19,8 @@ enum class PendingKind : std::uint8_t {
   Internal,       ///< redmux's own command (SELECT inserted for a database switch): `state`
                   ///< may be an internal handler, or null when the reply is only checked
   Heartbeat,      ///< redmux's idle PING: the reply (or error) only proves the link is alive
+  NoReply,        ///< answered out of band (SUBSCRIBE family: confirmations are pushes), so
+                  ///< it never enters the pipeline; `state` is null
 };
 
 struct PendingCommand {

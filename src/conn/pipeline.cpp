@@ -24,6 +24,8 @@ void Pipeline::push(std::span<const PendingCommand> commands) {
       } else {
         latest_deadline_ = command.deadline;
       }
+    } else if (command.kind == PendingKind::NoReply) {
+      continue;  // its answers arrive as pushes: no reply in the FIFO belongs to it
     }
     in_flight_.push_back(command);
   }
@@ -60,6 +62,7 @@ Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& rep
     case PendingKind::FireAndForget:
       if (is_error_reply(reply) && report) report(front.name, reply);
       break;
+    case PendingKind::NoReply:  // never in flight (push() skips it)
     case PendingKind::Heartbeat:
       break;  // any reply, even an error (LOADING, BUSY …), shows the link is alive
   }

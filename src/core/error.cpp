@@ -45,6 +45,10 @@ class Category final : public std::error_category {
         return "invalid argument";
       case errc::transaction_aborted:
         return "transaction did not commit";
+      case errc::subscription_overflow:
+        return "subscription buffer overflowed";
+      case errc::handler_failed:
+        return "message handler threw";
     }
     return "unknown redmux error";
   }
@@ -108,6 +112,9 @@ void Error::raise() const {
       throw InvalidArgumentError(code_, message_);
     case errc::transaction_aborted:
       throw TransactionAbortedError(code_, message_);
+    case errc::subscription_overflow:
+    case errc::handler_failed:
+      throw RedmuxError(code_, message_);
     case errc::ok:
       break;
   }

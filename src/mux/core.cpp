@@ -5,6 +5,7 @@
 #include "mux/blocking.hpp"
 #include "mux/dedicated_pool.hpp"
 #include "net/io_load.hpp"
+#include "pubsub/hub.hpp"
 #include "topology/slot.hpp"
 
 namespace redmux::detail {
@@ -31,6 +32,12 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
     groups_.push_back(std::move(group));
   }
   dedicated_ = std::make_shared<DedicatedPool>(shared_, pool_, tls);
+  hub_ = std::make_shared<SubscriptionHub>(shared_, pool_, tls);
+  // sharedSubscriptionConnection: under RESP3 pushes can share the interactive connection
+  // with replies, so subscriptions ride the first one instead of a connection of their own.
+  if (cfg.shared_subscription_connection && cfg.protocol == Protocol::Resp3 && !groups_.empty()) {
+    hub_->ride_on(groups_.front().front());
+  }
 }
 
 MuxCore::~MuxCore() {
@@ -89,6 +96,7 @@ void MuxCore::close() {
     // Counted before any shutdown can finish, so `remaining` cannot reach 0 early.
     std::lock_guard lock(pending->mutex);
     pending->remaining += dedicated_->close(one_closed);
+    pending->remaining += hub_->close(one_closed);
   }
   for (auto& group : groups_) {
     for (auto& connection : group) {

@@ -24,6 +24,7 @@
 namespace redmux::detail {
 
 class DedicatedPool;
+class SubscriptionHub;
 
 class MuxCore {
  public:
@@ -63,6 +64,8 @@ class MuxCore {
   const std::vector<std::vector<std::shared_ptr<Connection>>>& groups() const { return groups_; }
   /// The connections leased to blocking commands and transactions (dedicated_pool.hpp).
   const std::shared_ptr<DedicatedPool>& dedicated_pool() const noexcept { return dedicated_; }
+  /// The pub/sub state (pubsub/hub.hpp): its own connection, or the first interactive one.
+  const std::shared_ptr<SubscriptionHub>& subscription_hub() const noexcept { return hub_; }
 
  private:
   std::shared_ptr<IoPool> pool_;
@@ -70,6 +73,7 @@ class MuxCore {
   /// One group per endpoint; connectionsPerEndpoint connections in each.
   std::vector<std::vector<std::shared_ptr<Connection>>> groups_;
   std::shared_ptr<DedicatedPool> dedicated_;
+  std::shared_ptr<SubscriptionHub> hub_;
   std::atomic<bool> closed_{false};
   std::atomic<std::size_t> replica_cursor_{0};
   /// Unknown command names already asked about with COMMAND INFO (once each).

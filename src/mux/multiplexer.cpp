@@ -111,6 +111,10 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
   return future;
 }
 
+Subscriber Multiplexer::subscriber() const {
+  return Subscriber(core_, core_->subscription_hub());
+}
+
 Database Multiplexer::database(int index) const {
   return Database(core_, index == -1 ? core_->config().default_database : index);
 }

@@ -34,6 +34,19 @@ std::string ago(Clock::time_point then, Clock::time_point now) {
   return ms < 0 ? std::string("never") : std::to_string(ms) + " ms ago";
 }
 
+/// RESP2 has no push type: on a subscribed connection, messages and (un)subscribe
+/// confirmations are arrays of at least 3 elements led by their kind.
+bool is_resp2_pubsub(NodeSpan reply) noexcept {
+  if (reply.size() < 4 || reply[0].type != ReplyType::Array || reply[0].size < 3) return false;
+  const Node& kind = reply[1];
+  if (kind.type != ReplyType::BulkString) return false;
+  for (std::string_view known : {"message", "pmessage", "smessage", "subscribe", "psubscribe",
+                                 "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe"}) {
+    if (kind.value == known) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string_view to_string(ConnectionState state) noexcept {
@@ -404,6 +417,9 @@ void Connection::become_ready() {
   // where every byte must go through the TLS session on the I/O thread.
   queue_.set_inline(!transport_.is_tls());
   emit(restored ? ConnectionEventKind::Restored : ConnectionEventKind::Connected);
+  // Before the backlog is written: what the hook queues (the subscriptions, in one batch)
+  // leaves in the same write as the commands held while the connection was down.
+  if (ready_hook_ && state() == ConnectionState::Ready) ready_hook_(*this);
   if (first_result_) {
     auto first = std::move(first_result_);
     first_result_ = nullptr;
@@ -928,8 +944,14 @@ void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
 
 bool Connection::on_reply(NodeSpan reply) {
   if (!reply.empty() && reply[0].type == ReplyType::Push) {
-    // Out-of-band (RESP3 push): not an answer to any command. Pub/sub consumes these later.
+    // Out-of-band (RESP3 push): not an answer to any command.
     shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
+    if (push_handler_) push_handler_(reply);
+    return true;
+  }
+  if (subscriber_mode_ && is_resp2_pubsub(reply)) {
+    shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
+    if (push_handler_) push_handler_(reply);
     return true;
   }
   if (state() == ConnectionState::Handshaking) {
@@ -962,6 +984,11 @@ bool Connection::on_reply(NodeSpan reply) {
             "); commands written behind it may have run against the previous database, so the "
             "connection was reset"));
     return false;
+  }
+  if (outcome == Pipeline::ReplyOutcome::Unexpected && subscriber_mode_ && is_error_reply(reply)) {
+    // A SUBSCRIBE refused (ACL, cross-slot …): it expects no reply, so nothing was waiting.
+    shared_->report_error(server_error_from(reply, "SUBSCRIBE family"));
+    return true;
   }
   if (outcome == Pipeline::ReplyOutcome::Unexpected) {
     connection_broken(Error(errc::protocol_error, "a reply arrived from " + endpoint_text_ +

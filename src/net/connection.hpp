@@ -46,6 +46,12 @@ std::string_view to_string(ConnectionState state) noexcept;
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using FirstResult = std::function<void(const Error&)>;
+  /// Gets each out-of-band frame (a RESP3 push; in subscriber mode also a RESP2 pub/sub
+  /// array), on the I/O thread. The span is valid only during the call.
+  using PushHandler = std::function<void(NodeSpan)>;
+  /// Runs on the I/O thread each time the connection becomes ready (first connect and every
+  /// reconnect), after the handshake and before anything queued is written.
+  using ReadyHook = std::function<void(Connection&)>;
 
   /// `tls`: the multiplexer's TLS settings when ssl=true (null: plain connections).
   Connection(asio::io_context& io, std::shared_ptr<IoPool::Load> load,
@@ -70,6 +76,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// to the next connection (no resend, no backlog): for leased dedicated connections, whose
   /// commands depend on the session (WATCH). Call before start().
   void set_carry_over(bool carry_over) noexcept { carry_over_ = carry_over; }
+  /// Where push frames go (pub/sub messages and confirmations); without one they are counted
+  /// and dropped. Call before start().
+  void set_push_handler(PushHandler handler) { push_handler_ = std::move(handler); }
+  /// Call before start(). The pub/sub layer re-subscribes from here in one write.
+  void set_ready_hook(ReadyHook hook) { ready_hook_ = std::move(hook); }
+  /// A connection that holds subscriptions: under RESP2 an array whose first element is
+  /// message, pmessage, smessage or a (un)subscribe confirmation is a push, not a reply, and
+  /// an error reply with nothing in flight (a refused SUBSCRIBE) is reported, not fatal.
+  /// Call before start().
+  void set_subscriber_mode(bool on) noexcept { subscriber_mode_ = on; }
 
   ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
   /// True when the server said (HELLO role) it is a replica.
@@ -165,6 +181,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string attempt_log_;  ///< why each attempt of the first series failed (connect error)
   bool ever_ready_ = false;
   bool carry_over_ = true;
+  bool subscriber_mode_ = false;
+  PushHandler push_handler_;
+  ReadyHook ready_hook_;
 
   // writer
   bool writing_ = false;

@@ -1,0 +1,196 @@
+// SubscriptionHub: a multiplexer's pub/sub state — which channels, patterns and shard
+// channels are subscribed, who listens to each, the connection that carries them, and the
+// bounded buffers between the I/O thread that reads messages and the delivery threads that
+// run handlers.
+//
+// The server sees one SUBSCRIBE per name: the first listener of a name sends it, the last
+// one to leave sends UNSUBSCRIBE. A SUBSCRIBE is sent at once only when the connection is
+// ready; otherwise (and after every reconnect) the connection's ready hook re-subscribes
+// every name in one batch, so the server's state always converges on the hub's.
+//
+// Threads: the public members are safe from any thread. on_push() and on_ready() run on the
+// connection's I/O thread; drain tasks run on the delivery executor. One mutex guards the
+// maps, the buffers and the scheduling flags; handlers run without it. Lock order: mutex_,
+// then a QueueCore's mutex, then a connection's queue lock (submit()).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "conn/shared_context.hpp"
+#include "net/connection.hpp"
+#include "pubsub/delivery_executor.hpp"
+#include "redmux/io_pool.hpp"
+#include "redmux/subscriber.hpp"
+
+namespace redmux::detail {
+
+/// The buffer behind one MessageQueue (several names may feed it).
+struct QueueCore {
+  QueueCore(SubscriptionKind kind_in, std::vector<std::string> names_in, std::size_t capacity_in,
+            OverflowPolicy overflow_in)
+      : kind(kind_in),
+        names(std::move(names_in)),
+        capacity(capacity_in == 0 ? 1 : capacity_in),
+        overflow(overflow_in) {}
+  const SubscriptionKind kind;
+  const std::vector<std::string> names;
+  const std::size_t capacity;
+  const OverflowPolicy overflow;
+  mutable std::mutex mutex;
+  std::condition_variable arrived;
+  std::deque<Message> messages;  ///< guarded by mutex
+  bool ended = false;            ///< guarded by mutex; no more messages will come
+  Error error;                   ///< guarded by mutex; why it ended
+  bool dropping = false;         ///< guarded by mutex; reported this episode of drops
+  std::atomic<std::uint64_t> dropped{0};
+  /// The subscriptions feeding it; guarded by the hub's mutex.
+  std::vector<std::shared_ptr<SubscriptionState>> members;
+};
+
+/// One listener (a handler, or one name of a queue) on one name.
+struct SubscriptionState {
+  SubscriptionKind kind = SubscriptionKind::Channel;
+  std::string name;
+  MessageHandler handler;            ///< empty for a queue's member
+  std::shared_ptr<QueueCore> queue;  ///< null for a handler
+  std::size_t capacity = 1;
+  OverflowPolicy overflow = OverflowPolicy::DropOldest;
+  Delivery delivery = Delivery::Ordered;
+  std::atomic<bool> active{true};
+  std::atomic<std::uint64_t> dropped{0};
+  /// Shared while the handler runs, exclusive in unsubscribe(): once that has it, no
+  /// invocation runs and (active being false) none starts.
+  std::shared_mutex invoking;
+  // Guarded by the hub's mutex:
+  std::deque<std::pair<std::uint64_t, std::shared_ptr<const Message>>> buffer;  ///< (seq, msg)
+  std::size_t workers = 0;  ///< Concurrent: drain tasks running or posted for it
+  bool dropping = false;    ///< reported this episode of drops (ends when the buffer empties)
+};
+
+/// One name subscribed on the server, and its listeners.
+struct ChannelEntry {
+  SubscriptionKind kind = SubscriptionKind::Channel;
+  std::string name;
+  std::vector<std::shared_ptr<SubscriptionState>> members;
+  bool confirmed = false;                   ///< the server confirmed it on the current connection
+  std::vector<FutureState<void>*> waiters;  ///< one reference each
+  bool draining = false;  ///< an ordered drain task is posted or running (the strand)
+};
+
+class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
+ public:
+  SubscriptionHub(std::shared_ptr<SharedContext> shared, std::shared_ptr<IoPool> pool,
+                  std::shared_ptr<TlsContext> tls);
+  ~SubscriptionHub();
+  SubscriptionHub(const SubscriptionHub&) = delete;
+  SubscriptionHub& operator=(const SubscriptionHub&) = delete;
+
+  /// sharedSubscriptionConnection under RESP3: subscriptions ride `connection` (an
+  /// interactive one) as pushes. REQUIRES: before the connection starts.
+  void ride_on(const std::shared_ptr<Connection>& connection);
+
+  /// A handler on `name`. Fails with errc::shut_down once closed.
+  Result<std::shared_ptr<SubscriptionState>> add(SubscriptionKind kind, std::string_view name,
+                                                 MessageHandler handler,
+                                                 const SubscribeOptions& options);
+  /// A queue fed by its names.
+  Error add_queue(const std::shared_ptr<QueueCore>& queue);
+  /// Ends one handler; waits for a running invocation unless `wait` is false (see
+  /// Subscription::unsubscribe()).
+  void remove(const std::shared_ptr<SubscriptionState>& state, bool wait);
+  /// Ends a queue with `why` (what it holds can still be popped).
+  void end_queue(const std::shared_ptr<QueueCore>& queue, Error why);
+  /// Ends every listener on `name`. Returns how many.
+  std::size_t remove_all(SubscriptionKind kind, std::string_view name);
+  /// Completes once `name` is confirmed by the server (see Subscription::confirmed()).
+  Future<void> confirmed(SubscriptionKind kind, std::string_view name);
+
+  SubscriberStatus status() const;
+  /// Ends everything (futures fail with errc::shut_down) and shuts the dedicated connection
+  /// down; `closed` runs when it has. Returns the number of connections shut down (0 or 1).
+  std::size_t close(const std::function<void()>& closed);
+
+ private:
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const noexcept {
+      return std::hash<std::string_view>()(name);
+    }
+  };
+  using EntryMap =
+      std::unordered_map<std::string, std::shared_ptr<ChannelEntry>, NameHash, std::equal_to<>>;
+  /// Work collected under the mutex, done after it is released.
+  struct Deferred {
+    std::vector<std::function<void()>> posts;
+    std::vector<Error> reports;
+    std::vector<FutureState<void>*> confirm;  ///< completed ok
+    std::vector<std::pair<FutureState<void>*, Error>> fail;
+  };
+
+  EntryMap& map_of(SubscriptionKind kind) noexcept;
+  const EntryMap& map_of(SubscriptionKind kind) const noexcept;
+  /// REQUIRES: mutex_ held. The entry for a listener about to join (sends SUBSCRIBE when new).
+  ChannelEntry& join_locked(SubscriptionKind kind, std::string_view name);
+  /// REQUIRES: mutex_ held. Takes `state` out of its entry (UNSUBSCRIBE when it was the last).
+  void detach_locked(const std::shared_ptr<SubscriptionState>& state, Deferred& deferred);
+  void end_queue_locked(const std::shared_ptr<QueueCore>& queue, Error why, Deferred& deferred);
+  /// REQUIRES: mutex_ held. The connection carrying subscriptions (opened on first use).
+  Connection& connection_locked();
+  /// REQUIRES: mutex_ held. Shared mode, but the interactive connection negotiated RESP2
+  /// (the server refused HELLO 3): subscriptions move to a connection of their own.
+  void fall_back_to_dedicated_locked();
+  /// REQUIRES: mutex_ held. Sends (P|S)(UN)SUBSCRIBE for one name when the connection is ready.
+  void send_locked(std::string_view command, std::string_view name);
+  void finish(Deferred& deferred);
+
+  // I/O thread
+  void on_push(NodeSpan push);
+  void on_ready(Connection& connection);
+  void dispatch(SubscriptionKind kind, std::string_view name, Message message);
+  void offer_locked(const std::shared_ptr<ChannelEntry>& entry,
+                    const std::shared_ptr<SubscriptionState>& member, std::uint64_t seq,
+                    const std::shared_ptr<const Message>& message, Deferred& deferred,
+                    std::vector<std::shared_ptr<SubscriptionState>>& ended);
+  void offer_queue_locked(const std::shared_ptr<SubscriptionState>& member, const Message& message,
+                          Deferred& deferred, std::vector<std::shared_ptr<QueueCore>>& ended);
+  void note_drop_locked(SubscriptionState& state, Deferred& deferred);
+
+  // delivery threads
+  void drain_entry(const std::shared_ptr<ChannelEntry>& entry);
+  void drain_concurrent(const std::shared_ptr<SubscriptionState>& state);
+  void invoke(SubscriptionState& state, const Message& message);
+  DeliveryExecutor& executor_locked();
+
+  std::shared_ptr<SharedContext> shared_;
+  std::shared_ptr<IoPool> pool_;
+  std::shared_ptr<TlsContext> tls_;
+
+  mutable std::mutex mutex_;
+  EntryMap channels_;
+  EntryMap patterns_;
+  EntryMap shard_channels_;
+  std::size_t listeners_ = 0;
+  std::shared_ptr<Connection> connection_;  ///< dedicated, or the interactive one (shared)
+  bool shared_mode_ = false;
+  bool closed_ = false;
+  std::uint64_t seq_ = 0;
+  std::size_t ready_count_ = 0;                 ///< times the carrying connection became ready
+  std::unique_ptr<DeliveryExecutor> executor_;  ///< started with the first handler
+
+  std::atomic<std::uint64_t> messages_{0};
+  std::atomic<std::uint64_t> delivered_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint64_t> handler_errors_{0};
+  std::atomic<std::uint64_t> resubscribes_{0};
+};
+
+}  // namespace redmux::detail

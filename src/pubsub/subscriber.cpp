@@ -1,0 +1,247 @@
+// The public pub/sub handles (redmux/subscriber.hpp) over SubscriptionHub.
+#include "redmux/subscriber.hpp"
+
+#include "mux/core.hpp"
+#include "pubsub/hub.hpp"
+
+namespace redmux {
+
+// ---------------------------------------------------------------------------------------
+// Subscription
+
+Subscription::Subscription(std::shared_ptr<detail::SubscriptionHub> hub,
+                           std::shared_ptr<detail::SubscriptionState> state)
+    : hub_(std::move(hub)), state_(std::move(state)) {}
+
+Subscription::Subscription(Subscription&&) noexcept = default;
+
+Subscription& Subscription::operator=(Subscription&& other) noexcept {
+  if (this != &other) {
+    unsubscribe();
+    hub_ = std::move(other.hub_);
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+Subscription::~Subscription() {
+  unsubscribe();
+}
+
+void Subscription::unsubscribe() {
+  if (!state_) return;
+  hub_->remove(state_, /*wait=*/true);
+  state_.reset();
+  hub_.reset();
+}
+
+bool Subscription::active() const noexcept {
+  return state_ && state_->active.load(std::memory_order_acquire);
+}
+
+std::uint64_t Subscription::dropped() const noexcept {
+  return state_ ? state_->dropped.load(std::memory_order_relaxed) : 0;
+}
+
+SubscriptionKind Subscription::kind() const noexcept {
+  return state_ ? state_->kind : SubscriptionKind::Channel;
+}
+
+const std::string& Subscription::name() const {
+  static const std::string empty;
+  return state_ ? state_->name : empty;
+}
+
+Future<void> Subscription::confirmed() const {
+  if (!state_) {
+    return Future<void>::ready_with(
+        Error(errc::invalid_argument, "redmux: confirmed() on an empty Subscription"));
+  }
+  return hub_->confirmed(state_->kind, state_->name);
+}
+
+// ---------------------------------------------------------------------------------------
+// MessageQueue
+
+MessageQueue::MessageQueue(std::shared_ptr<detail::SubscriptionHub> hub,
+                           std::shared_ptr<detail::QueueCore> queue)
+    : hub_(std::move(hub)), queue_(std::move(queue)) {}
+
+MessageQueue::MessageQueue(MessageQueue&&) noexcept = default;
+
+MessageQueue& MessageQueue::operator=(MessageQueue&& other) noexcept {
+  if (this != &other) {
+    unsubscribe();
+    hub_ = std::move(other.hub_);
+    queue_ = std::move(other.queue_);
+  }
+  return *this;
+}
+
+MessageQueue::~MessageQueue() {
+  unsubscribe();
+}
+
+void MessageQueue::unsubscribe() {
+  if (!queue_) return;
+  hub_->end_queue(queue_, Error(errc::shut_down, "the message queue was unsubscribed"));
+}
+
+Message MessageQueue::pop() {
+  if (!queue_) Error(errc::invalid_argument, "redmux: pop() on an empty MessageQueue").raise();
+  std::unique_lock lock(queue_->mutex);
+  if (queue_->messages.empty() && !queue_->ended && detail::on_io_thread()) {
+    detail::deadlock_error("MessageQueue::pop()").raise();
+  }
+  queue_->arrived.wait(lock, [&] { return !queue_->messages.empty() || queue_->ended; });
+  if (queue_->messages.empty()) queue_->error.raise();
+  Message message = std::move(queue_->messages.front());
+  queue_->messages.pop_front();
+  if (queue_->messages.empty()) queue_->dropping = false;
+  return message;
+}
+
+std::optional<Message> MessageQueue::pop_for(std::chrono::milliseconds timeout) {
+  if (!queue_) return std::nullopt;
+  std::unique_lock lock(queue_->mutex);
+  if (queue_->messages.empty() && !queue_->ended && detail::on_io_thread()) {
+    detail::deadlock_error("MessageQueue::pop_for()").raise();
+  }
+  if (!queue_->arrived.wait_for(lock, timeout,
+                                [&] { return !queue_->messages.empty() || queue_->ended; })) {
+    return std::nullopt;
+  }
+  if (queue_->messages.empty()) queue_->error.raise();
+  Message message = std::move(queue_->messages.front());
+  queue_->messages.pop_front();
+  if (queue_->messages.empty()) queue_->dropping = false;
+  return message;
+}
+
+std::optional<Message> MessageQueue::try_pop() {
+  if (!queue_) return std::nullopt;
+  std::lock_guard lock(queue_->mutex);
+  if (queue_->messages.empty()) return std::nullopt;
+  Message message = std::move(queue_->messages.front());
+  queue_->messages.pop_front();
+  if (queue_->messages.empty()) queue_->dropping = false;
+  return message;
+}
+
+std::size_t MessageQueue::size() const {
+  if (!queue_) return 0;
+  std::lock_guard lock(queue_->mutex);
+  return queue_->messages.size();
+}
+
+std::uint64_t MessageQueue::dropped() const noexcept {
+  return queue_ ? queue_->dropped.load(std::memory_order_relaxed) : 0;
+}
+
+Error MessageQueue::error() const {
+  if (!queue_) return Error(errc::invalid_argument, "redmux: empty MessageQueue");
+  std::lock_guard lock(queue_->mutex);
+  return queue_->ended ? queue_->error : Error();
+}
+
+Future<void> MessageQueue::confirmed() const {
+  if (!queue_) {
+    return Future<void>::ready_with(
+        Error(errc::invalid_argument, "redmux: confirmed() on an empty MessageQueue"));
+  }
+  std::vector<Future<void>> each;
+  for (const std::string& name : queue_->names) each.push_back(hub_->confirmed(queue_->kind, name));
+  auto* out = new detail::FutureState<void>();
+  out->add_ref();  // released by the continuation
+  when_all(std::move(each)).then([out](Result<std::vector<Result<void>>> all) {
+    Result<void> result;
+    if (!all) {
+      result = std::move(all).error();
+    } else {
+      for (Result<void>& one : *all) {
+        if (!one) {
+          result = std::move(one).error();
+          break;
+        }
+      }
+    }
+    out->set(std::move(result));
+    out->release();
+  });
+  return Future<void>(out);
+}
+
+// ---------------------------------------------------------------------------------------
+// Subscriber
+
+Subscriber::Subscriber(std::shared_ptr<detail::MuxCore> core,
+                       std::shared_ptr<detail::SubscriptionHub> hub)
+    : core_(std::move(core)), hub_(std::move(hub)) {}
+
+Subscription Subscriber::add(SubscriptionKind kind, std::string_view name, MessageHandler handler,
+                             const SubscribeOptions& options) {
+  auto state = hub_->add(kind, name, std::move(handler), options);
+  if (!state) state.error().raise();
+  return Subscription(hub_, std::move(*state));
+}
+
+Subscription Subscriber::subscribe(std::string_view channel, MessageHandler handler,
+                                   SubscribeOptions options) {
+  return add(SubscriptionKind::Channel, channel, std::move(handler), options);
+}
+
+Subscription Subscriber::psubscribe(std::string_view pattern, MessageHandler handler,
+                                    SubscribeOptions options) {
+  return add(SubscriptionKind::Pattern, pattern, std::move(handler), options);
+}
+
+Subscription Subscriber::ssubscribe(std::string_view shard_channel, MessageHandler handler,
+                                    SubscribeOptions options) {
+  return add(SubscriptionKind::ShardChannel, shard_channel, std::move(handler), options);
+}
+
+MessageQueue Subscriber::add_queue(SubscriptionKind kind, const std::vector<std::string>& names,
+                                   const MessageQueueOptions& options) {
+  auto queue = std::make_shared<detail::QueueCore>(kind, names, options.capacity, options.overflow);
+  if (Error error = hub_->add_queue(queue)) error.raise();
+  return MessageQueue(hub_, std::move(queue));
+}
+
+MessageQueue Subscriber::subscribe_queue(std::initializer_list<std::string_view> channels,
+                                         MessageQueueOptions options) {
+  std::vector<std::string> names(channels.begin(), channels.end());
+  return add_queue(SubscriptionKind::Channel, names, options);
+}
+
+MessageQueue Subscriber::subscribe_queue(const std::vector<std::string>& channels,
+                                         MessageQueueOptions options) {
+  return add_queue(SubscriptionKind::Channel, channels, options);
+}
+
+MessageQueue Subscriber::psubscribe_queue(const std::vector<std::string>& patterns,
+                                          MessageQueueOptions options) {
+  return add_queue(SubscriptionKind::Pattern, patterns, options);
+}
+
+MessageQueue Subscriber::ssubscribe_queue(const std::vector<std::string>& shard_channels,
+                                          MessageQueueOptions options) {
+  return add_queue(SubscriptionKind::ShardChannel, shard_channels, options);
+}
+
+std::size_t Subscriber::unsubscribe(std::string_view channel) {
+  return hub_->remove_all(SubscriptionKind::Channel, channel);
+}
+
+std::size_t Subscriber::punsubscribe(std::string_view pattern) {
+  return hub_->remove_all(SubscriptionKind::Pattern, pattern);
+}
+
+std::size_t Subscriber::sunsubscribe(std::string_view shard_channel) {
+  return hub_->remove_all(SubscriptionKind::ShardChannel, shard_channel);
+}
+
+SubscriberStatus Subscriber::status() const {
+  return hub_->status();
+}
+
+}  // namespace redmux

@@ -1,0 +1,646 @@
+// Pub/sub against a real redis-server: handlers and queues on channels, patterns and shard
+// channels; one SUBSCRIBE per channel however many listeners; unsubscribe; each overflow
+// policy; per-channel order under a burst; throwing and slow handlers; RESP2; the shared
+// subscription connection under RESP3; re-subscription after a server restart; binary data.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "redmux/redmux.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+namespace redmux {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+
+std::shared_ptr<Multiplexer> connect_to(const RedisServer& server, std::string extra = "") {
+  return Multiplexer::connect(server.address() + ",name=pubsub-test" + extra);
+}
+
+/// Messages a handler received, safe to read from the test thread.
+struct Inbox {
+  std::mutex mutex;
+  std::vector<Message> messages;
+  MessageHandler handler() {
+    return [this](const Message& message) {
+      std::lock_guard lock(mutex);
+      messages.push_back(message);
+    };
+  }
+  std::size_t size() {
+    std::lock_guard lock(mutex);
+    return messages.size();
+  }
+  std::vector<Message> copy() {
+    std::lock_guard lock(mutex);
+    return messages;
+  }
+};
+
+/// Errors reported to Multiplexer::on_error.
+struct ErrorLog {
+  std::mutex mutex;
+  std::vector<Error> errors;
+  void attach(Multiplexer& mux) {
+    mux.on_error([this](const Error& error) {
+      std::lock_guard lock(mutex);
+      errors.push_back(error);
+    });
+  }
+  std::size_t count(errc code) {
+    std::lock_guard lock(mutex);
+    return static_cast<std::size_t>(std::count_if(
+        errors.begin(), errors.end(), [&](const Error& e) { return e.code() == code; }));
+  }
+  std::string first_message(errc code) {
+    std::lock_guard lock(mutex);
+    for (const Error& e : errors) {
+      if (e.code() == code) return e.message();
+    }
+    return {};
+  }
+};
+
+long long numsub(const RedisServer& server, const std::string& channel) {
+  // redis-cli prints "channel\ncount".
+  const std::string out = server.cli({"PUBSUB", "NUMSUB", channel});
+  return std::stoll(out.substr(out.rfind('\n') + 1));
+}
+
+long long command_calls(const RedisServer& server, const std::string& command) {
+  const std::string stats = server.cli({"INFO", "commandstats"});
+  const std::string key = "cmdstat_" + command + ":calls=";
+  const std::size_t at = stats.find(key);
+  if (at == std::string::npos) return 0;
+  return std::stoll(stats.substr(at + key.size()));
+}
+
+int named_connections(const RedisServer& server, const std::string& name) {
+  const std::string list = server.cli({"CLIENT", "LIST"});
+  int count = 0;
+  const std::string needle = "name=" + name + " ";
+  for (std::size_t at = list.find(needle); at != std::string::npos;
+       at = list.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(PubSubTest, SubscribeReceivesWhatOthersPublish) {
+  RedisServer server;
+  auto subscriber_mux = connect_to(server);
+  auto publisher_mux = connect_to(server);
+  Inbox inbox;
+  Subscription sub = subscriber_mux->subscriber().subscribe("news", inbox.handler());
+  sub.confirmed().get();
+  EXPECT_TRUE(sub.active());
+  EXPECT_EQ(sub.name(), "news");
+  EXPECT_EQ(publisher_mux->database().publish("news", "from another multiplexer").get(), 1);
+  server.cli({"PUBLISH", "news", "from redis-cli"});
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 2; }));
+  const auto messages = inbox.copy();
+  EXPECT_EQ(messages[0].kind, SubscriptionKind::Channel);
+  EXPECT_EQ(messages[0].channel, "news");
+  EXPECT_EQ(messages[0].payload, "from another multiplexer");
+  EXPECT_EQ(messages[1].payload, "from redis-cli");
+  // A multiplexer can publish to its own subscriptions.
+  EXPECT_EQ(subscriber_mux->database().publish("news", "to myself").get(), 1);
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 3; }));
+  // The subscription lives on its own connection: two named connections on this multiplexer.
+  EXPECT_EQ(named_connections(server, "pubsub-test"), 3);
+}
+
+TEST(PubSubTest, HandlerRunsOffTheIoThreadAndMayBlockOnCommands) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  std::atomic<long long> seen{-1};
+  Subscription sub = mux->subscriber().subscribe("ask", [&](const Message& message) {
+    // A blocking get() on an I/O thread would throw DeadlockError.
+    seen = db.incrby(message.payload, 5).get();
+  });
+  sub.confirmed().get();
+  db.publish("ask", "counter").get();
+  ASSERT_TRUE(test::wait_until([&] { return seen.load() == 5; }));
+}
+
+TEST(PubSubTest, PatternSubscription) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Inbox inbox;
+  Subscription sub = mux->subscriber().psubscribe("news.*", inbox.handler());
+  sub.confirmed().get();
+  EXPECT_EQ(mux->database().pubsub_numpat().get(), 1);
+  mux->database().publish("news.sport", "goal").get();
+  mux->database().publish("weather", "rain").get();  // does not match
+  mux->database().publish("news.art", "paint").get();
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 2; }));
+  const auto messages = inbox.copy();
+  EXPECT_EQ(messages[0].kind, SubscriptionKind::Pattern);
+  EXPECT_EQ(messages[0].pattern, "news.*");
+  EXPECT_EQ(messages[0].channel, "news.sport");
+  EXPECT_EQ(messages[0].payload, "goal");
+  EXPECT_EQ(messages[1].channel, "news.art");
+  std::this_thread::sleep_for(100ms);  // a stray "weather" message would have arrived by now
+  EXPECT_EQ(inbox.size(), 2u);
+}
+
+TEST(PubSubTest, ShardedSubscribeOnStandaloneServer) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Inbox inbox;
+  Subscription sub = mux->subscriber().ssubscribe("orders{7}", inbox.handler());
+  sub.confirmed().get();
+  EXPECT_EQ(mux->database().spublish("orders{7}", "order 1").get(), 1);
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+  const auto messages = inbox.copy();
+  EXPECT_EQ(messages[0].kind, SubscriptionKind::ShardChannel);
+  EXPECT_EQ(messages[0].channel, "orders{7}");
+  EXPECT_EQ(messages[0].payload, "order 1");
+  const auto numsub = mux->database().pubsub_shardnumsub({"orders{7}"}).get();
+  ASSERT_EQ(numsub.size(), 1u);
+  EXPECT_EQ(numsub[0].second, 1);
+  sub.unsubscribe();
+  ASSERT_TRUE(test::wait_until(
+      [&] { return mux->database().pubsub_shardnumsub({"orders{7}"}).get()[0].second == 0; }));
+}
+
+TEST(PubSubTest, TwoHandlersOnOneChannelShareOneSubscribe) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Subscriber subscriber = mux->subscriber();
+  Inbox first;
+  Inbox second;
+  Subscription a = subscriber.subscribe("shared", first.handler());
+  Subscription b = subscriber.subscribe("shared", second.handler());
+  a.confirmed().get();
+  b.confirmed().get();
+  EXPECT_EQ(command_calls(server, "subscribe"), 1);
+  EXPECT_EQ(numsub(server, "shared"), 1);
+  EXPECT_EQ(subscriber.status().channels, 1u);
+  EXPECT_EQ(subscriber.status().subscriptions, 2u);
+  EXPECT_EQ(mux->database().publish("shared", "both").get(), 1);  // one receiving connection
+  ASSERT_TRUE(test::wait_until([&] { return first.size() == 1 && second.size() == 1; }));
+
+  // The first one leaving does not unsubscribe the channel.
+  a.unsubscribe();
+  EXPECT_FALSE(a.active());
+  mux->database().publish("shared", "second only").get();
+  ASSERT_TRUE(test::wait_until([&] { return second.size() == 2; }));
+  EXPECT_EQ(first.size(), 1u);
+  EXPECT_EQ(command_calls(server, "unsubscribe"), 0);
+  EXPECT_EQ(numsub(server, "shared"), 1);
+
+  // The last one does.
+  b.unsubscribe();
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "shared") == 0; }));
+  EXPECT_EQ(command_calls(server, "unsubscribe"), 1);
+  EXPECT_EQ(subscriber.status().channels, 0u);
+}
+
+TEST(PubSubTest, UnsubscribeStopsDelivery) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  Inbox inbox;
+  {
+    Subscription sub = mux->subscriber().subscribe("short-lived", inbox.handler());
+    sub.confirmed().get();
+    db.publish("short-lived", "one").get();
+    ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+  }  // RAII: unsubscribed here
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "short-lived") == 0; }));
+  EXPECT_EQ(db.publish("short-lived", "two").get(), 0);
+  // Subscriber::unsubscribe ends every listener of a channel.
+  Subscriber subscriber = mux->subscriber();
+  Subscription x = subscriber.subscribe("many", inbox.handler());
+  MessageQueue q = subscriber.subscribe_queue({"many"});
+  x.confirmed().get();
+  EXPECT_EQ(subscriber.unsubscribe("many"), 2u);
+  EXPECT_FALSE(x.active());
+  EXPECT_THROW(q.pop(), ConnectionError);  // ended: errc::shut_down
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "many") == 0; }));
+  EXPECT_EQ(inbox.size(), 1u);
+}
+
+TEST(PubSubTest, UnsubscribeFromInsideTheHandler) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  std::atomic<int> calls{0};
+  Subscription sub;
+  sub = mux->subscriber().subscribe("once", [&](const Message&) {
+    ++calls;
+    sub.unsubscribe();  // returns at once: the handler does not wait for itself
+  });
+  sub.confirmed().get();
+  mux->database().publish("once", "1").get();
+  mux->database().publish("once", "2").get();
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "once") == 0; }));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(PubSubTest, QueueFormDeliversInOrderAcrossChannels) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  MessageQueue queue = mux->subscriber().subscribe_queue({"q1", "q2"});
+  queue.confirmed().get();
+  EXPECT_EQ(queue.try_pop(), std::nullopt);
+  EXPECT_EQ(queue.pop_for(20ms), std::nullopt);
+  db.publish("q1", "a").get();
+  db.publish("q2", "b").get();
+  db.publish("q1", "c").get();
+  Message first = queue.pop();
+  EXPECT_EQ(first.channel, "q1");
+  EXPECT_EQ(first.payload, "a");
+  auto second = queue.pop_for(5s);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->channel, "q2");
+  EXPECT_EQ(second->payload, "b");
+  ASSERT_TRUE(test::wait_until([&] { return queue.size() == 1; }));
+  EXPECT_EQ(queue.try_pop()->payload, "c");
+  EXPECT_FALSE(queue.error());
+  queue.unsubscribe();
+  EXPECT_THROW(queue.pop(), ConnectionError);
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "q1") == 0; }));
+}
+
+std::vector<std::string> drain(MessageQueue& queue) {
+  std::vector<std::string> payloads;
+  while (auto message = queue.try_pop()) payloads.push_back(message->payload);
+  return payloads;
+}
+
+TEST(PubSubTest, QueueOverflowDropOldest) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  ErrorLog log;
+  log.attach(*mux);
+  MessageQueue queue = mux->subscriber().subscribe_queue(
+      {"full"}, {.capacity = 3, .overflow = OverflowPolicy::DropOldest});
+  queue.confirmed().get();
+  for (int i = 1; i <= 5; ++i) mux->database().publish("full", std::to_string(i)).get();
+  ASSERT_TRUE(test::wait_until([&] { return queue.dropped() == 2; }));
+  EXPECT_EQ(drain(queue), (std::vector<std::string>{"3", "4", "5"}));
+  EXPECT_EQ(mux->subscriber().status().dropped, 2u);
+  EXPECT_EQ(log.count(errc::subscription_overflow), 1u);  // once per episode
+  EXPECT_NE(log.first_message(errc::subscription_overflow).find("DropOldest"), std::string::npos);
+}
+
+TEST(PubSubTest, QueueOverflowDropNewest) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  MessageQueue queue = mux->subscriber().subscribe_queue(
+      {"full"}, {.capacity = 3, .overflow = OverflowPolicy::DropNewest});
+  queue.confirmed().get();
+  for (int i = 1; i <= 5; ++i) mux->database().publish("full", std::to_string(i)).get();
+  ASSERT_TRUE(test::wait_until([&] { return queue.dropped() == 2; }));
+  EXPECT_EQ(drain(queue), (std::vector<std::string>{"1", "2", "3"}));
+  // Room again: delivery resumes.
+  mux->database().publish("full", "6").get();
+  EXPECT_EQ(queue.pop_for(5s)->payload, "6");
+}
+
+TEST(PubSubTest, QueueOverflowDisconnectAndReport) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  ErrorLog log;
+  log.attach(*mux);
+  MessageQueue queue = mux->subscriber().subscribe_queue(
+      {"full"}, {.capacity = 3, .overflow = OverflowPolicy::DisconnectAndReport});
+  queue.confirmed().get();
+  for (int i = 1; i <= 5; ++i) mux->database().publish("full", std::to_string(i)).get();
+  ASSERT_TRUE(test::wait_until([&] { return log.count(errc::subscription_overflow) == 1; }));
+  EXPECT_EQ(queue.error().code(), errc::subscription_overflow);
+  // What it held is still handed out, then the error.
+  EXPECT_EQ(queue.pop().payload, "1");
+  EXPECT_EQ(queue.pop().payload, "2");
+  EXPECT_EQ(queue.pop().payload, "3");
+  try {
+    queue.pop();
+    ADD_FAILURE() << "pop() after the overflow should throw";
+  } catch (const RedmuxError& e) {
+    EXPECT_EQ(e.code(), errc::subscription_overflow);
+  }
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "full") == 0; }));
+}
+
+TEST(PubSubTest, OrderPerChannelUnderBurst) {
+  RedisServer server;
+  auto subscriber_mux = connect_to(server);
+  auto publisher_mux = connect_to(server);
+  constexpr int kMessages = 10000;
+  std::mutex mutex;
+  std::vector<int> first_seen;
+  std::vector<int> second_seen;
+  std::atomic<int> inside{0};
+  std::atomic<bool> overlapped{false};
+  auto recorder = [&](std::vector<int>& seen) {
+    return [&](const Message& message) {
+      if (inside.fetch_add(1) != 0) overlapped = true;  // handlers of one channel never overlap
+      {
+        std::lock_guard lock(mutex);
+        seen.push_back(std::stoi(message.payload));
+      }
+      inside.fetch_sub(1);
+    };
+  };
+  Subscription a = subscriber_mux->subscriber().subscribe("burst", recorder(first_seen));
+  Subscription b = subscriber_mux->subscriber().subscribe("burst", recorder(second_seen));
+  a.confirmed().get();
+  Database db = publisher_mux->database();
+  std::vector<Future<long long>> published;
+  published.reserve(kMessages);
+  for (int i = 0; i < kMessages; ++i) published.push_back(db.publish("burst", std::to_string(i)));
+  for (auto& future : published) future.get();
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        std::lock_guard lock(mutex);
+        return first_seen.size() == kMessages && second_seen.size() == kMessages;
+      },
+      30s));
+  EXPECT_FALSE(overlapped.load());
+  std::lock_guard lock(mutex);
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_EQ(first_seen[i], i) << "first handler out of order at " << i;
+    ASSERT_EQ(second_seen[i], i) << "second handler out of order at " << i;
+  }
+  EXPECT_EQ(a.dropped(), 0u);
+}
+
+TEST(PubSubTest, ConcurrentDeliveryRunsOneHandlerOnSeveralThreads) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  std::mutex mutex;
+  std::condition_variable released_cv;
+  bool released = false;
+  std::atomic<int> inside{0};
+  Subscription sub = mux->subscriber().subscribe("parallel",
+                                                 [&](const Message&) {
+                                                   inside.fetch_add(1);
+                                                   std::unique_lock lock(mutex);
+                                                   released_cv.wait(lock, [&] { return released; });
+                                                 },
+                                                 {.delivery = Delivery::Concurrent});
+  sub.confirmed().get();
+  for (int i = 0; i < 4; ++i) mux->database().publish("parallel", "x").get();
+  EXPECT_TRUE(test::wait_until([&] { return inside.load() == 2; }));  // both delivery threads
+  {
+    std::lock_guard lock(mutex);
+    released = true;
+  }
+  released_cv.notify_all();
+  ASSERT_TRUE(test::wait_until([&] { return inside.load() == 4; }));
+}
+
+TEST(PubSubTest, ThrowingHandlerIsReportedAndDeliveryGoesOn) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  ErrorLog log;
+  log.attach(*mux);
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe("fragile", [&](const Message& message) {
+    if (message.payload == "boom") throw std::runtime_error("handler exploded");
+    inbox.handler()(message);
+  });
+  sub.confirmed().get();
+  mux->database().publish("fragile", "boom").get();
+  mux->database().publish("fragile", "fine").get();
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+  EXPECT_EQ(inbox.copy()[0].payload, "fine");
+  ASSERT_EQ(log.count(errc::handler_failed), 1u);
+  const std::string text = log.first_message(errc::handler_failed);
+  EXPECT_NE(text.find("handler exploded"), std::string::npos) << text;
+  EXPECT_NE(text.find("fragile"), std::string::npos) << text;
+  EXPECT_EQ(mux->subscriber().status().handler_errors, 1u);
+  EXPECT_TRUE(sub.active());
+  EXPECT_EQ(mux->database().ping().get(), "PONG");  // the I/O thread is fine
+}
+
+TEST(PubSubTest, SlowHandlerIsBoundedAndDropsAreCounted) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  ErrorLog log;
+  log.attach(*mux);
+  std::mutex mutex;
+  std::condition_variable released_cv;
+  bool released = false;
+  std::atomic<int> handled{0};
+  constexpr int kCapacity = 10;
+  constexpr int kMessages = 200;
+  Subscription sub =
+      mux->subscriber().subscribe("slow",
+                                  [&](const Message&) {
+                                    std::unique_lock lock(mutex);
+                                    released_cv.wait(lock, [&] { return released; });
+                                    ++handled;
+                                  },
+                                  {.capacity = kCapacity, .overflow = OverflowPolicy::DropOldest});
+  sub.confirmed().get();
+  for (int i = 0; i < kMessages; ++i) mux->database().publish("slow", std::to_string(i)).get();
+  // The handler holds at most one message and the buffer kCapacity: the rest are dropped.
+  ASSERT_TRUE(test::wait_until(
+      [&] { return sub.dropped() >= static_cast<std::uint64_t>(kMessages - kCapacity - 1); }));
+  EXPECT_EQ(log.count(errc::subscription_overflow), 1u);
+  {
+    std::lock_guard lock(mutex);
+    released = true;
+  }
+  released_cv.notify_all();
+  ASSERT_TRUE(test::wait_until(
+      [&] { return handled.load() + static_cast<int>(sub.dropped()) == kMessages; }));
+  EXPECT_LE(handled.load(), kCapacity + 1);
+  EXPECT_EQ(mux->subscriber().status().dropped, sub.dropped());
+}
+
+TEST(PubSubTest, WorksUnderResp2) {
+  RedisServer server;
+  auto mux = connect_to(server, ",protocol=resp2");
+  ASSERT_EQ(mux->server_identity().protocol, 2);
+  Inbox inbox;
+  Inbox patterned;
+  Subscription sub = mux->subscriber().subscribe("old-school", inbox.handler());
+  Subscription pattern = mux->subscriber().psubscribe("old-*", patterned.handler());
+  sub.confirmed().get();
+  pattern.confirmed().get();
+  Database db = mux->database();
+  EXPECT_EQ(db.publish("old-school", "hello").get(), 2);  // the same connection, counted twice
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1 && patterned.size() == 1; }));
+  EXPECT_EQ(inbox.copy()[0].payload, "hello");
+  EXPECT_EQ(patterned.copy()[0].pattern, "old-*");
+  sub.unsubscribe();
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "old-school") == 0; }));
+  db.publish("old-school", "still patterned").get();
+  ASSERT_TRUE(test::wait_until([&] { return patterned.size() == 2; }));
+  EXPECT_EQ(inbox.size(), 1u);
+}
+
+TEST(PubSubTest, Resp2SubscriptionConnectionSurvivesHeartbeats) {
+  RedisServer server;
+  auto mux = connect_to(server, ",protocol=resp2,heartbeatInterval=100");
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe("beat", inbox.handler());
+  sub.confirmed().get();
+  // PINGs on a subscribed RESP2 connection are answered with ["pong", ""]: they must be
+  // matched to the heartbeat, not taken for messages, and must not break the connection.
+  std::this_thread::sleep_for(500ms);
+  mux->database().publish("beat", "after pings").get();
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+  EXPECT_EQ(mux->status().reconnects, 0u);
+}
+
+TEST(PubSubTest, SharedSubscriptionConnectionUnderResp3) {
+  RedisServer server;
+  auto mux = connect_to(server, ",sharedSubscriptionConnection=true");
+  ASSERT_EQ(mux->server_identity().protocol, 3);
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe("together", inbox.handler());
+  sub.confirmed().get();
+  EXPECT_TRUE(mux->subscriber().status().shared_connection);
+  // No connection of its own: the interactive connection carries the subscription.
+  EXPECT_EQ(named_connections(server, "pubsub-test"), 1);
+  Database db = mux->database();
+  // Replies and pushes interleave on one connection.
+  std::vector<Future<long long>> futures;
+  for (int i = 0; i < 500; ++i) {
+    futures.push_back(db.incr("counter"));
+    futures.push_back(db.publish("together", std::to_string(i)));
+  }
+  for (int i = 0; i < 500; ++i) {
+    EXPECT_EQ(futures[2 * i].get(), i + 1);
+    EXPECT_EQ(futures[2 * i + 1].get(), 1);
+  }
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 500; }));
+  const auto messages = inbox.copy();
+  for (int i = 0; i < 500; ++i) ASSERT_EQ(messages[i].payload, std::to_string(i));
+  sub.unsubscribe();
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "together") == 0; }));
+  EXPECT_EQ(db.incr("counter").get(), 501);
+}
+
+TEST(PubSubTest, SharedSubscriptionFallsBackWhenTheServerOnlySpeaksResp2) {
+  RedisServer server({.args = {"--rename-command", "HELLO", ""}});
+  auto mux = connect_to(server, ",sharedSubscriptionConnection=true");
+  ASSERT_EQ(mux->server_identity().protocol, 2);
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe("fallback", inbox.handler());
+  sub.confirmed().get();
+  EXPECT_FALSE(mux->subscriber().status().shared_connection);
+  EXPECT_EQ(named_connections(server, "pubsub-test"), 2);  // a connection of its own
+  EXPECT_EQ(mux->database().publish("fallback", "over resp2").get(), 1);
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+  EXPECT_EQ(mux->database().incr("still-works").get(), 1);
+}
+
+TEST(PubSubTest, ResubscribesAfterServerRestart) {
+  RedisServer server;
+  auto mux = connect_to(server, ",connectTimeout=2000");
+  Inbox channel_inbox;
+  Inbox pattern_inbox;
+  Inbox shard_inbox;
+  Subscriber subscriber = mux->subscriber();
+  Subscription channel = subscriber.subscribe("durable", channel_inbox.handler());
+  Subscription pattern = subscriber.psubscribe("dur*", pattern_inbox.handler());
+  Subscription shard = subscriber.ssubscribe("durable-shard", shard_inbox.handler());
+  MessageQueue queue = subscriber.subscribe_queue({"durable-queue"});
+  channel.confirmed().get();
+  pattern.confirmed().get();
+  shard.confirmed().get();
+  queue.confirmed().get();
+  EXPECT_EQ(subscriber.status().resubscribes, 0u);
+
+  server.kill();
+  server.restart();
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "durable") == 1; }, 20s));
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        return numsub(server, "durable-queue") == 1 && server.cli({"PUBSUB", "NUMPAT"}) == "1" &&
+               server.cli({"PUBSUB", "SHARDNUMSUB", "durable-shard"}).ends_with("1");
+      },
+      10s));
+  EXPECT_EQ(subscriber.status().resubscribes, 1u);
+  // Re-established in one write: the server saw each kind of SUBSCRIBE once more.
+  EXPECT_EQ(command_calls(server, "subscribe"), 1);  // "durable" and "durable-queue" together
+  EXPECT_EQ(command_calls(server, "psubscribe"), 1);
+  EXPECT_EQ(command_calls(server, "ssubscribe"), 1);
+
+  server.cli({"PUBLISH", "durable", "after restart"});
+  server.cli({"SPUBLISH", "durable-shard", "shard after restart"});
+  server.cli({"PUBLISH", "durable-queue", "queued after restart"});
+  ASSERT_TRUE(test::wait_until([&] {
+    return channel_inbox.size() == 1 && shard_inbox.size() == 1 && pattern_inbox.size() == 2;
+  }));
+  EXPECT_EQ(channel_inbox.copy()[0].payload, "after restart");
+  EXPECT_EQ(shard_inbox.copy()[0].payload, "shard after restart");
+  EXPECT_EQ(queue.pop_for(5s)->payload, "queued after restart");
+}
+
+TEST(PubSubTest, SharedConnectionResubscribesAfterServerRestart) {
+  RedisServer server;
+  auto mux = connect_to(server, ",sharedSubscriptionConnection=true,connectTimeout=2000");
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe("durable", inbox.handler());
+  sub.confirmed().get();
+  server.kill();
+  server.restart();
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "durable") == 1; }, 20s));
+  EXPECT_EQ(mux->database().publish("durable", "back").get(), 1);
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+  EXPECT_EQ(inbox.copy()[0].payload, "back");
+}
+
+TEST(PubSubTest, BinaryChannelsAndPayloads) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  const std::string channel("bin\0\r\nary\xff", 11);
+  const std::string payload("\0\x01\r\n$5\r\n*\xfe\xff end", 17);
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe(channel, inbox.handler());
+  MessageQueue queue = mux->subscriber().subscribe_queue(std::vector<std::string>{channel});
+  sub.confirmed().get();
+  queue.confirmed().get();
+  EXPECT_EQ(mux->database().publish(channel, payload).get(), 1);
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+  EXPECT_EQ(inbox.copy()[0].channel, channel);
+  EXPECT_EQ(inbox.copy()[0].payload, payload);
+  Message queued = queue.pop();
+  EXPECT_EQ(queued.channel, channel);
+  EXPECT_EQ(queued.payload, payload);
+}
+
+TEST(PubSubTest, GenericSendPathStillRefusesSubscribe) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  try {
+    mux->database().execute({"SUBSCRIBE", "x"}).get();
+    ADD_FAILURE() << "SUBSCRIBE on the shared connection should be refused";
+  } catch (const NotAllowedError& e) {
+    EXPECT_NE(std::string(e.what()).find("Multiplexer::subscriber()"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PubSubTest, CloseEndsSubscriptions) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe("closing", inbox.handler());
+  MessageQueue queue = mux->subscriber().subscribe_queue({"closing"});
+  sub.confirmed().get();
+  mux->close();
+  EXPECT_FALSE(sub.active());
+  EXPECT_THROW(queue.pop(), ConnectionError);
+  EXPECT_THROW(mux->subscriber().subscribe("late", inbox.handler()), ConnectionError);
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "closing") == 0; }));
+}
+
+}  // namespace
+}  // namespace redmux
