@@ -985,9 +985,11 @@ bool Connection::on_reply(NodeSpan reply) {
             "connection was reset"));
     return false;
   }
-  if (outcome == Pipeline::ReplyOutcome::Unexpected && subscriber_mode_ && is_error_reply(reply)) {
+  if (outcome == Pipeline::ReplyOutcome::Unexpected && push_handler_ && is_error_reply(reply)) {
     // A SUBSCRIBE refused (ACL, cross-slot …): it expects no reply, so nothing was waiting.
+    // The subscriptions' owner fails what still waits for a confirmation.
     shared_->report_error(server_error_from(reply, "SUBSCRIBE family"));
+    push_handler_(reply);
     return true;
   }
   if (outcome == Pipeline::ReplyOutcome::Unexpected) {

@@ -339,6 +339,10 @@ Future<void> SubscriptionHub::confirmed(SubscriptionKind kind, std::string_view 
   } else if (it->second->confirmed) {
     lock.unlock();
     state->set(Result<void>());
+  } else if (it->second->refused) {
+    const Error refused = *it->second->refused;
+    lock.unlock();
+    state->set(refused);
   } else {
     state->add_ref();  // the entry's reference
     it->second->waiters.push_back(state);
@@ -380,6 +384,22 @@ SubscriberStatus SubscriptionHub::status() const {
   status.handler_errors = handler_errors_.load(std::memory_order_relaxed);
   status.resubscribes = resubscribes_.load(std::memory_order_relaxed);
   return status;
+}
+
+void SubscriptionHub::fail_unconfirmed(const Error& error) {
+  Deferred deferred;
+  {
+    std::lock_guard lock(mutex_);
+    for (EntryMap* map : {&channels_, &patterns_, &shard_channels_}) {
+      for (auto& [name, entry] : *map) {
+        if (entry->confirmed) continue;
+        entry->refused = error;
+        for (FutureState<void>* waiter : entry->waiters) deferred.fail.emplace_back(waiter, error);
+        entry->waiters.clear();
+      }
+    }
+  }
+  finish(deferred);
 }
 
 std::size_t SubscriptionHub::close(const std::function<void()>& closed) {
@@ -483,6 +503,13 @@ void SubscriptionHub::on_push(NodeSpan push) {
   // [kind, name, …]: message/smessage [kind, channel, payload]; pmessage [kind, pattern,
   // channel, payload]; confirmations [kind, name, count]. Anything else (client-side
   // caching invalidations …) is not ours.
+  if (is_error_reply(push)) {
+    // A subscribe the server refused (the connection passes the error reply on): it cannot
+    // say which name, so every subscription still unconfirmed learns of it — its
+    // confirmed() future fails instead of waiting forever.
+    fail_unconfirmed(server_error_from(push, "SUBSCRIBE family"));
+    return;
+  }
   if (push.empty() || push[0].size < 3) return;
   std::string_view parts[4];
   std::size_t count = 0;
@@ -512,6 +539,7 @@ void SubscriptionHub::on_push(NodeSpan push) {
       auto it = map.find(parts[1]);
       if (it == map.end()) return;  // unsubscribed meanwhile
       it->second->confirmed = true;
+      it->second->refused.reset();
       deferred.confirm.swap(it->second->waiters);
     }
     finish(deferred);

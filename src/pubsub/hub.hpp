@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -83,7 +84,8 @@ struct ChannelEntry {
   std::vector<std::shared_ptr<SubscriptionState>> members;
   bool confirmed = false;                   ///< the server confirmed it on the current connection
   std::vector<FutureState<void>*> waiters;  ///< one reference each
-  bool draining = false;  ///< an ordered drain task is posted or running (the strand)
+  std::optional<Error> refused;  ///< the server refused a subscribe since the last confirmation
+  bool draining = false;         ///< an ordered drain task is posted or running (the strand)
 };
 
 class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
@@ -113,6 +115,8 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   std::size_t remove_all(SubscriptionKind kind, std::string_view name);
   /// Completes once `name` is confirmed by the server (see Subscription::confirmed()).
   Future<void> confirmed(SubscriptionKind kind, std::string_view name);
+  /// Fails every confirmation still awaited (a subscribe the server refused).
+  void fail_unconfirmed(const Error& error);
 
   SubscriberStatus status() const;
   /// Ends everything (futures fail with errc::shut_down) and shuts the dedicated connection

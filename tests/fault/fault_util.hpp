@@ -65,6 +65,12 @@ inline const char* name_of(errc code) {
       return "invalid_config";
     case errc::invalid_argument:
       return "invalid_argument";
+    case errc::transaction_aborted:
+      return "transaction_aborted";
+    case errc::subscription_overflow:
+      return "subscription_overflow";
+    case errc::handler_failed:
+      return "handler_failed";
   }
   return "unknown errc";
 }

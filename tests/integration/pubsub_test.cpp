@@ -644,3 +644,46 @@ TEST(PubSubTest, CloseEndsSubscriptions) {
 
 }  // namespace
 }  // namespace redmux
+
+namespace redmux {
+namespace {
+
+// A subscribe the server refuses (ACL channel rules) must fail its confirmation, not leave it
+// pending forever; the connection stays usable for the channels that are allowed.
+TEST(PubSubTest, RefusedSubscribeFailsItsConfirmationInsteadOfHanging) {
+  for (const char* shared : {"false", "true"}) {
+    test::ServerOptions options;
+    options.acl_file_contents =
+        "user default on nopass ~* &* +@all\n"
+        "user limited on >pw ~* &allowed:* +@all\n";
+    RedisServer server(options);
+    auto mux = Multiplexer::connect(server.address() + ",user=limited,password=pw," +
+                                    "sharedSubscriptionConnection=" + shared);
+    std::atomic<int> errors{0};
+    mux->on_error([&](const Error&) { ++errors; });
+    Subscription refused = mux->subscriber().subscribe("secret", [](const Message&) {});
+    Future<void> confirmation = refused.confirmed();
+    Result<void> outcome = confirmation.wait_for(10s)
+                               ? confirmation.result()
+                               : Result<void>(Error(errc::timeout, "still pending"));
+    ASSERT_FALSE(outcome.has_value()) << shared;
+    EXPECT_EQ(outcome.error().code(), errc::server_error) << outcome.error().message();
+    EXPECT_NE(outcome.error().message().find("NOPERM"), std::string::npos)
+        << outcome.error().message();
+    EXPECT_GE(errors.load(), 1);
+    // Asked again after the refusal: fails at once too (no new waiter left pending).
+    Future<void> again = refused.confirmed();
+    ASSERT_TRUE(again.wait_for(1s)) << shared;
+    EXPECT_FALSE(again.result().has_value());
+    std::atomic<int> got{0};
+    Subscription allowed =
+        mux->subscriber().subscribe("allowed:news", [&](const Message&) { ++got; });
+    allowed.confirmed().get();
+    server.cli({"PUBLISH", "allowed:news", "hello"});
+    ASSERT_TRUE(test::wait_until([&] { return got.load() == 1; })) << shared;
+    EXPECT_EQ(mux->database().incr("n").get(), 1);  // the interactive side is fine too
+  }
+}
+
+}  // namespace
+}  // namespace redmux
