@@ -102,9 +102,11 @@ template <class Derived>
 class BitmapCommands {
  public:
   /// Sets or clears the bit at `offset` (the string grows as needed); the bit's previous
-  /// value. SETBIT.
-  Future<bool> setbit(std::string_view key, long long offset, bool value,
-                      CallOptions options = {}) {
+  /// value. SETBIT. (The name is parenthesised because glibc's <sys/param.h> — included by
+  /// cpp-httplib and others — defines a two-argument setbit(a, i) macro: this header compiles
+  /// either way; where that macro is visible, call it as `(db.setbit)(key, offset, value)`.)
+  Future<bool>(setbit)(std::string_view key, long long offset, bool value,
+                       CallOptions options = {}) {
     return send_command<bool>(options, {"SETBIT", key, offset, value ? 1 : 0});
   }
   /// The bit at `offset`; false past the end or for a missing key. GETBIT.
