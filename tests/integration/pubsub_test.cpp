@@ -527,7 +527,9 @@ TEST(PubSubTest, SharedSubscriptionConnectionUnderResp3) {
 }
 
 TEST(PubSubTest, SharedSubscriptionFallsBackWhenTheServerOnlySpeaksResp2) {
-  RedisServer server({.args = {"--rename-command", "HELLO", ""}});
+  test::ServerOptions options;
+  options.args = {"--rename-command", "HELLO", ""};
+  RedisServer server(options);
   auto mux = connect_to(server, ",sharedSubscriptionConnection=true");
   ASSERT_EQ(mux->server_identity().protocol, 2);
   Inbox inbox;
