@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol_fixture.hpp"
 #include "redmux/redmux.hpp"
 #include "support/redis_server.hpp"
 
@@ -13,23 +14,10 @@ namespace {
 
 using test::RedisServer;
 
-class BitmapsTest : public ::testing::TestWithParam<const char*> {
+class BitmapsTest : public test::ProtocolTest<BitmapsTest> {
  protected:
-  static void SetUpTestSuite() { server_ = new RedisServer(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override {
-    server_->cli({"FLUSHALL"});
-    mux_ = Multiplexer::connect(server_->address() + ",name=bitmaps-test,protocol=" + GetParam());
-    db_ = mux_->database();
-  }
-  static RedisServer* server_;
-  std::shared_ptr<Multiplexer> mux_;
-  Database db_;
+  BitmapsTest() : ProtocolTest("bitmaps-test") {}
 };
-RedisServer* BitmapsTest::server_ = nullptr;
 
 using Values = std::vector<std::optional<long long>>;
 

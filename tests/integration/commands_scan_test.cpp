@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol_fixture.hpp"
 #include "redmux/redmux.hpp"
 #include "support/redis_server.hpp"
 
@@ -16,23 +17,10 @@ namespace {
 
 using test::RedisServer;
 
-class ScanTest : public ::testing::TestWithParam<const char*> {
+class ScanTest : public test::ProtocolTest<ScanTest> {
  protected:
-  static void SetUpTestSuite() { server_ = new RedisServer(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override {
-    server_->cli({"FLUSHALL"});
-    mux_ = Multiplexer::connect(server_->address() + ",name=scan-test,protocol=" + GetParam());
-    db_ = mux_->database();
-  }
-  static RedisServer* server_;
-  std::shared_ptr<Multiplexer> mux_;
-  Database db_;
+  ScanTest() : ProtocolTest("scan-test") {}
 };
-RedisServer* ScanTest::server_ = nullptr;
 
 constexpr int kMany = 2000;  // large enough for hashtable encodings and many pages
 

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "protocol_fixture.hpp"
 #include "redmux/redmux.hpp"
 #include "support/redis_server.hpp"
 
@@ -16,23 +17,10 @@ namespace {
 using namespace std::chrono_literals;
 using test::RedisServer;
 
-class StreamsTest : public ::testing::TestWithParam<const char*> {
+class StreamsTest : public test::ProtocolTest<StreamsTest> {
  protected:
-  static void SetUpTestSuite() { server_ = new RedisServer(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override {
-    server_->cli({"FLUSHALL"});
-    mux_ = Multiplexer::connect(server_->address() + ",name=streams-test,protocol=" + GetParam());
-    db_ = mux_->database();
-  }
-  static RedisServer* server_;
-  std::shared_ptr<Multiplexer> mux_;
-  Database db_;
+  StreamsTest() : ProtocolTest("streams-test") {}
 };
-RedisServer* StreamsTest::server_ = nullptr;
 
 TEST_P(StreamsTest, AddRangeLengthDelete) {
   const std::string first = db_.xadd("s", {{"type", "click"}, {"x", "3"}}).get();

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "protocol_fixture.hpp"
 #include "redmux/redmux.hpp"
 #include "support/redis_server.hpp"
 
@@ -13,23 +14,10 @@ namespace {
 using namespace std::chrono_literals;
 using test::RedisServer;
 
-class CommandsTest : public ::testing::TestWithParam<const char*> {
+class CommandsTest : public test::ProtocolTest<CommandsTest> {
  protected:
-  static void SetUpTestSuite() { server_ = new RedisServer(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override {
-    server_->cli({"FLUSHALL"});
-    mux_ = Multiplexer::connect(server_->address() + ",name=commands-test,protocol=" + GetParam());
-    db_ = mux_->database();
-  }
-  static RedisServer* server_;
-  std::shared_ptr<Multiplexer> mux_;
-  Database db_;
+  CommandsTest() : ProtocolTest("commands-test") {}
 };
-RedisServer* CommandsTest::server_ = nullptr;
 
 TEST_P(CommandsTest, Strings) {
   EXPECT_TRUE(db_.set("s", "v").get());
