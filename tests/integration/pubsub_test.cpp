@@ -659,8 +659,11 @@ TEST(PubSubTest, RefusedSubscribeFailsItsConfirmationInsteadOfHanging) {
         "user default on nopass ~* &* +@all\n"
         "user limited on >pw ~* &allowed:* +@all\n";
     RedisServer server(options);
+    // heartbeatInterval=0: a refused SUBSCRIBE answers with an ordinary error reply while a
+    // successful one answers with a push; a heartbeat PING in flight at that moment takes the
+    // error as its reply (known limitation, see docs/pubsub.md), which this test is not about.
     auto mux = Multiplexer::connect(server.address() + ",user=limited,password=pw," +
-                                    "sharedSubscriptionConnection=" + shared);
+                                    "heartbeatInterval=0,sharedSubscriptionConnection=" + shared);
     std::atomic<int> errors{0};
     mux->on_error([&](const Error&) { ++errors; });
     Subscription refused = mux->subscriber().subscribe("secret", [](const Message&) {});
