@@ -29,10 +29,11 @@ Subscription::~Subscription() {
 }
 
 void Subscription::unsubscribe() {
+  // Neither pointer is written here: the handler may call this on a delivery thread while the
+  // owner's destructor, on another thread, runs it too (and waits for the handler). Removing
+  // twice is harmless; the handles are released by the destructor.
   if (!state_) return;
   hub_->remove(state_, /*wait=*/true);
-  state_.reset();
-  hub_.reset();
 }
 
 bool Subscription::active() const noexcept {
