@@ -19,8 +19,9 @@ enum class PendingKind : std::uint8_t {
   Internal,       ///< redmux's own command (SELECT inserted for a database switch): `state`
                   ///< may be an internal handler, or null when the reply is only checked
   Heartbeat,      ///< redmux's idle PING: the reply (or error) only proves the link is alive
-  NoReply,        ///< answered out of band (SUBSCRIBE family: confirmations are pushes), so
-                  ///< it never enters the pipeline; `state` is null
+  PubSub,         ///< the SUBSCRIBE family: answered by `confirmations` pushes (one per
+                  ///< name), or by one error reply when the server refuses it; `state` may
+                  ///< be an internal handler that is given the refusal
 };
 
 struct PendingCommand {
@@ -38,6 +39,8 @@ struct PendingCommand {
   /// command under retryReadOnlyCommands): its bytes are kept in state->retained_command.
   bool retry_written = false;
   std::uint8_t resends = 0;  ///< automatic resends so far (written ones: at most one)
+  /// PubSub: confirmation pushes still expected (one per channel, pattern or shard channel).
+  std::uint32_t confirmations = 0;
 };
 
 }  // namespace redmux::detail

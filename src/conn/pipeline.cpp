@@ -24,8 +24,6 @@ void Pipeline::push(std::span<const PendingCommand> commands) {
       } else {
         latest_deadline_ = command.deadline;
       }
-    } else if (command.kind == PendingKind::NoReply) {
-      continue;  // its answers arrive as pushes: no reply in the FIFO belongs to it
     }
     in_flight_.push_back(command);
   }
@@ -42,6 +40,11 @@ void Pipeline::pop_front(std::size_t& released) {
 Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& report,
                                           const SlotRelease& release) {
   if (in_flight_.empty()) return ReplyOutcome::Unexpected;
+  // A subscribe-family command is answered by pushes; the only ordinary reply it can get is
+  // its refusal (an error, e.g. NOPERM). Anything else means the stream is out of step.
+  if (in_flight_.front().kind == PendingKind::PubSub && !is_error_reply(reply)) {
+    return ReplyOutcome::Unexpected;
+  }
   const PendingCommand front = in_flight_.front();
   in_flight_.pop_front();
   if (first_unexpired_ > 0) --first_unexpired_;
@@ -62,12 +65,33 @@ Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& rep
     case PendingKind::FireAndForget:
       if (is_error_reply(reply) && report) report(front.name, reply);
       break;
-    case PendingKind::NoReply:  // never in flight (push() skips it)
+    case PendingKind::PubSub:                 // refused: none of its names was subscribed
+      if (report) report(front.name, reply);  // before the refusal is seen by anyone waiting
+      if (front.state) front.state->deliver(reply);
+      break;
     case PendingKind::Heartbeat:
       break;  // any reply, even an error (LOADING, BUSY …), shows the link is alive
   }
   if (front.state) front.state->release();
   return outcome;
+}
+
+bool Pipeline::on_confirmation(std::string_view kind) {
+  if (in_flight_.empty()) return false;
+  PendingCommand& front = in_flight_.front();
+  if (front.kind != PendingKind::PubSub || front.confirmations == 0) return false;
+  // The command's name is the kind in capitals ("SUBSCRIBE" ↔ "subscribe").
+  if (front.name.size() != kind.size()) return false;
+  for (std::size_t i = 0; i < kind.size(); ++i) {
+    const char lower = front.name[i] >= 'A' && front.name[i] <= 'Z'
+                           ? static_cast<char>(front.name[i] - 'A' + 'a')
+                           : front.name[i];
+    if (lower != kind[i]) return false;
+  }
+  if (--front.confirmations > 0) return true;
+  std::size_t released = 0;
+  pop_front(released);  // PubSub commands hold no slot of maxQueuedCommands
+  return true;
 }
 
 std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_error) {

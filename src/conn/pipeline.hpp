@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string_view>
 #include <vector>
 
 #include "conn/pending_command.hpp"
@@ -43,6 +44,11 @@ class Pipeline {
   /// *before* its future completes, so a caller woken by the reply always finds room for its
   /// next command. Unexpected: nothing was waiting (the stream is out of sync).
   ReplyOutcome on_reply(NodeSpan reply, const ErrorReport& report, const SlotRelease& release);
+  /// A subscribe-family confirmation push (`kind`: "subscribe", "punsubscribe" …) arrived:
+  /// it answers one name of the oldest command when that is a PubSub command of the same
+  /// kind, which leaves once all its names are confirmed. False when it answers nothing in
+  /// flight (an unsolicited one, e.g. sunsubscribe after a slot moved).
+  bool on_confirmation(std::string_view kind);
 
   /// Fails every command whose deadline is <= now (they stay in flight). Returns how many.
   std::size_t expire(Clock::time_point now, const TimeoutError& make_error);

@@ -85,7 +85,9 @@ Connection::Connection(asio::io_context& io, std::shared_ptr<IoPool::Load> load,
   read_buffer_.resize(kReadChunk);
   release_slot_ = [shared = shared_.get()] { shared->release_slots(1); };
   report_error_ = [this](std::string_view name, NodeSpan error_reply) {
-    if (name != "SELECT") {
+    // Error replies nobody waits for: fire-and-forget commands, redmux's SELECT, and refused
+    // SUBSCRIBE-family commands (whose confirmations fail as well).
+    if (name != "SELECT" && !name.ends_with("SUBSCRIBE")) {
       shared_->counters().fire_and_forget_errors.fetch_add(1, std::memory_order_relaxed);
     }
     shared_->report_error(server_error_from(error_reply, name));
@@ -250,9 +252,18 @@ void Connection::probe_role() {
 
 void Connection::note_role(std::string_view role) {
   const bool replica = role == "slave" || role == "replica";
-  is_replica_.store(replica, std::memory_order_release);
-  std::lock_guard lock(identity_mutex_);
-  identity_.role = replica ? "replica" : std::string(role);
+  const bool was_replica = is_replica_.exchange(replica, std::memory_order_acq_rel);
+  {
+    std::lock_guard lock(identity_mutex_);
+    identity_.role = replica ? "replica" : std::string(role);
+  }
+  if (was_replica != replica && role_hook_) role_hook_(*this);
+}
+
+void Connection::check_role() {
+  asio::post(io_, [self = shared_from_this()] {
+    if (self->state() == ConnectionState::Ready) self->probe_role();
+  });
 }
 
 void Connection::on_connected(const asio::error_code& ec) {
@@ -383,11 +394,12 @@ void Connection::schedule_reconnect() {
 
 void Connection::become_ready() {
   connect_timer_.cancel();
+  bool role_changed = false;
   {
     std::lock_guard lock(identity_mutex_);
     identity_ = handshake_->identity();
-    is_replica_.store(identity_.role == "replica" || identity_.role == "slave",
-                      std::memory_order_release);
+    const bool replica = identity_.role == "replica" || identity_.role == "slave";
+    role_changed = is_replica_.exchange(replica, std::memory_order_acq_rel) != replica;
     databases_.store(identity_.databases, std::memory_order_release);
   }
   handshake_.reset();
@@ -420,6 +432,7 @@ void Connection::become_ready() {
   // Before the backlog is written: what the hook queues (the subscriptions, in one batch)
   // leaves in the same write as the commands held while the connection was down.
   if (ready_hook_ && state() == ConnectionState::Ready) ready_hook_(*this);
+  if (role_changed && restored && role_hook_) role_hook_(*this);
   if (first_result_) {
     auto first = std::move(first_result_);
     first_result_ = nullptr;
@@ -559,11 +572,14 @@ void Connection::on_health_tick() {
   const Clock::time_point now = Clock::now();
   const auto timeout = config_.async_timeout;
   if (!pipeline_.empty()) {
-    // Half-open: a command is overdue (a caller timed out, or the idle PING went unanswered)
-    // and nothing has been read for two timeouts — the peer is gone or frozen; replace it.
+    // Half-open: a command is overdue (a caller timed out, the idle PING went unanswered, or
+    // a SUBSCRIBE — which has no deadline of its own and holds back the PING — is still not
+    // confirmed) and nothing has been read for two timeouts — the peer is gone or frozen;
+    // replace it.
     const bool heartbeat_overdue = heartbeat_sent_ > last_read_ && now - heartbeat_sent_ >= timeout;
+    const bool subscribe_waiting = pipeline_.front().kind == PendingKind::PubSub;
     const Clock::time_point progress = std::max(last_read_, awaiting_since_);
-    if ((overdue_ || heartbeat_overdue) && now - progress >= 2 * timeout) {
+    if ((overdue_ || heartbeat_overdue || subscribe_waiting) && now - progress >= 2 * timeout) {
       shared_->counters().dead_connections.fetch_add(1, std::memory_order_relaxed);
       connection_broken(Error(
           errc::outcome_unknown,
@@ -943,14 +959,14 @@ void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
 }
 
 bool Connection::on_reply(NodeSpan reply) {
-  if (!reply.empty() && reply[0].type == ReplyType::Push) {
-    // Out-of-band (RESP3 push): not an answer to any command.
+  if ((!reply.empty() && reply[0].type == ReplyType::Push) ||
+      (subscriber_mode_ && is_resp2_pubsub(reply))) {
+    // Out of band (a RESP3 push, or a RESP2 pub/sub array on a subscriber connection): a
+    // message, or the confirmation of one name of a SUBSCRIBE-family command in flight.
     shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
-    if (push_handler_) push_handler_(reply);
-    return true;
-  }
-  if (subscriber_mode_ && is_resp2_pubsub(reply)) {
-    shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
+    if (reply[0].size >= 2 && reply.size() > 1 && reply[1].type == ReplyType::BulkString) {
+      pipeline_.on_confirmation(reply[1].value);
+    }
     if (push_handler_) push_handler_(reply);
     return true;
   }
@@ -984,13 +1000,6 @@ bool Connection::on_reply(NodeSpan reply) {
             "); commands written behind it may have run against the previous database, so the "
             "connection was reset"));
     return false;
-  }
-  if (outcome == Pipeline::ReplyOutcome::Unexpected && push_handler_ && is_error_reply(reply)) {
-    // A SUBSCRIBE refused (ACL, cross-slot …): it expects no reply, so nothing was waiting.
-    // The subscriptions' owner fails what still waits for a confirmation.
-    shared_->report_error(server_error_from(reply, "SUBSCRIBE family"));
-    push_handler_(reply);
-    return true;
   }
   if (outcome == Pipeline::ReplyOutcome::Unexpected) {
     connection_broken(Error(errc::protocol_error, "a reply arrived from " + endpoint_text_ +

@@ -81,9 +81,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void set_push_handler(PushHandler handler) { push_handler_ = std::move(handler); }
   /// Call before start(). The pub/sub layer re-subscribes from here in one write.
   void set_ready_hook(ReadyHook hook) { ready_hook_ = std::move(hook); }
+  /// Call before start(). Runs on the I/O thread when the server's role changed (replica ↔
+  /// primary): seen by a ROLE probe, or by the handshake of a new connection.
+  void set_role_hook(ReadyHook hook) { role_hook_ = std::move(hook); }
+  /// Asks the server its role now (ROLE), from any thread; routing follows the answer.
+  void check_role();
   /// A connection that holds subscriptions: under RESP2 an array whose first element is
-  /// message, pmessage, smessage or a (un)subscribe confirmation is a push, not a reply, and
-  /// an error reply with nothing in flight (a refused SUBSCRIBE) is reported, not fatal.
+  /// message, pmessage, smessage or a (un)subscribe confirmation is a push, not a reply.
   /// Call before start().
   void set_subscriber_mode(bool on) noexcept { subscriber_mode_ = on; }
 
@@ -184,6 +188,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool subscriber_mode_ = false;
   PushHandler push_handler_;
   ReadyHook ready_hook_;
+  ReadyHook role_hook_;
 
   // writer
   bool writing_ = false;

@@ -12,8 +12,6 @@ constexpr std::size_t kDeliveryThreads = 2;
 /// An ordered drain task hands its thread back after this many messages (re-posting itself
 /// at the back of the queue), so one busy channel cannot starve the others.
 constexpr int kDrainBatch = 256;
-/// Names per re-subscribe command (a huge SUBSCRIBE would be one huge reply burst).
-constexpr std::size_t kNamesPerCommand = 512;
 
 /// The subscription whose handler this thread is running (to let it unsubscribe itself).
 thread_local const SubscriptionState* current_invocation = nullptr;
@@ -52,6 +50,43 @@ std::string describe(SubscriptionKind kind, std::string_view name) {
       return "shard channel \"" + std::string(name) + "\"";
   }
   return std::string(name);
+}
+
+/// The server's refusal of one SUBSCRIBE-family command (an ACL channel rule …) fails the
+/// confirmation its name awaits. When the connection breaks first it is dropped: the names
+/// are subscribed again once a connection is ready.
+class SubscribeRefusal final : public CommandState {
+ public:
+  SubscribeRefusal(std::weak_ptr<SubscriptionHub> hub, SubscriptionKind kind, std::string name)
+      : hub_(std::move(hub)), kind_(kind), name_(std::move(name)) {}
+  void deliver(NodeSpan reply) noexcept override {
+    if (!claim()) return;
+    if (auto hub = hub_.lock(); hub && is_error_reply(reply)) {
+      hub->refused(kind_, name_, server_error_from(reply, subscribe_command(kind_)));
+    }
+    publish();
+  }
+  void fail(Error) noexcept override {
+    if (claim()) publish();
+  }
+
+ private:
+  std::weak_ptr<SubscriptionHub> hub_;
+  SubscriptionKind kind_;
+  std::string name_;
+};
+
+/// A SUBSCRIBE-family command in flight: answered by one confirmation push per name, or
+/// refused as a whole by one error reply (which a subscribe's handler is given).
+PendingCommand pubsub_command(std::string_view command, std::size_t names, CommandState* refusal) {
+  PendingCommand pending;
+  pending.name = command;  // static storage: subscribe_command() / unsubscribe_command()
+  pending.kind = PendingKind::PubSub;
+  pending.deadline = Clock::time_point::max();
+  pending.counted = false;
+  pending.confirmations = static_cast<std::uint32_t>(names);
+  pending.state = refusal;  // its one reference goes to the pipeline
+  return pending;
 }
 
 std::string_view policy_name(OverflowPolicy policy) noexcept {
@@ -157,12 +192,14 @@ void SubscriptionHub::send_locked(std::string_view command, std::string_view nam
   // queued copy would reach the server twice).
   if (connection.state() != ConnectionState::Ready) return;
   const Arg args[] = {Arg(command), Arg(name)};
-  PendingCommand pending;
-  pending.name = command;  // static storage: the literals above
-  pending.kind = PendingKind::NoReply;
-  pending.deadline = Clock::time_point::max();
-  pending.counted = false;
-  connection.submit(-1, args, pending);
+  CommandState* refusal = nullptr;
+  for (SubscriptionKind kind :
+       {SubscriptionKind::Channel, SubscriptionKind::Pattern, SubscriptionKind::ShardChannel}) {
+    if (command == subscribe_command(kind)) {
+      refusal = new SubscribeRefusal(weak_from_this(), kind, std::string(name));
+    }
+  }
+  connection.submit(-1, args, pubsub_command(command, 1, refusal));
 }
 
 ChannelEntry& SubscriptionHub::join_locked(SubscriptionKind kind, std::string_view name) {
@@ -386,18 +423,16 @@ SubscriberStatus SubscriptionHub::status() const {
   return status;
 }
 
-void SubscriptionHub::fail_unconfirmed(const Error& error) {
+void SubscriptionHub::refused(SubscriptionKind kind, std::string_view name, const Error& error) {
   Deferred deferred;
   {
     std::lock_guard lock(mutex_);
-    for (EntryMap* map : {&channels_, &patterns_, &shard_channels_}) {
-      for (auto& [name, entry] : *map) {
-        if (entry->confirmed) continue;
-        entry->refused = error;
-        for (FutureState<void>* waiter : entry->waiters) deferred.fail.emplace_back(waiter, error);
-        entry->waiters.clear();
-      }
-    }
+    EntryMap& map = map_of(kind);
+    auto it = map.find(name);
+    if (it == map.end() || it->second->confirmed) return;
+    it->second->refused = error;
+    for (FutureState<void>* waiter : it->second->waiters) deferred.fail.emplace_back(waiter, error);
+    it->second->waiters.clear();
   }
   finish(deferred);
 }
@@ -456,9 +491,10 @@ std::size_t SubscriptionHub::close(const std::function<void()>& closed) {
 // I/O thread
 
 void SubscriptionHub::on_ready(Connection& connection) {
-  // Every name in one batch (one write): SUBSCRIBE and PSUBSCRIBE with many names each,
-  // SSUBSCRIBE one name per command (in a cluster the names of one command must share a
-  // slot). Confirmations arrive as pushes and mark the entries confirmed again.
+  // Every name in one batch (one write), one command per name: the server refuses a
+  // SUBSCRIBE as a whole when any of its names is not allowed (ACL), so names sharing a
+  // command would fail with a neighbour; and in a cluster the names of one SSUBSCRIBE must
+  // share a slot. Confirmations arrive as pushes and mark the entries confirmed again.
   std::lock_guard lock(mutex_);
   if (closed_ || &connection != connection_.get()) return;
   if (shared_mode_ && connection.identity().protocol != 3) {
@@ -468,31 +504,19 @@ void SubscriptionHub::on_ready(Connection& connection) {
   ++ready_count_;
   std::string bytes;
   std::vector<PendingCommand> commands;
-  std::vector<Arg> args;
-  auto flush = [&](std::string_view command) {
-    if (args.size() <= 1) return;
-    PendingCommand pending;
-    pending.name = command;
-    pending.kind = PendingKind::NoReply;
-    pending.deadline = Clock::time_point::max();
-    pending.counted = false;
-    pending.bytes_begin = bytes.size();
-    resp::encode_command(bytes, args);
-    pending.bytes_end = bytes.size();
-    commands.push_back(pending);
-    args.clear();
-  };
   for (SubscriptionKind kind :
        {SubscriptionKind::Channel, SubscriptionKind::Pattern, SubscriptionKind::ShardChannel}) {
     const std::string_view command = subscribe_command(kind);
-    const std::size_t per_command = kind == SubscriptionKind::ShardChannel ? 1 : kNamesPerCommand;
     for (auto& [name, entry] : map_of(kind)) {
       entry->confirmed = false;
-      if (args.empty()) args.emplace_back(command);
-      args.emplace_back(std::string_view(name));
-      if (args.size() > per_command) flush(command);
+      PendingCommand pending = pubsub_command(
+          command, 1, new SubscribeRefusal(weak_from_this(), kind, std::string(name)));
+      pending.bytes_begin = bytes.size();
+      const Arg args[] = {Arg(command), Arg(name)};
+      resp::encode_command(bytes, args);
+      pending.bytes_end = bytes.size();
+      commands.push_back(pending);
     }
-    flush(command);
   }
   if (commands.empty()) return;
   if (ready_count_ > 1) resubscribes_.fetch_add(1, std::memory_order_relaxed);
@@ -503,13 +527,6 @@ void SubscriptionHub::on_push(NodeSpan push) {
   // [kind, name, …]: message/smessage [kind, channel, payload]; pmessage [kind, pattern,
   // channel, payload]; confirmations [kind, name, count]. Anything else (client-side
   // caching invalidations …) is not ours.
-  if (is_error_reply(push)) {
-    // A subscribe the server refused (the connection passes the error reply on): it cannot
-    // say which name, so every subscription still unconfirmed learns of it — its
-    // confirmed() future fails instead of waiting forever.
-    fail_unconfirmed(server_error_from(push, "SUBSCRIBE family"));
-    return;
-  }
   if (push.empty() || push[0].size < 3) return;
   std::string_view parts[4];
   std::size_t count = 0;

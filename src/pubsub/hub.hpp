@@ -115,8 +115,9 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   std::size_t remove_all(SubscriptionKind kind, std::string_view name);
   /// Completes once `name` is confirmed by the server (see Subscription::confirmed()).
   Future<void> confirmed(SubscriptionKind kind, std::string_view name);
-  /// Fails every confirmation still awaited (a subscribe the server refused).
-  void fail_unconfirmed(const Error& error);
+  /// The server refused the SUBSCRIBE-family command for `name` (I/O thread): what waits for
+  /// its confirmation fails with `error`, and so does confirmed() until one comes.
+  void refused(SubscriptionKind kind, std::string_view name, const Error& error);
 
   SubscriberStatus status() const;
   /// Ends everything (futures fail with errc::shut_down) and shuts the dedicated connection

@@ -126,5 +126,69 @@ TEST(PipelineTest, FailAllCompletesEveryCaller) {
   for (auto* s : f.states) EXPECT_EQ(s->result().error().code(), errc::outcome_unknown);
 }
 
+PendingCommand subscribe(std::uint32_t names, CommandState* refusal = nullptr) {
+  PendingCommand command;
+  command.kind = PendingKind::PubSub;
+  command.name = "SUBSCRIBE";
+  command.deadline = Clock::time_point::max();
+  command.counted = false;
+  command.confirmations = names;
+  command.state = refusal;
+  return command;
+}
+
+Node error_node(std::string_view text) {
+  Node n;
+  n.type = ReplyType::SimpleError;
+  n.size = text.size();
+  n.value = text;
+  return n;
+}
+
+// A SUBSCRIBE in flight is answered by one confirmation push per name; a caller's reply
+// behind it is matched to the caller only once those came.
+TEST(PipelineTest, SubscribeLeavesAfterOneConfirmationPerName) {
+  Fixture f;
+  Pipeline pipeline;
+  PendingCommand cmds[] = {f.caller(1s), subscribe(2), f.caller(1s)};
+  pipeline.push(cmds);
+  Node a = bulk("a"), b = bulk("b");
+  EXPECT_FALSE(pipeline.on_confirmation("subscribe"));  // the caller's reply comes first
+  EXPECT_EQ(pipeline.on_reply(NodeSpan(&a, 1), {}, {}), Pipeline::ReplyOutcome::Delivered);
+  EXPECT_FALSE(pipeline.on_confirmation("psubscribe"));  // another kind: not its answer
+  EXPECT_TRUE(pipeline.on_confirmation("subscribe"));
+  EXPECT_EQ(pipeline.size(), 2u);
+  // An ordinary reply while the SUBSCRIBE still awaits a confirmation: out of step.
+  EXPECT_EQ(pipeline.on_reply(NodeSpan(&b, 1), {}, {}), Pipeline::ReplyOutcome::Unexpected);
+  EXPECT_TRUE(pipeline.on_confirmation("subscribe"));
+  EXPECT_EQ(pipeline.size(), 1u);
+  EXPECT_EQ(pipeline.on_reply(NodeSpan(&b, 1), {}, {}), Pipeline::ReplyOutcome::Delivered);
+  EXPECT_EQ(f.states[0]->result().value(), "a");
+  EXPECT_EQ(f.states[1]->result().value(), "b");
+}
+
+// A refused SUBSCRIBE is answered by one error reply: it goes to the subscribe (its handler
+// and the error report), not to the caller behind it.
+TEST(PipelineTest, RefusedSubscribeTakesItsErrorReplyNotTheNextCallers) {
+  Fixture f;
+  Pipeline pipeline;
+  auto* refusal = new FutureState<void>();  // stands in for the hub's refusal handler
+  refusal->add_ref();                       // the pipeline's reference
+  PendingCommand cmds[] = {subscribe(3, refusal), f.caller(1s)};
+  pipeline.push(cmds);
+  std::string reported;
+  auto report = [&](std::string_view name, NodeSpan r) {
+    reported = std::string(name) + ":" + std::string(r[0].value);
+  };
+  Node no = error_node("NOPERM No permissions to access a channel"), a = bulk("a");
+  EXPECT_EQ(pipeline.on_reply(NodeSpan(&no, 1), report, {}), Pipeline::ReplyOutcome::Delivered);
+  EXPECT_EQ(reported, "SUBSCRIBE:NOPERM No permissions to access a channel");
+  ASSERT_TRUE(refusal->ready());
+  EXPECT_NE(refusal->result().error().message().find("NOPERM"), std::string::npos);
+  EXPECT_EQ(pipeline.on_reply(NodeSpan(&a, 1), report, {}), Pipeline::ReplyOutcome::Delivered);
+  EXPECT_EQ(f.states[0]->result().value(), "a");
+  refusal->release();
+}
+
 }  // namespace
 }  // namespace redmux::detail
