@@ -31,6 +31,20 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
     }
     groups_.push_back(std::move(group));
   }
+  // A failover seen on one endpoint (a replica promoted, a primary demoted) asks every other
+  // endpoint its role at once, instead of waiting for its READONLY reply or periodic check.
+  auto watched = std::make_shared<std::vector<std::weak_ptr<Connection>>>();
+  for (auto& group : groups_) watched->push_back(group.front());
+  for (auto& group : groups_) {
+    for (auto& connection : group) {
+      connection->set_role_hook([watched](Connection& changed) {
+        for (const auto& weak : *watched) {
+          auto other = weak.lock();
+          if (other && other.get() != &changed) other->check_role();
+        }
+      });
+    }
+  }
   dedicated_ = std::make_shared<DedicatedPool>(shared_, pool_, tls);
   hub_ = std::make_shared<SubscriptionHub>(shared_, pool_, tls);
   // sharedSubscriptionConnection: under RESP3 pushes can share the interactive connection
@@ -190,16 +204,21 @@ Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg>
   const bool want_replica = read_only && (demand_replica || has_flag(flags, Flags::PreferReplica));
   std::size_t g = 0;
   if (groups_.size() > 1 || demand_replica) {
+    // The primary: the first endpoint not known to be a replica, preferring one that is
+    // connected (after a failover the old primary may be down while the promoted one is up).
     std::size_t primary = groups_.size();
+    bool primary_ready = false;
     std::size_t replica_count = 0;
     std::size_t replica_pick = replica_cursor_.fetch_add(1, std::memory_order_relaxed);
     std::size_t chosen_replica = groups_.size();
     for (std::size_t i = 0; i < groups_.size(); ++i) {
       const Connection& first = *groups_[i].front();
+      const bool ready = first.state() == ConnectionState::Ready;
       if (first.is_replica()) {
-        if (first.state() == ConnectionState::Ready) ++replica_count;
-      } else if (primary == groups_.size()) {
+        if (ready) ++replica_count;
+      } else if (primary == groups_.size() || (ready && !primary_ready)) {
         primary = i;
+        primary_ready = ready;
       }
     }
     if (replica_count > 0) {
@@ -221,6 +240,14 @@ Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg>
     if (has_flag(flags, Flags::DemandMaster) && primary == groups_.size()) {
       return Error(errc::not_allowed, std::string(info.name) +
                                           " demands the primary, but none is known (DemandMaster)");
+    }
+    if (primary == groups_.size() && info.is(CommandFlag::Write)) {
+      // Every endpoint is known to be a replica: a write never goes to one. Not sent, so
+      // safe to retry (a failover in progress ends with a primary).
+      return Error(errc::not_sent,
+                   std::string(info.name) +
+                       " writes, but every endpoint is a replica and no primary is known (a "
+                       "failover in progress?); retry once a primary is back");
     }
     g = primary == groups_.size() ? 0 : primary;
     if (want_replica && chosen_replica != groups_.size()) g = chosen_replica;
