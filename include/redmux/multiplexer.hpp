@@ -43,6 +43,7 @@ struct MultiplexerStatus {
   std::uint64_t dead_connections = 0;  ///< declared dead (half-open, frozen) and replaced
   std::uint64_t connection_failures = 0;  ///< failed connection attempts and broken connections
   std::uint64_t loading_waits = 0;  ///< connections that waited for the server to load its data
+  std::uint64_t redirects = 0;      ///< Redis Cluster MOVED / ASK / TRYAGAIN replies followed
   std::size_t outstanding = 0;      ///< accepted, not yet answered (queued + in flight)
   std::size_t queued = 0;           ///< accepted, not yet written
   std::size_t in_flight = 0;        ///< written, awaiting their replies

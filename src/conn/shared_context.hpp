@@ -34,6 +34,7 @@ struct Counters {
   std::atomic<std::uint64_t> dead_connections{0};  ///< declared dead (half-open) and replaced
   std::atomic<std::uint64_t> connection_failures{0};  ///< failed attempts and breaks
   std::atomic<std::uint64_t> loading_waits{0};        ///< handshakes that found the server loading
+  std::atomic<std::uint64_t> redirects{0};  ///< cluster MOVED/ASK/TRYAGAIN replies followed
 };
 
 class SharedContext {

@@ -3,6 +3,7 @@
 #include <condition_variable>
 
 #include "mux/blocking.hpp"
+#include "mux/cluster.hpp"
 #include "mux/dedicated_pool.hpp"
 #include "net/io_load.hpp"
 #include "pubsub/hub.hpp"
@@ -21,7 +22,8 @@ std::string upper(std::string_view text) {
 
 MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<TlsContext> tls)
     : pool_(pool ? std::move(pool) : IoPool::create(config.io_threads)),
-      shared_(std::make_shared<SharedContext>(std::move(config))) {
+      shared_(std::make_shared<SharedContext>(std::move(config))),
+      tls_(tls) {
   const Config& cfg = shared_->config();
   for (const Endpoint& endpoint : cfg.endpoints) {
     std::vector<std::shared_ptr<Connection>> group;
@@ -111,6 +113,12 @@ void MuxCore::close() {
     std::lock_guard lock(pending->mutex);
     pending->remaining += dedicated_->close(one_closed);
     pending->remaining += hub_->close(one_closed);
+    std::shared_ptr<ClusterRouter> cluster;
+    {
+      std::lock_guard guard(cluster_mutex_);
+      cluster = cluster_;
+    }
+    if (cluster) pending->remaining += cluster->close(one_closed);
   }
   for (auto& group : groups_) {
     for (auto& connection : group) {
@@ -197,6 +205,7 @@ Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg>
                                    Flags flags) {
   if (closed())
     return Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed");
+  if (ClusterRouter* router = cluster()) return router->route(info, args, flags);
   // Role-based choice among endpoints: a replica only when the flags allow it and the command
   // only reads; a write never goes to a replica.
   const bool read_only = info.is(CommandFlag::ReadOnly);
@@ -260,6 +269,26 @@ Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg>
   return group[index].get();
 }
 
+void MuxCore::enable_cluster(Connection& seed, std::function<void(const Error&)> done) {
+  std::shared_ptr<ClusterRouter> router;
+  {
+    std::lock_guard lock(cluster_mutex_);
+    if (cluster_ || closed()) {
+      done(closed() ? Error(errc::shut_down, "the multiplexer was closed") : Error());
+      return;
+    }
+    std::vector<std::shared_ptr<Connection>> seeds;
+    for (auto& group : groups_) seeds.insert(seeds.end(), group.begin(), group.end());
+    router = std::make_shared<ClusterRouter>(shared_, pool_, tls_, std::move(seeds));
+    cluster_ = router;
+  }
+  // Routing by slot starts once the map is in; until then commands keep going to the seeds.
+  router->load(seed, [this, router, done = std::move(done)](const Error& error) {
+    if (!error) cluster_raw_.store(router.get(), std::memory_order_release);
+    done(error);
+  });
+}
+
 Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> args,
                       CommandState* state) {
   const CommandInfo& info = command_info(args);
@@ -288,6 +317,15 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
                             " commands are already queued or awaiting replies (maxQueuedCommands=" +
                             std::to_string(shared_->config().max_queued_commands) +
                             "); the server is slow or unreachable — back off and retry"));
+  }
+  if (ClusterRouter* router = cluster()) {
+    if (db != 0 && db != -1) {
+      shared_->release_slots(1);
+      return refuse(Error(errc::invalid_argument,
+                          std::string(info.name) + " refused: database " + std::to_string(db) +
+                              " does not exist in a Redis Cluster (only database 0)"));
+    }
+    return submit_to_cluster(*router, db, info, args, state, options.flags, deadline, timeout_ms);
   }
   Result<Connection*> connection = route(info, args, options.flags);
   if (!connection) {

@@ -23,6 +23,7 @@
 
 namespace redmux::detail {
 
+class ClusterRouter;
 class DedicatedPool;
 class SubscriptionHub;
 
@@ -67,6 +68,13 @@ class MuxCore {
   /// The pub/sub state (pubsub/hub.hpp): its own connection, or the first interactive one.
   const std::shared_ptr<SubscriptionHub>& subscription_hub() const noexcept { return hub_; }
 
+  /// The endpoints are Redis Cluster nodes (a connection's HELLO said mode "cluster"): loads
+  /// the slot map through that connection and routes every command by slot from then on.
+  /// `done` runs on an I/O thread once the map is loaded (or failed to load).
+  void enable_cluster(Connection& seed, std::function<void(const Error&)> done);
+  /// Non-null in cluster mode (mux/cluster.hpp).
+  ClusterRouter* cluster() const noexcept { return cluster_raw_.load(std::memory_order_acquire); }
+
  private:
   std::shared_ptr<IoPool> pool_;
   std::shared_ptr<SharedContext> shared_;
@@ -74,6 +82,10 @@ class MuxCore {
   std::vector<std::vector<std::shared_ptr<Connection>>> groups_;
   std::shared_ptr<DedicatedPool> dedicated_;
   std::shared_ptr<SubscriptionHub> hub_;
+  std::shared_ptr<ClusterRouter> cluster_;  ///< set once, by enable_cluster()
+  std::atomic<ClusterRouter*> cluster_raw_{nullptr};
+  std::mutex cluster_mutex_;
+  std::shared_ptr<TlsContext> tls_;
   std::atomic<bool> closed_{false};
   std::atomic<std::size_t> replica_cursor_{0};
   /// Unknown command names already asked about with COMMAND INFO (once each).

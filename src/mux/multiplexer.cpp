@@ -17,6 +17,23 @@ Error submit_command(MuxCore& core, int db, const CallOptions& options, std::spa
 
 }  // namespace detail
 
+namespace {
+
+/// A ready connection whose server runs in cluster mode, or null.
+detail::Connection* cluster_seed(detail::MuxCore& core) {
+  for (const auto& group : core.groups()) {
+    for (const auto& connection : group) {
+      if (connection->state() == detail::ConnectionState::Ready &&
+          connection->identity().mode == "cluster") {
+        return connection.get();
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 Multiplexer::Multiplexer(std::shared_ptr<detail::MuxCore> core) : core_(std::move(core)) {}
 
 Multiplexer::~Multiplexer() {
@@ -81,7 +98,16 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
   auto* state = new detail::FutureState<Ptr>();
   Future<Ptr> future(state);
   if (!config.abort_connect) {
-    core->start([](std::vector<Error>) {});
+    // Connects in the background; a cluster's slot map is loaded once a node answers
+    // (commands sent before that go to the listed nodes as they are).
+    std::weak_ptr<detail::MuxCore> weak = core;
+    core->start([weak](std::vector<Error> errors) {
+      auto core = weak.lock();
+      if (!core || !errors.empty()) return;
+      if (detail::Connection* seed = cluster_seed(*core)) {
+        core->enable_cluster(*seed, [](const Error&) {});
+      }
+    });
     state->set(mux);
     return future;
   }
@@ -90,6 +116,24 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
   // runs on an I/O thread, so the close must not wait there: MuxCore::close() knows.
   core->start([state, mux](std::vector<Error> errors) mutable {
     if (errors.empty()) {
+      if (detail::Connection* seed = cluster_seed(*mux->core_)) {
+        // A Redis Cluster: ready once the slot map is loaded.
+        auto core = mux->core_;
+        core->enable_cluster(*seed, [state, mux = std::move(mux)](const Error& error) mutable {
+          if (error) {
+            mux->core_->close();
+            state->set(Error(error.code(),
+                             "connected to a Redis Cluster node, but could not load "
+                             "the slot map: " +
+                                 error.message()));
+          } else {
+            state->set(std::move(mux));
+          }
+          mux.reset();
+          state->release();
+        });
+        return;
+      }
       state->set(std::move(mux));
     } else {
       std::string message = "could not connect to any of " +
@@ -158,6 +202,7 @@ MultiplexerStatus Multiplexer::status() const {
   s.dead_connections = c.dead_connections.load(std::memory_order_relaxed);
   s.connection_failures = c.connection_failures.load(std::memory_order_relaxed);
   s.loading_waits = c.loading_waits.load(std::memory_order_relaxed);
+  s.redirects = c.redirects.load(std::memory_order_relaxed);
   s.outstanding = core_->shared().outstanding();
   for (const auto& group : core_->groups()) {
     for (const auto& connection : group) {

@@ -1,0 +1,422 @@
+// Redis Cluster: a real 6-node cluster (3 primaries × 1 replica) from Debian's redis-server,
+// created with redis-cli --cluster create. Routing by slot, commands split across slots,
+// whole-cluster commands, a slot migration under load (MOVED and ASK) and a replica
+// promotion (CLUSTER FAILOVER) under load.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "redmux/redmux.hpp"
+#include "support/ports.hpp"
+#include "support/process.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+namespace redmux {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+using test::wait_until;
+
+class LocalCluster {
+ public:
+  LocalCluster() {
+    for (int i = 0; i < 6; ++i) {
+      test::ServerOptions options;
+      // The cluster bus port is given explicitly: port + 10000 may not be free (or valid).
+      options.args = {"--cluster-enabled",      "yes",
+                      "--cluster-node-timeout", "3000",
+                      "--cluster-port",         std::to_string(test::free_loopback_port())};
+      nodes_.push_back(std::make_unique<RedisServer>(options));
+    }
+    std::vector<std::string> create = {"redis-cli", "--cluster", "create"};
+    for (const auto& node : nodes_) create.push_back(node->address());
+    create.insert(create.end(), {"--cluster-replicas", "1", "--cluster-yes"});
+    test::ProcessResult created = test::run_process(create, 60s);
+    if (!created.ok()) {
+      throw std::runtime_error("redis-cli --cluster create: " + created.describe() + "\n" +
+                               created.out + created.err);
+    }
+    const bool settled = wait_until(
+        [&] {
+          for (const auto& node : nodes_) {
+            const std::string info = node->cli({"CLUSTER", "INFO"});
+            if (info.find("cluster_state:ok") == std::string::npos ||
+                info.find("cluster_known_nodes:6") == std::string::npos) {
+              return false;
+            }
+          }
+          return true;
+        },
+        60s);
+    if (!settled) throw std::runtime_error("the cluster did not settle within 60 s");
+  }
+
+  RedisServer& node(std::size_t i) { return *nodes_[i]; }
+  std::size_t size() const { return nodes_.size(); }
+  /// Every node, as a redmux configuration string's endpoint list.
+  std::string seeds() const {
+    std::string out;
+    for (const auto& node : nodes_) out += (out.empty() ? "" : ",") + node->address();
+    return out;
+  }
+  std::string id_of(const RedisServer& node) const { return node.cli({"CLUSTER", "MYID"}); }
+  bool is_primary(const RedisServer& node) const { return node.info_field("role") == "master"; }
+  /// The node (primary) that serves `key`'s slot.
+  RedisServer& owner_of(std::string_view key) {
+    const std::string slot = nodes_.front()->cli({"CLUSTER", "KEYSLOT", std::string(key)});
+    const std::string slots = nodes_.front()->cli({"CLUSTER", "SLOTS"});
+    // CLUSTER SLOTS as redis-cli prints it: start, end, ip, port, id, … per line.
+    std::vector<std::string> lines;
+    std::size_t at = 0;
+    while (at <= slots.size()) {
+      const std::size_t end = slots.find('\n', at);
+      lines.push_back(slots.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    const long long wanted = std::stoll(slot);
+    for (std::size_t i = 0; i + 3 < lines.size(); ++i) {
+      long long start = 0, end = 0;
+      try {
+        start = std::stoll(lines[i]);
+        end = std::stoll(lines[i + 1]);
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (start <= wanted && wanted <= end && lines[i + 2].find('.') != std::string::npos) {
+        const int port = std::stoi(lines[i + 3]);
+        for (auto& node : nodes_) {
+          if (node->port() == port) return *node;
+        }
+      }
+    }
+    throw std::runtime_error("no owner found for slot " + slot);
+  }
+  std::vector<RedisServer*> primaries() {
+    std::vector<RedisServer*> out;
+    for (auto& node : nodes_) {
+      if (is_primary(*node)) out.push_back(node.get());
+    }
+    return out;
+  }
+  std::vector<RedisServer*> replicas() {
+    std::vector<RedisServer*> out;
+    for (auto& node : nodes_) {
+      if (!is_primary(*node)) out.push_back(node.get());
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::unique_ptr<RedisServer>> nodes_;
+};
+
+long long calls_of(const RedisServer& server, const std::string& command) {
+  const std::string stats = server.cli({"INFO", "commandstats"});
+  const std::string field = "cmdstat_" + command + ":calls=";
+  const auto at = stats.find(field);
+  if (at == std::string::npos) return 0;
+  return std::stoll(stats.substr(at + field.size()));
+}
+
+long long dbsize(const RedisServer& server) {
+  return std::stoll(server.cli({"DBSIZE"}));
+}
+
+// One cluster for the whole suite (creating one takes seconds); each test cleans up after
+// itself or uses its own keys.
+class ClusterTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cluster_ = new LocalCluster(); }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  void SetUp() override {
+    for (RedisServer* primary : cluster_->primaries()) primary->cli({"FLUSHALL"});
+  }
+  static LocalCluster* cluster_;
+};
+LocalCluster* ClusterTest::cluster_ = nullptr;
+
+TEST_F(ClusterTest, DiscoversTheSlotMapFromOneSeedAndRoutesEveryKeyToItsPrimary) {
+  // One seed is enough: the rest is discovered (CLUSTER SHARDS).
+  auto mux = Multiplexer::connect(cluster_->node(0).address());
+  Database db = mux->database();
+  constexpr int kKeys = 600;
+  std::vector<Future<bool>> sets;
+  for (int i = 0; i < kKeys; ++i) sets.push_back(db.set("key:" + std::to_string(i), "v"));
+  for (auto& set : sets) ASSERT_TRUE(set.get());
+  // Each key is on the primary that owns its slot, and no write needed a redirection.
+  long long total = 0;
+  for (RedisServer* primary : cluster_->primaries()) {
+    const long long here = dbsize(*primary);
+    EXPECT_GT(here, 0);
+    total += here;
+  }
+  EXPECT_EQ(total, kKeys);
+  EXPECT_EQ(mux->status().redirects, 0u);
+  for (int i = 0; i < kKeys; i += 97) {
+    const std::string key = "key:" + std::to_string(i);
+    EXPECT_EQ(cluster_->owner_of(key).cli({"GET", key}), "v") << key;
+    EXPECT_EQ(db.get(key).get(), std::optional<std::string>("v"));
+  }
+  // DBSIZE means the whole cluster: summed over the primaries.
+  EXPECT_EQ(db.dbsize().get(), kKeys);
+}
+
+TEST_F(ClusterTest, MultiKeyCommandsAcrossSlotsAreSplitAndReassembledInOrder) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (int i = 0; i < 20; ++i) pairs.emplace_back("m" + std::to_string(i), "v" + std::to_string(i));
+  ASSERT_NO_THROW(db.mset(pairs).get());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : pairs) keys.push_back(key);
+  keys.insert(keys.begin() + 5, "missing");  // a hole, in the middle
+  std::vector<std::optional<std::string>> values = db.mget(keys).get();
+  ASSERT_EQ(values.size(), keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == "missing") {
+      EXPECT_FALSE(values[i]);
+    } else {
+      EXPECT_EQ(values[i], std::optional<std::string>("v" + keys[i].substr(1))) << keys[i];
+    }
+  }
+  EXPECT_EQ(db.exists(keys).get(), 20);
+  EXPECT_EQ(db.touch(keys).get(), 20);
+  EXPECT_EQ(db.unlink({"m0", "m1", "m2"}).get(), 3);
+  EXPECT_EQ(db.del(keys).get(), 17);
+  EXPECT_EQ(db.exists(keys).get(), 0);
+}
+
+TEST_F(ClusterTest, OtherMultiKeyCommandsAcrossSlotsFailBeforeSending) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  ASSERT_NE(cluster_->owner_of("a").port(), cluster_->owner_of("b").port());  // different nodes
+  const long long renames_before = [&] {
+    long long sum = 0;
+    for (RedisServer* p : cluster_->primaries()) sum += calls_of(*p, "sunionstore");
+    return sum;
+  }();
+  Result<long long> refused = db.sunionstore("a", {"b"}).result();
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), errc::invalid_argument);
+  EXPECT_NE(refused.error().message().find("CROSSSLOT"), std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().message().find("hash tag"), std::string::npos);
+  long long renames_after = 0;
+  for (RedisServer* p : cluster_->primaries()) renames_after += calls_of(*p, "sunionstore");
+  EXPECT_EQ(renames_after, renames_before);  // never sent
+  // With a common hash tag the keys share a slot, and the command runs.
+  ASSERT_EQ(db.sadd("{u}:b", {"x", "y"}).get(), 2);
+  EXPECT_EQ(db.sunionstore("{u}:a", {"{u}:b"}).get(), 2);
+}
+
+TEST_F(ClusterTest, WholeClusterCommandsReachEveryPrimary) {
+  auto mux = Multiplexer::connect(cluster_->seeds() + ",allowAdmin=true");
+  Database db = mux->database();
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(db.set("w" + std::to_string(i), "1").get());
+  EXPECT_EQ(db.dbsize().get(), 100);
+  const Arg flushall[] = {Arg("FLUSHALL")};
+  EXPECT_EQ(db.send<std::string>({}, flushall).get(), "OK");
+  for (RedisServer* primary : cluster_->primaries()) EXPECT_EQ(dbsize(*primary), 0);
+  EXPECT_EQ(db.dbsize().get(), 0);
+  EXPECT_EQ(db.ping().get(), "PONG");
+  // A database other than 0 does not exist in a cluster.
+  Result<bool> other = mux->database(3).set("k", "v").result();
+  ASSERT_FALSE(other.has_value());
+  EXPECT_EQ(other.error().code(), errc::invalid_argument);
+}
+
+TEST_F(ClusterTest, PreferReplicaReadsGoToReplicas) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(db.set("r" + std::to_string(i), "v").get());
+  // Replication is asynchronous: wait until the replicas have the keys.
+  ASSERT_TRUE(wait_until([&] {
+    long long on_replicas = 0;
+    for (RedisServer* replica : cluster_->replicas()) on_replicas += dbsize(*replica);
+    return on_replicas == 30;
+  }));
+  long long primaries_before = 0;
+  for (RedisServer* p : cluster_->primaries()) primaries_before += calls_of(*p, "get");
+  long long replicas_before = 0;
+  for (RedisServer* r : cluster_->replicas()) replicas_before += calls_of(*r, "get");
+  const std::uint64_t redirects_before = mux->status().redirects;
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(wait_until([&] {
+      return db.get("r" + std::to_string(i), Flags::PreferReplica).get() ==
+             std::optional<std::string>("v");
+    }));
+  }
+  EXPECT_EQ(mux->status().redirects, redirects_before);  // the replicas served them (READONLY)
+  long long primaries_after = 0;
+  for (RedisServer* p : cluster_->primaries()) primaries_after += calls_of(*p, "get");
+  long long replicas_after = 0;
+  for (RedisServer* r : cluster_->replicas()) replicas_after += calls_of(*r, "get");
+  EXPECT_EQ(primaries_after, primaries_before);
+  EXPECT_GE(replicas_after - replicas_before, 30);
+}
+
+/// INCRs from several threads on keys of one slot until `stop`; counts what each returned.
+struct IncrLoad {
+  explicit IncrLoad(Database db, std::string tag) : db_(db), tag_(std::move(tag)) {
+    for (int t = 0; t < 4; ++t) {
+      threads_.emplace_back([this, t] {
+        int i = 0;
+        while (!stop_.load()) {
+          const std::string key = "{" + tag_ + "}:" + std::to_string((t * 7 + i++) % 20);
+          Result<long long> r = db_.incr(key).result();
+          if (r.has_value()) {
+            ++acknowledged_;
+          } else if (r.error().code() == errc::outcome_unknown) {
+            ++unknown_;
+          } else {
+            std::lock_guard lock(mutex_);
+            errors_.push_back(r.error().message());
+          }
+        }
+      });
+    }
+  }
+  void finish() {
+    stop_ = true;
+    for (auto& thread : threads_) thread.join();
+    threads_.clear();
+  }
+  ~IncrLoad() {
+    if (!threads_.empty()) finish();
+  }
+  long long total_on(Database& db) {
+    long long sum = 0;
+    for (int k = 0; k < 20; ++k) {
+      sum += std::stoll(db.get("{" + tag_ + "}:" + std::to_string(k)).get().value_or("0"));
+    }
+    return sum;
+  }
+
+  Database db_;
+  std::string tag_;
+  std::atomic<bool> stop_{false};
+  std::atomic<long long> acknowledged_{0};
+  std::atomic<long long> unknown_{0};
+  std::mutex mutex_;
+  std::vector<std::string> errors_;
+  std::vector<std::thread> threads_;
+};
+
+TEST_F(ClusterTest, SlotMigrationUnderLoadIsFollowedThroughAskAndMoved) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  const std::string tag = "migrating";
+  RedisServer& source = cluster_->owner_of("{" + tag + "}");
+  RedisServer* target = nullptr;
+  for (RedisServer* primary : cluster_->primaries()) {
+    if (primary != &source) target = primary;
+  }
+  ASSERT_NE(target, nullptr);
+  const std::string slot = source.cli({"CLUSTER", "KEYSLOT", "{" + tag + "}"});
+  const std::string source_id = cluster_->id_of(source);
+  const std::string target_id = cluster_->id_of(*target);
+
+  IncrLoad load(db, tag);
+  ASSERT_TRUE(wait_until([&] { return load.acknowledged_.load() > 200; }));
+  // The migration, step by step as redis-cli --cluster reshard does it: keys move one batch
+  // at a time, so for a while some keys of the slot are on each node (ASK), then the slot
+  // changes owner (MOVED).
+  target->cli({"CLUSTER", "SETSLOT", slot, "IMPORTING", source_id});
+  source.cli({"CLUSTER", "SETSLOT", slot, "MIGRATING", target_id});
+  for (;;) {
+    const std::string keys = source.cli({"CLUSTER", "GETKEYSINSLOT", slot, "5"});
+    if (keys.empty()) break;
+    std::vector<std::string> migrate = {
+        "MIGRATE", "127.0.0.1", std::to_string(target->port()), "", "0", "5000", "KEYS"};
+    std::size_t at = 0;
+    while (at < keys.size()) {
+      const std::size_t end = keys.find('\n', at);
+      migrate.push_back(keys.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    source.cli(migrate);
+    std::this_thread::sleep_for(20ms);  // let the load hit the half-moved slot (ASK)
+  }
+  // The new owner first, then the old one (as redis-cli --cluster does), then the rest.
+  target->cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
+  source.cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
+  for (RedisServer* primary : cluster_->primaries()) {
+    if (primary != target && primary != &source) {
+      primary->cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
+    }
+  }
+  const long long at_switch = load.acknowledged_.load();
+  ASSERT_TRUE(wait_until([&] { return load.acknowledged_.load() > at_switch + 200; }));
+  load.finish();
+  // No redirection reached the application, and no acknowledged INCR was lost.
+  EXPECT_TRUE(load.errors_.empty())
+      << load.errors_.size()
+      << " errors, first: " << (load.errors_.empty() ? "" : load.errors_.front());
+  EXPECT_GT(mux->status().redirects, 0u);
+  const long long total = load.total_on(db);
+  EXPECT_GE(total, load.acknowledged_.load());
+  EXPECT_LE(total, load.acknowledged_.load() + load.unknown_.load());
+  EXPECT_EQ(dbsize(*target) > 0, true);
+  EXPECT_EQ(source.cli({"CLUSTER", "COUNTKEYSINSLOT", slot}), "0");
+  // The map was refreshed: new commands go straight to the new owner.
+  const std::uint64_t redirects = mux->status().redirects;
+  for (int k = 0; k < 20; ++k) db.incr("{" + tag + "}:" + std::to_string(k)).get();
+  EXPECT_EQ(mux->status().redirects, redirects);
+}
+
+TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  const std::string tag = "promotion";
+  RedisServer& old_primary = cluster_->owner_of("{" + tag + "}");
+  const std::string old_id = cluster_->id_of(old_primary);
+  RedisServer* replica = nullptr;
+  for (RedisServer* candidate : cluster_->replicas()) {
+    if (candidate->info_field("master_port") == std::to_string(old_primary.port())) {
+      replica = candidate;
+    }
+  }
+  ASSERT_NE(replica, nullptr);
+  IncrLoad load(db, tag);
+  ASSERT_TRUE(wait_until([&] { return load.acknowledged_.load() > 200; }));
+  replica->cli({"CLUSTER", "FAILOVER"});
+  ASSERT_TRUE(wait_until([&] { return cluster_->is_primary(*replica); }, 30s));
+  ASSERT_TRUE(wait_until([&] { return !cluster_->is_primary(old_primary); }, 30s));
+  const long long at_switch = load.acknowledged_.load();
+  ASSERT_TRUE(wait_until([&] { return load.acknowledged_.load() > at_switch + 200; }, 30s));
+  load.finish();
+  EXPECT_TRUE(load.errors_.empty())
+      << load.errors_.size()
+      << " errors, first: " << (load.errors_.empty() ? "" : load.errors_.front());
+  const long long total = load.total_on(db);
+  EXPECT_GE(total, load.acknowledged_.load());
+  EXPECT_LE(total, load.acknowledged_.load() + load.unknown_.load());
+  // The writes after the switch went to the promoted replica.
+  EXPECT_GT(calls_of(*replica, "incr"), 0);
+  // Put the roles back for the other tests (once the demoted node has caught up).
+  ASSERT_TRUE(
+      wait_until([&] { return old_primary.info_field("master_link_status") == "up"; }, 30s));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        if (cluster_->is_primary(old_primary)) return true;
+        old_primary.try_cli({"CLUSTER", "FAILOVER"});
+        return wait_until([&] { return cluster_->is_primary(old_primary); }, 5s);
+      },
+      60s));
+  EXPECT_EQ(cluster_->id_of(old_primary), old_id);
+}
+
+}  // namespace
+}  // namespace redmux
