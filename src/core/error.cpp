@@ -71,7 +71,8 @@ bool Error::safe_to_retry() const noexcept {
       const std::string_view text(message_);
       const std::string_view word = text.substr(0, text.find_first_of(" \r\n"));
       for (std::string_view refused :
-           {"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS"}) {
+           {"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS",
+            "MOVED", "ASK"}) {
         if (word == refused) return true;
       }
       return false;

@@ -1,4 +1,7 @@
 #include "redmux/batch.hpp"
+
+#include <algorithm>
+
 #include "redmux/database.hpp"
 
 #include "mux/core.hpp"
@@ -16,19 +19,38 @@ struct BatchBuffer {
   std::vector<PendingCommand> commands;
   Connection* connection = nullptr;  ///< chosen by the first keyed command
   bool keyed = false;
+  /// Redis Cluster: the batch split per node, each part in the batch's order (then
+  /// `commands` above is empty and the parts hold everything).
+  struct Part {
+    Connection* connection = nullptr;
+    std::string bytes;
+    std::vector<PendingCommand> commands;
+  };
+  std::vector<Part> parts;
+
+  std::size_t size() const noexcept {
+    std::size_t n = commands.size();
+    for (const Part& part : parts) n += part.commands.size();
+    return n;
+  }
 
   void fail_all(const Error& error) {
     std::size_t slots = 0;
-    for (PendingCommand& command : commands) {
-      if (command.state) {
-        command.state->fail(error);
-        command.state->release();
+    auto fail = [&](std::vector<PendingCommand>& list) {
+      for (PendingCommand& command : list) {
+        if (command.state) {
+          command.state->fail(error);
+          command.state->release();
+        }
+        slots += command.counted ? 1 : 0;
       }
-      slots += command.counted ? 1 : 0;
-    }
+    };
+    fail(commands);
+    for (Part& part : parts) fail(part.commands);
     core->shared().release_slots(slots);
     commands.clear();
     bytes.clear();
+    parts.clear();
     connection = nullptr;
     keyed = false;
   }
@@ -54,6 +76,54 @@ void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const 
     return;
   }
   const bool has_key = first_key_index(info, args).has_value();
+  if (core.cluster()) {
+    // Split per node: each command goes with the others for its slot's node (a keyless one
+    // with the first part), in the batch's order within each node.
+    if (buffer.db != 0) {
+      core.shared().release_slots(1);
+      if (state) {
+        state->fail(Error(errc::invalid_argument,
+                          std::string(info.name) + " refused: database " +
+                              std::to_string(buffer.db) +
+                              " does not exist in a Redis Cluster (only database 0)"));
+      }
+      return;
+    }
+    Connection* node = nullptr;
+    if (has_key || buffer.parts.empty()) {
+      Result<Connection*> routed = core.route(info, args, options.flags);
+      if (!routed) {
+        core.shared().release_slots(1);
+        if (state) state->fail(std::move(routed).error());
+        return;
+      }
+      node = *routed;
+    } else {
+      node = buffer.parts.front().connection;
+    }
+    auto part = std::find_if(buffer.parts.begin(), buffer.parts.end(),
+                             [&](const BatchBuffer::Part& p) { return p.connection == node; });
+    if (part == buffer.parts.end()) {
+      buffer.parts.push_back(BatchBuffer::Part{node, {}, {}});
+      part = buffer.parts.end() - 1;
+    }
+    PendingCommand command;
+    command.name = info.name;
+    command.deadline = deadline;
+    command.timeout_ms = timeout_ms;
+    command.bytes_begin = part->bytes.size();
+    resp::encode_command(part->bytes, args);
+    command.bytes_end = part->bytes.size();
+    if (state) {
+      state->add_ref();
+      command.state = state;
+    } else {
+      command.kind = PendingKind::FireAndForget;
+      command.deadline = Clock::time_point::max();
+    }
+    part->commands.push_back(command);
+    return;
+  }
   if (!buffer.connection || (has_key && !buffer.keyed)) {
     Result<Connection*> connection = core.route(info, args, options.flags);
     if (!connection) {
@@ -98,18 +168,24 @@ Batch::Batch(Batch&&) noexcept = default;
 Batch& Batch::operator=(Batch&&) noexcept = default;
 
 Batch::~Batch() {
-  if (buffer_ && !buffer_->commands.empty()) {
+  if (buffer_ && buffer_->size() > 0) {
     buffer_->fail_all(Error(errc::not_sent, "the batch was destroyed before execute()"));
   }
 }
 
 std::size_t Batch::size() const noexcept {
-  return buffer_ ? buffer_->commands.size() : 0;
+  return buffer_ ? buffer_->size() : 0;
 }
 
 void Batch::execute() {
-  if (!buffer_ || buffer_->commands.empty()) return;
+  if (!buffer_) return;
   detail::BatchBuffer& b = *buffer_;
+  for (detail::BatchBuffer::Part& part : b.parts) {
+    b.core->shared().counters().commands.fetch_add(part.commands.size(), std::memory_order_relaxed);
+    part.connection->submit_batch(b.db, part.bytes, part.commands);
+  }
+  b.parts.clear();
+  if (b.commands.empty()) return;
   b.core->shared().counters().commands.fetch_add(b.commands.size(), std::memory_order_relaxed);
   b.connection->submit_batch(b.db, b.bytes, b.commands);
   b.commands.clear();

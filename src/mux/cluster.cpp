@@ -277,6 +277,12 @@ Result<Connection*> ClusterRouter::for_slot(std::uint16_t slot, bool replica, bo
                                      "served); retry shortly");
   }
   const std::int16_t primary = current->primary[slot];
+  if (replica && current->replicas[static_cast<std::size_t>(primary)].empty()) {
+    // No replica known for this slot: a map loaded while the cluster was forming may lack
+    // them. Ask again now and then (not on every read of a cluster without replicas).
+    const Clock::time_point last{Clock::duration(last_refresh_.load(std::memory_order_acquire))};
+    if (Clock::now() - last > std::chrono::seconds(5)) refresh();
+  }
   if (replica) {
     std::vector<Connection*> ready;
     for (std::int16_t at : current->replicas[static_cast<std::size_t>(primary)]) {

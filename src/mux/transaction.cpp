@@ -128,6 +128,11 @@ void transaction_add(TransactionBuffer& buffer, const CallOptions&, std::span<co
     if (!buffer.refused) buffer.refused = std::move(error);
     return;
   }
+  if (buffer.core->cluster()) {
+    std::vector<std::size_t> at;
+    key_indexes(info, args, at);
+    for (std::size_t i : at) buffer.keys.emplace_back(args[i].bytes());
+  }
   QueuedCommand command;
   command.name = info.name;
   command.bytes_begin = buffer.bytes.size();

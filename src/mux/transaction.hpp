@@ -29,6 +29,9 @@ struct TransactionBuffer {
   std::vector<std::string> watched;
   std::string bytes;
   std::vector<QueuedCommand> commands;
+  /// Redis Cluster only: the keys of the queued commands (with the watched and condition
+  /// keys they must all share one slot).
+  std::vector<std::string> keys;
   /// The first command refused before sending (connection-state command, admin gate …):
   /// the transaction then runs nothing.
   std::optional<Error> refused;

@@ -2,9 +2,11 @@
 
 #include <mutex>
 
+#include "mux/cluster.hpp"
 #include "mux/core.hpp"
 #include "mux/dedicated_pool.hpp"
 #include "resp/encoder.hpp"
+#include "topology/slot.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -82,6 +84,28 @@ void TransactionRun::start() {
   slot_held_ = true;
   const Arg exec[] = {"EXEC"};
   Result<Connection*> routed = core.route(command_info(exec), exec, Flags::None);
+  if (ClusterRouter* cluster = core.cluster()) {
+    // In a cluster a transaction runs on one node: every key it watches, checks or writes
+    // must be in one slot (a {hash tag} makes it so).
+    std::vector<std::string_view> keys(work_.keys.begin(), work_.keys.end());
+    for (const std::string& key : work_.watched) keys.push_back(key);
+    for (const Condition& condition : work_.conditions) keys.push_back(condition.key());
+    if (!keys.empty()) {
+      const std::uint16_t slot = slot_of(keys.front());
+      for (std::string_view key : keys) {
+        if (slot_of(key) != slot) {
+          finish(std::nullopt,
+                 Error(errc::invalid_argument,
+                       "transaction refused: its keys map to different cluster slots (\"" +
+                           std::string(keys.front()) + "\" and \"" + std::string(key) +
+                           "\"; CROSSSLOT); a transaction runs on one node — give its keys a "
+                           "common {hash tag}"));
+          return;
+        }
+      }
+      routed = cluster->for_slot(slot, false, false);
+    }
+  }
   if (!routed) {
     finish(std::nullopt, routed.error());
     return;

@@ -16,6 +16,7 @@
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
+#include "topology/slot.hpp"
 
 namespace redmux {
 namespace {
@@ -51,6 +52,14 @@ class LocalCluster {
                 info.find("cluster_known_nodes:6") == std::string::npos) {
               return false;
             }
+            // Every node knows which node replicates which.
+            const std::string nodes = node->cli({"CLUSTER", "NODES"});
+            std::size_t replicas = 0;
+            for (std::size_t at = nodes.find("slave"); at != std::string::npos;
+                 at = nodes.find("slave", at + 1)) {
+              ++replicas;
+            }
+            if (replicas != 3) return false;
           }
           return true;
         },
@@ -264,6 +273,59 @@ TEST_F(ClusterTest, PreferReplicaReadsGoToReplicas) {
   for (RedisServer* r : cluster_->replicas()) replicas_after += calls_of(*r, "get");
   EXPECT_EQ(primaries_after, primaries_before);
   EXPECT_GE(replicas_after - replicas_before, 30);
+}
+
+TEST_F(ClusterTest, BatchesAreSplitPerNodeAndTransactionsAndScriptsKeepToOneSlot) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  // A batch over many slots: split per node, every command answered, in order per key.
+  Batch batch = db.batch();
+  std::vector<Future<long long>> incrs;
+  for (int i = 0; i < 60; ++i) incrs.push_back(batch.incr("b" + std::to_string(i % 12)));
+  batch.execute();
+  std::map<std::string, long long> last;
+  for (int i = 0; i < 60; ++i) {
+    const long long value = incrs[i].get();
+    const std::string key = "b" + std::to_string(i % 12);
+    EXPECT_EQ(value, last[key] + 1) << key;  // per-key order held
+    last[key] = value;
+  }
+  EXPECT_EQ(mux->status().redirects, 0u);
+
+  // A transaction on one slot (hash tag) runs on that slot's node.
+  Transaction tx = db.transaction();
+  tx.watch("{acct}:a");
+  Future<long long> a = tx.incrby("{acct}:a", 10);
+  Future<long long> b = tx.incrby("{acct}:b", 5);
+  EXPECT_TRUE(tx.execute().committed());
+  EXPECT_EQ(a.get(), 10);
+  EXPECT_EQ(b.get(), 5);
+  // Across slots: refused before anything runs.
+  Transaction across = db.transaction();
+  Future<long long> c = across.incr("x-slot-1");
+  Future<long long> d = across.incr("x-slot-2");
+  ASSERT_NE(detail::slot_of("x-slot-1"), detail::slot_of("x-slot-2"));
+  try {
+    across.execute();
+    ADD_FAILURE() << "a transaction across slots ran";
+  } catch (const RedmuxError& e) {
+    EXPECT_NE(std::string(e.what()).find("CROSSSLOT"), std::string::npos) << e.what();
+  }
+  Result<long long> c_result = c.result();
+  ASSERT_FALSE(c_result.has_value());
+  EXPECT_FALSE(d.result().has_value());
+  EXPECT_EQ(db.get("x-slot-1").get(), std::nullopt);
+  EXPECT_EQ(db.get("x-slot-2").get(), std::nullopt);
+
+  // A script's keys must share a slot too.
+  EXPECT_EQ(db.eval<long long>("return redis.call('INCR', KEYS[1]) + redis.call('INCR', KEYS[2])",
+                               {"{s}:1", "{s}:2"})
+                .get(),
+            2);
+  Result<long long> script = db.eval<long long>("return 1", {"s1", "s2"}).result();
+  ASSERT_FALSE(script.has_value());
+  EXPECT_NE(script.error().message().find("CROSSSLOT"), std::string::npos)
+      << script.error().message();
 }
 
 /// INCRs from several threads on keys of one slot until `stop`; counts what each returned.

@@ -32,6 +32,7 @@ struct Options {
   std::string client = "redmux";  ///< burst: redmux | hiredis
   bool no_baselines = false;      ///< skip hiredis and redis-benchmark rows
   int repeat = 1;                 ///< modes, callers: runs per variant (median reported)
+  int keys = 1;  ///< callers: counters the threads share (thread t uses key t mod keys)
 };
 
 class Bench {
@@ -58,6 +59,8 @@ class Bench {
   void del(const std::string& key) const;
   /// "redmux-bench:<scenario>:<variant>".
   static std::string key(std::string_view scenario, std::string_view variant);
+  /// The server under test is a Redis Cluster node (HELLO mode).
+  bool is_cluster() const noexcept { return identity_.mode == "cluster"; }
 
   /// "setup: redis 7.0.15 (standalone, RESP3) at 127.0.0.1:6379 · threads … · redmux 0.1.0
   /// · 2 CPUs".

@@ -1,4 +1,5 @@
-// callers (seed 004, the go-redis autopipeline table): T threads INCR one counter for D
+// callers (seed 004, the go-redis autopipeline table): T threads INCR one counter (or, with
+// --keys N, thread t INCRs counter t mod N — spread over a cluster's primaries) for D
 // seconds, three ways —
 //   plain          hiredis, one connection per thread, one round trip per INCR (baseline);
 //   blocking-face  every thread calls db.incr(key).get() on one shared multiplexer;
@@ -86,6 +87,25 @@ RunResult run_threads(int threads, double seconds, const std::string& what, Loop
   return run;
 }
 
+/// The counter thread `t` increments: the variant's key, or one of --keys of them.
+std::string thread_key(const Bench& bench, const std::string& key, int t) {
+  const int keys = std::max(1, bench.options().keys);
+  return keys == 1 ? key : key + ":" + std::to_string(t % keys);
+}
+
+/// The sum of the variant's counters (all --keys of them).
+long long counters(Bench& bench, const std::string& key, int threads) {
+  const int keys = std::min(std::max(1, bench.options().keys), std::max(1, threads));
+  long long sum = 0;
+  for (int k = 0; k < keys; ++k) sum += bench.counter(thread_key(bench, key, k));
+  return sum;
+}
+
+void delete_counters(Bench& bench, const std::string& key) {
+  const int keys = std::max(1, bench.options().keys);
+  for (int k = 0; k < keys; ++k) bench.del(thread_key(bench, key, k));
+}
+
 void record_error(ThreadResult& result, const std::exception& e) {
   ++result.errors;
   if (result.first_error.empty()) result.first_error = e.what();
@@ -104,7 +124,7 @@ Row to_row(Bench& bench, std::string variant, std::string client, int threads, c
   row.ops_per_sec = static_cast<double>(run.completed) / run.seconds;
   row.set_latency(run.latency);
   add_usage(row, run.usage_before, run.usage_after, run.completed);
-  const long long counter = bench.counter(key);
+  const long long counter = counters(bench, key, threads);
   row.ok = counter >= run.completed && counter <= run.completed + run.errors;
   row.check = "counter=" + std::to_string(counter);
   if (run.errors) {
@@ -116,20 +136,28 @@ Row to_row(Bench& bench, std::string variant, std::string client, int threads, c
 
 Row plain(Bench& bench, int threads, double seconds) {
   const std::string key = Bench::key("callers", "plain");
-  bench.del(key);
+  delete_counters(bench, key);
   std::vector<std::unique_ptr<HiredisConnection>> connections;
+  std::vector<std::string> keys;
   connections.reserve(threads);
   for (int t = 0; t < threads; ++t) {
-    connections.push_back(std::make_unique<HiredisConnection>(bench.config()));
+    keys.push_back(thread_key(bench, key, t));
+    auto connection = std::make_unique<HiredisConnection>(bench.config());
+    // Against a cluster each thread's connection goes to the node serving its counter.
+    if (auto moved = connection->moved_for(keys.back())) {
+      connection = std::make_unique<HiredisConnection>(bench.config(), *moved);
+    }
+    connections.push_back(std::move(connection));
   }
   const RunResult run =
       run_threads(threads, seconds, "callers: plain (hiredis, a connection per thread)",
                   [&](int t, Clock::time_point deadline, ThreadResult& result) {
                     HiredisConnection& c = *connections[t];
+                    const std::string& mine = keys[t];
                     for (;;) {
                       const auto t0 = Clock::now();
                       if (t0 >= deadline) break;
-                      c.incr(key);
+                      c.incr(mine);
                       result.latencies.push_back(ns_between(t0, Clock::now()));
                       ++result.completed;
                     }
@@ -143,13 +171,13 @@ template <class Loop>
 Row through_multiplexer(Bench& bench, const std::string& variant, int threads, double seconds,
                         const std::string& what, Loop loop) {
   const std::string key = Bench::key("callers", variant);
-  bench.del(key);
+  delete_counters(bench, key);
   auto mux = bench.connect("redmux-bench-callers");
   redmux::Database db = mux->database();
   const auto before = mux->status();
   const RunResult run = run_threads(threads, seconds, what,
-                                    [&](int, Clock::time_point deadline, ThreadResult& result) {
-                                      loop(db, key, deadline, result);
+                                    [&](int t, Clock::time_point deadline, ThreadResult& result) {
+                                      loop(db, thread_key(bench, key, t), deadline, result);
                                     });
   const auto after = mux->status();
   Row row = to_row(bench, variant, "redmux", threads, run, key);
@@ -227,9 +255,13 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
   table.shows =
       "many threads on one multiplexer: the blocking face already batches their commands; "
       "issuing windows (deferred face) approaches a hand-pipelined client.";
-  table.setup =
-      bench.setup_line(std::to_string(threads), "INCR of one key for " + fixed(seconds, 1) +
-                                                    " s, window " + std::to_string(window));
+  table.setup = bench.setup_line(
+      std::to_string(threads),
+      (bench.options().keys > 1
+           ? "INCR of " + std::to_string(bench.options().keys) + " keys (thread t: key t mod " +
+                 std::to_string(bench.options().keys) + ")"
+           : std::string("INCR of one key")) +
+          " for " + fixed(seconds, 1) + " s, window " + std::to_string(window));
   // Runs interleave variants (a, b, c, a, b, c …) so drift in machine load hits all alike.
   RowRuns runs;
   const int repeat = std::max(1, bench.options().repeat);
@@ -237,7 +269,7 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
     if (baselines) runs.add(plain(bench, threads, seconds));
     runs.add(blocking_face(bench, threads, seconds));
     runs.add(deferred_face(bench, threads, seconds, window));
-    if (baselines && redis_benchmark_requests > 0) {
+    if (baselines && redis_benchmark_requests > 0 && !bench.is_cluster()) {
       Row row;
       std::vector<std::string> notes;
       if (redis_benchmark_row(bench, redis_benchmark_requests, 64, row, notes)) {
@@ -268,7 +300,7 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
   table.notes.push_back(
       "latency: reply − issue per INCR (deferred face: get() return in issue order − issue); "
       "ops/s: completed ÷ time until the last thread finished its last window.");
-  for (const Row& r : table.rows) bench.del(Bench::key("callers", r.variant));
+  for (const Row& r : table.rows) delete_counters(bench, Bench::key("callers", r.variant));
   bench.report().print(table);
 }
 

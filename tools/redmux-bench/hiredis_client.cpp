@@ -32,10 +32,36 @@ void expect_ok(redisReply* reply, const char* what) {
 
 }  // namespace
 
-HiredisConnection::HiredisConnection(const redmux::Config& config) {
+HiredisConnection::HiredisConnection(const redmux::Config& config)
+    : HiredisConnection(config,
+                        config.endpoints.empty() ? redmux::Endpoint{} : config.endpoints.front()) {
   if (config.endpoints.empty()) throw std::runtime_error("hiredis: no endpoint");
+}
+
+std::optional<redmux::Endpoint> HiredisConnection::moved_for(std::string_view key) {
+  auto* reply =
+      static_cast<redisReply*>(redisCommand(context_, "EXISTS %b", key.data(), key.size()));
+  if (!reply) fail("EXISTS");
+  std::optional<redmux::Endpoint> moved;
+  if (reply->type == REDIS_REPLY_ERROR) {
+    const std::string text(reply->str, reply->len);
+    // "MOVED <slot> <host>:<port>"
+    const auto space = text.rfind(' ');
+    const auto colon = text.rfind(':');
+    if (text.rfind("MOVED ", 0) == 0 && space != std::string::npos && colon != std::string::npos &&
+        colon > space) {
+      redmux::Endpoint endpoint;
+      endpoint.host = text.substr(space + 1, colon - space - 1);
+      endpoint.port = static_cast<std::uint16_t>(std::stoi(text.substr(colon + 1)));
+      moved = endpoint;
+    }
+  }
+  freeReplyObject(reply);
+  return moved;
+}
+
+HiredisConnection::HiredisConnection(const redmux::Config& config, const redmux::Endpoint& ep) {
   if (config.ssl) throw std::runtime_error("hiredis baseline: TLS endpoints are not supported");
-  const redmux::Endpoint& ep = config.endpoints.front();
   context_ = ep.is_unix() ? redisConnectUnix(ep.unix_path.c_str())
                           : redisConnect(ep.host.c_str(), ep.port);
   if (!context_ || context_->err) {

@@ -3,6 +3,7 @@
 // one per thread. Errors throw std::runtime_error with hiredis's text.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include <redmux/config.hpp>
@@ -15,6 +16,11 @@ class HiredisConnection {
  public:
   /// Connects to the first endpoint of `config`, with its user/password and database.
   explicit HiredisConnection(const redmux::Config& config);
+  /// Connects to `endpoint` with `config`'s user/password and database.
+  HiredisConnection(const redmux::Config& config, const redmux::Endpoint& endpoint);
+  /// Redis Cluster: the node that serves `key` when it is not this one (EXISTS answered
+  /// MOVED), else nullopt.
+  std::optional<redmux::Endpoint> moved_for(std::string_view key);
   ~HiredisConnection();
   HiredisConnection(const HiredisConnection&) = delete;
   HiredisConnection& operator=(const HiredisConnection&) = delete;

@@ -46,6 +46,10 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", o.repeat,
                  "modes, callers: run every variant N times, interleaved, and report the "
                  "median run by ops/s (default 1)");
+  app.add_option("--keys", o.keys,
+                 "callers: counters the threads share, thread t INCRs counter t mod N (default "
+                 "1; use e.g. 64 against a cluster so the load spreads over its primaries)")
+      ->check(CLI::Range(1, 100000));
   app.add_flag("--no-baselines", o.no_baselines, "leave out the hiredis and redis-benchmark rows");
 
   auto* conn = app.add_subcommand("conn-per-request",
