@@ -592,6 +592,55 @@ class PartState final : public CommandState {
   bool keep_;
 };
 
+/// SCAN over a whole cluster: the caller's cursor carries the primary (its index among the
+/// primaries ordered by address) in its top 16 bits and that node's own cursor below; each
+/// reply's cursor is rewritten so that when one primary is done the walk moves to the next,
+/// and 0 comes back only after the last one.
+constexpr int kScanNodeShift = 48;
+constexpr std::uint64_t kScanCursorMask = (std::uint64_t{1} << kScanNodeShift) - 1;
+
+class ScanState final : public CommandState {
+ public:
+  ScanState(CommandState* target, std::uint64_t node, std::uint64_t nodes)
+      : target_(target), node_(node), nodes_(nodes) {
+    target_->add_ref();
+  }
+  void deliver(NodeSpan reply) noexcept override {
+    if (!claim()) return;
+    if (is_error_reply(reply) || reply.size() < 2) {
+      target_->deliver(reply);
+    } else {
+      std::uint64_t cursor = 0;
+      std::from_chars(reply[1].value.data(), reply[1].value.data() + reply[1].value.size(), cursor);
+      std::uint64_t next = 0;
+      if (cursor != 0) {
+        next = (node_ << kScanNodeShift) | (cursor & kScanCursorMask);
+      } else if (node_ + 1 < nodes_) {
+        next = (node_ + 1) << kScanNodeShift;
+      }
+      const std::string text = std::to_string(next);
+      std::vector<Node> nodes(reply.begin(), reply.end());
+      nodes[1].value = text;
+      nodes[1].size = text.size();
+      target_->deliver(nodes);
+    }
+    publish();
+  }
+  void fail(Error error) noexcept override {
+    if (!claim()) return;
+    target_->fail(std::move(error));
+    publish();
+  }
+
+ protected:
+  ~ScanState() override { target_->release(); }
+
+ private:
+  CommandState* target_;
+  std::uint64_t node_;
+  std::uint64_t nodes_;
+};
+
 bool name_is(const CommandInfo& info, std::string_view name) noexcept {
   return info.name == name;
 }
@@ -661,6 +710,30 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
       send_one(router, nodes[i], db, info, args, part, deadline, timeout_ms, i == 0);
       part->release();
     }
+    return Error();
+  }
+
+  if (name_is(info, "SCAN") && args.size() >= 2 && state) {
+    std::vector<Connection*> nodes = router.primaries();
+    std::sort(nodes.begin(), nodes.end(), [](Connection* a, Connection* b) {
+      return a->describe_endpoint() < b->describe_endpoint();
+    });
+    std::uint64_t cursor = 0;
+    const std::string_view text = args[1].bytes();
+    const auto parsed = std::from_chars(text.data(), text.data() + text.size(), cursor);
+    const std::uint64_t node = cursor >> kScanNodeShift;
+    if (parsed.ec != std::errc() || nodes.empty() || node >= nodes.size()) {
+      return refuse(Error(errc::invalid_argument, "SCAN refused: cursor " + std::string(text) +
+                                                      " is not one redmux gave for this cluster (" +
+                                                      std::to_string(nodes.size()) +
+                                                      " primaries)"));
+    }
+    std::vector<Arg> node_args(args.begin(), args.end());
+    const std::string node_cursor = std::to_string(cursor & kScanCursorMask);
+    node_args[1] = Arg(node_cursor);
+    auto* scan = new ScanState(state, node, nodes.size());
+    send_one(router, nodes[node], db, info, node_args, scan, deadline, timeout_ms, true);
+    scan->release();
     return Error();
   }
 

@@ -4,6 +4,7 @@
 // promotion (CLUSTER FAILOVER) under load.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -243,6 +244,24 @@ TEST_F(ClusterTest, WholeClusterCommandsReachEveryPrimary) {
   Result<bool> other = mux->database(3).set("k", "v").result();
   ASSERT_FALSE(other.has_value());
   EXPECT_EQ(other.error().code(), errc::invalid_argument);
+}
+
+TEST_F(ClusterTest, ScanWalksEveryPrimary) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  constexpr int kKeys = 500;
+  std::vector<Future<bool>> sets;
+  for (int i = 0; i < kKeys; ++i) sets.push_back(db.set("scan:" + std::to_string(i), "v"));
+  for (auto& set : sets) ASSERT_TRUE(set.get());
+  ASSERT_TRUE(db.set("other", "v").get());
+  std::vector<std::string> seen;
+  for (const std::string& key : db.keys("scan:*", 50)) seen.push_back(key);
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(kKeys));  // each key once, from all nodes
+  EXPECT_EQ(std::unique(seen.begin(), seen.end()), seen.end());
+  // A cursor redmux did not give is refused, not sent to some node.
+  Result<ScanPage> bad = db.scan(std::uint64_t{999} << 48).result();
+  EXPECT_FALSE(bad.has_value());
 }
 
 TEST_F(ClusterTest, PreferReplicaReadsGoToReplicas) {
