@@ -24,6 +24,7 @@
 namespace redmux::detail {
 
 class DedicatedPool;
+class SentinelMonitor;
 class SubscriptionHub;
 
 class MuxCore {
@@ -67,6 +68,14 @@ class MuxCore {
   /// The pub/sub state (pubsub/hub.hpp): its own connection, or the first interactive one.
   const std::shared_ptr<SubscriptionHub>& subscription_hub() const noexcept { return hub_; }
 
+  /// Sentinel (topology/sentinel.hpp): the first endpoint is the primary the Sentinels name,
+  /// and only it takes writes, even while another endpoint still says it is a primary (after
+  /// a failover the old primary accepts writes until it is turned into a replica, and those
+  /// writes are lost). close() closes `monitor` too. REQUIRES: before the core is shared.
+  void follow_sentinels(std::shared_ptr<SentinelMonitor> monitor) {
+    sentinel_ = std::move(monitor);
+  }
+
  private:
   std::shared_ptr<IoPool> pool_;
   std::shared_ptr<SharedContext> shared_;
@@ -74,6 +83,7 @@ class MuxCore {
   std::vector<std::vector<std::shared_ptr<Connection>>> groups_;
   std::shared_ptr<DedicatedPool> dedicated_;
   std::shared_ptr<SubscriptionHub> hub_;
+  std::shared_ptr<SentinelMonitor> sentinel_;  ///< set: only group 0 may be the primary
   std::atomic<bool> closed_{false};
   std::atomic<std::size_t> replica_cursor_{0};
   /// Unknown command names already asked about with COMMAND INFO (once each).
