@@ -270,31 +270,30 @@ void Connection::retarget(Endpoint endpoint) {
   asio::post(io_, [self = shared_from_this(), endpoint = std::move(endpoint)]() mutable {
     BusyScope busy(*self->load_);
     if (self->state() == ConnectionState::Closed || endpoint == self->endpoint_) return;
-    const std::string from = self->endpoint_text_;
+    if (self->state() == ConnectionState::Ready) {
+      // Before the endpoint changes: the commands in flight went to the old server, and
+      // broken_error() names it when it tells each caller whether its command was sent.
+      self->connection_broken(
+          Error(errc::disconnected, "moved to " + endpoint.to_string() + ": the primary changed"));
+    }
     {
       std::lock_guard lock(self->endpoint_mutex_);
       self->endpoint_ = std::move(endpoint);
       self->endpoint_text_ = self->endpoint_.to_string();
     }
     switch (self->state()) {
-      case ConnectionState::Idle:
+      case ConnectionState::Idle:  // start() connects to the new endpoint
       case ConnectionState::Closed:
-        return;  // start() connects to the new endpoint
-      case ConnectionState::Ready:
-        // The commands in flight went to the old server: connection_broken() tells each
-        // caller whether it was sent there (see broken_error()).
-        self->connection_broken(
-            Error(errc::disconnected,
-                  "moved from " + from + " to " + self->endpoint_text_ + " (the primary changed)"));
-        break;
+        return;
       case ConnectionState::Connecting:
       case ConnectionState::Handshaking:
       case ConnectionState::Reconnecting:
+      case ConnectionState::Ready:
         break;
     }
     // Now, not after the reconnect backoff: the new server is expected to be up. A new
     // generation makes every handler of the attempt or wait in progress stale.
-    if (self->state() != ConnectionState::Closed) self->connect_attempt();
+    self->connect_attempt();
   });
 }
 

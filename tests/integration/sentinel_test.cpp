@@ -8,6 +8,7 @@
 #include <atomic>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -215,6 +216,8 @@ struct IncrLoad {
   std::atomic<long long> maybe_ran{0};
   std::atomic<long long> did_not_run{0};
   std::atomic<long long> max_value{0};
+  std::mutex mutex;
+  std::string outcome_unknown_message;  ///< the first one (guarded by mutex)
   std::vector<std::thread> threads;
 
   explicit IncrLoad(Database database, int count) : db(std::move(database)) {
@@ -236,6 +239,10 @@ struct IncrLoad {
             ++did_not_run;
           } else {
             ++maybe_ran;  // outcome_unknown, timeout, anything else: counted as possibly run
+            std::lock_guard lock(mutex);
+            if (code == errc::outcome_unknown && outcome_unknown_message.empty()) {
+              outcome_unknown_message = r.error().message();
+            }
           }
           std::this_thread::sleep_for(1ms);  // not synchronisation: no busy loop on errors
         }
@@ -269,6 +276,14 @@ TEST(SentinelTest, FollowsAFailoverUnderLoadWithoutLosingAcknowledgedWrites) {
   EXPECT_GE(final_value, acknowledged) << "acknowledged INCRs were lost";
   EXPECT_GE(final_value, load.max_value.load());
   EXPECT_LE(final_value, acknowledged + load.maybe_ran.load());
+  // A write lost with the moved connection names the server it was sent to.
+  if (!load.outcome_unknown_message.empty()) {
+    EXPECT_NE(load.outcome_unknown_message.find("connection to " + set.primary.address() +
+                                                " lost after INCR was sent (moved to " +
+                                                set.replica.address()),
+              std::string::npos)
+        << load.outcome_unknown_message;
+  }
   // And the multiplexer writes there now.
   Database db = mux->database();
   EXPECT_EQ(db.incr("counter").get(), final_value + 1);
