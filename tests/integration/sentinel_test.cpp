@@ -294,9 +294,11 @@ TEST(SentinelTest, FollowsAFailoverUnderLoadWithoutLosingAcknowledgedWrites) {
 
 TEST(SentinelTest, FollowsAFailoverWhileTheFirstSentinelIsDown) {
   SentinelSet set;
-  auto mux = Multiplexer::connect(set.config());
+  // RESP2 as well: SENTINEL REPLICAS as flat arrays, messages as arrays on subscribers.
+  auto mux = Multiplexer::connect(set.config() + ",protocol=resp2");
   Database db = mux->database();
   ASSERT_EQ(db.incr("counter").get(), 1);
+  ASSERT_EQ(mux->config().endpoints.size(), 2u);  // the replica was found under RESP2 too
   set.sentinels[0]->kill();
   EXPECT_EQ(set.sentinels[2]->cli({"SENTINEL", "FAILOVER", kService}), "OK");
   ASSERT_TRUE(wait_until([&] { return set.replica.info_field("role") == "master"; }, 60s));
