@@ -100,7 +100,7 @@ struct Config {
   std::string ssl_key;      ///< sslKey=: client private key file (PEM); needs sslCert
   bool ssl_verify = true;   ///< sslVerify=: verify the server's certificate and name
 
-  // --- Sentinel (parsed now; takes effect with the topology issue) -----------------------
+  // --- Sentinel (docs/topology.md#sentinel) ---------------------------------------------
   std::string service_name;       ///< serviceName=: endpoints are then Sentinels
   std::string sentinel_user;      ///< sentinelUser=
   std::string sentinel_password;  ///< sentinelPassword=: never printed

@@ -7,6 +7,7 @@
 #include "mux/dedicated_pool.hpp"
 #include "net/io_load.hpp"
 #include "pubsub/hub.hpp"
+#include "topology/sentinel.hpp"
 #include "topology/slot.hpp"
 
 namespace redmux::detail {
@@ -119,6 +120,7 @@ void MuxCore::close() {
       cluster = cluster_;
     }
     if (cluster) pending->remaining += cluster->close(one_closed);
+    if (sentinel_) pending->remaining += sentinel_->close(one_closed);
   }
   for (auto& group : groups_) {
     for (auto& connection : group) {
@@ -225,7 +227,7 @@ Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg>
       const bool ready = first.state() == ConnectionState::Ready;
       if (first.is_replica()) {
         if (ready) ++replica_count;
-      } else if (primary == groups_.size() || (ready && !primary_ready)) {
+      } else if (sentinel_ ? i == 0 : primary == groups_.size() || (ready && !primary_ready)) {
         primary = i;
         primary_ready = ready;
       }
@@ -249,6 +251,12 @@ Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg>
     if (has_flag(flags, Flags::DemandMaster) && primary == groups_.size()) {
       return Error(errc::not_allowed, std::string(info.name) +
                                           " demands the primary, but none is known (DemandMaster)");
+    }
+    if (primary == groups_.size() && info.is(CommandFlag::Write) && sentinel_) {
+      return Error(errc::not_sent, std::string(info.name) + " writes, but " +
+                                       groups_.front().front()->describe_endpoint() +
+                                       ", the primary the Sentinels name, is a replica (a "
+                                       "failover in progress); not sent: retry once it ends");
     }
     if (primary == groups_.size() && info.is(CommandFlag::Write)) {
       // Every endpoint is known to be a replica: a write never goes to one. Not sent, so

@@ -25,6 +25,7 @@ namespace redmux::detail {
 
 class ClusterRouter;
 class DedicatedPool;
+class SentinelMonitor;
 class SubscriptionHub;
 
 class MuxCore {
@@ -74,6 +75,13 @@ class MuxCore {
   void enable_cluster(Connection& seed, std::function<void(const Error&)> done);
   /// Non-null in cluster mode (mux/cluster.hpp).
   ClusterRouter* cluster() const noexcept { return cluster_raw_.load(std::memory_order_acquire); }
+  /// Sentinel (topology/sentinel.hpp): the first endpoint is the primary the Sentinels name,
+  /// and only it takes writes, even while another endpoint still says it is a primary (after
+  /// a failover the old primary accepts writes until it is turned into a replica, and those
+  /// writes are lost). close() closes `monitor` too. REQUIRES: before the core is shared.
+  void follow_sentinels(std::shared_ptr<SentinelMonitor> monitor) {
+    sentinel_ = std::move(monitor);
+  }
 
  private:
   std::shared_ptr<IoPool> pool_;
@@ -86,6 +94,7 @@ class MuxCore {
   std::atomic<ClusterRouter*> cluster_raw_{nullptr};
   std::mutex cluster_mutex_;
   std::shared_ptr<TlsContext> tls_;
+  std::shared_ptr<SentinelMonitor> sentinel_;  ///< set: only group 0 may be the primary
   std::atomic<bool> closed_{false};
   std::atomic<std::size_t> replica_cursor_{0};
   /// Unknown command names already asked about with COMMAND INFO (once each).

@@ -1,6 +1,7 @@
 #include "redmux/multiplexer.hpp"
 
 #include "mux/core.hpp"
+#include "mux/sentinel_connect.hpp"
 #if REDMUX_WITH_TLS
 #include "net/tls_context.hpp"
 #endif
@@ -86,12 +87,11 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
             "-DREDMUX_WITH_TLS=ON and OpenSSL 3); refusing to connect in plain text instead"));
 #endif
   }
-  if (!config.service_name.empty()) {
-    return Future<Ptr>::ready_with(
-        Error(errc::invalid_config, "serviceName=" + config.service_name +
-                                        ": Sentinel discovery is not implemented in redmux " +
-                                        std::string(kVersion) +
-                                        " yet; list the servers themselves as endpoints"));
+  if (!config.service_name.empty()) {  // the endpoints are Sentinels: ask them first
+    return detail::connect_through_sentinels(config, std::move(pool), std::move(tls),
+                                             [](std::shared_ptr<detail::MuxCore> core) {
+                                               return Ptr(new Multiplexer(std::move(core)));
+                                             });
   }
   auto core = std::make_shared<detail::MuxCore>(config, std::move(pool), std::move(tls));
   Ptr mux(new Multiplexer(core));

@@ -266,6 +266,37 @@ void Connection::check_role() {
   });
 }
 
+void Connection::retarget(Endpoint endpoint) {
+  asio::post(io_, [self = shared_from_this(), endpoint = std::move(endpoint)]() mutable {
+    BusyScope busy(*self->load_);
+    if (self->state() == ConnectionState::Closed || endpoint == self->endpoint_) return;
+    if (self->state() == ConnectionState::Ready) {
+      // Before the endpoint changes: the commands in flight went to the old server, and
+      // broken_error() names it when it tells each caller whether its command was sent.
+      self->connection_broken(
+          Error(errc::disconnected, "moved to " + endpoint.to_string() + ": the primary changed"));
+    }
+    {
+      std::lock_guard lock(self->endpoint_mutex_);
+      self->endpoint_ = std::move(endpoint);
+      self->endpoint_text_ = self->endpoint_.to_string();
+    }
+    switch (self->state()) {
+      case ConnectionState::Idle:  // start() connects to the new endpoint
+      case ConnectionState::Closed:
+        return;
+      case ConnectionState::Connecting:
+      case ConnectionState::Handshaking:
+      case ConnectionState::Reconnecting:
+      case ConnectionState::Ready:
+        break;
+    }
+    // Now, not after the reconnect backoff: the new server is expected to be up. A new
+    // generation makes every handler of the attempt or wait in progress stale.
+    self->connect_attempt();
+  });
+}
+
 void Connection::on_connected(const asio::error_code& ec) {
   if (state() != ConnectionState::Connecting) return;
   if (ec) {
@@ -639,7 +670,7 @@ void Connection::submit(int db, std::span<const Arg> args, PendingCommand comman
   } else if (pushed == SubmissionQueue::Pushed::Closed) {
     const Error error =
         fail_fast ? Error(errc::disconnected,
-                          std::string(command.name) + " not sent: " + endpoint_text_ + " is " +
+                          std::string(command.name) + " not sent: " + describe_endpoint() + " is " +
                               std::string(to_string(state())) + " and backlogPolicy=failFast")
                   : Error(errc::shut_down, std::string(command.name) +
                                                " not sent: the multiplexer was "

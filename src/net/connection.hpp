@@ -86,6 +86,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void set_role_hook(ReadyHook hook) { role_hook_ = std::move(hook); }
   /// Asks the server its role now (ROLE), from any thread; routing follows the answer.
   void check_role();
+  /// Points the connection at another server (any thread; Sentinel follows a failover with
+  /// it). Runs on the I/O thread: a ready connection is broken the normal way (queued
+  /// commands carry over, those in flight are resent or fail as not sent / outcome unknown);
+  /// an attempt in progress or a wait to reconnect is cut short. Either way the next attempt
+  /// goes to `endpoint` at once. No-op when closed or already there; before start(), only
+  /// changes where start() connects.
+  void retarget(Endpoint endpoint);
   /// A connection that holds subscriptions: under RESP2 an array whose first element is
   /// message, pmessage, smessage or a (un)subscribe confirmation is a push, not a reply.
   /// Call before start().
@@ -97,8 +104,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Logical databases the server has (0: unknown until connected, or not disclosed).
   int databases() const noexcept { return databases_.load(std::memory_order_acquire); }
   ServerIdentity identity() const;
-  const Endpoint& endpoint() const noexcept { return endpoint_; }
-  std::string describe_endpoint() const { return endpoint_text_; }
+  /// The server it connects to (a copy: retarget() may change it meanwhile).
+  Endpoint endpoint() const {
+    std::lock_guard lock(endpoint_mutex_);
+    return endpoint_;
+  }
+  std::string describe_endpoint() const {
+    std::lock_guard lock(endpoint_mutex_);
+    return endpoint_text_;
+  }
   /// Commands queued and not yet written; commands written and awaiting replies (snapshots).
   std::size_t queued_count() const { return queue_.snapshot().commands; }
   std::size_t in_flight_count() const noexcept { return queue_.in_flight(); }
@@ -161,8 +175,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<IoPool::Load> load_;  ///< outlives the pool: handlers may run after it
   std::shared_ptr<SharedContext> shared_;
   const Config& config_;
+  /// Written on the I/O thread only (retarget()), under endpoint_mutex_; the I/O thread reads
+  /// them without it, other threads through endpoint() and describe_endpoint().
   Endpoint endpoint_;
   std::string endpoint_text_;
+  mutable std::mutex endpoint_mutex_;
 
   Transport transport_;  ///< the socket, or TLS over it
   asio::ip::tcp::resolver resolver_;

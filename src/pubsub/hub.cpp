@@ -162,8 +162,9 @@ Connection& SubscriptionHub::connection_locked() {
   // The subscription connection: an ordinary Connection (handshake, TLS, credentials,
   // reconnects) in subscriber mode, to the first endpoint.
   asio::io_context& io = pool_->next_context();
-  auto connection = std::make_shared<Connection>(io, pool_->load_of(io), shared_,
-                                                 shared_->config().endpoints.front(), tls_);
+  auto connection = std::make_shared<Connection>(
+      io, pool_->load_of(io), shared_, moved_to_ ? *moved_to_ : shared_->config().endpoints.front(),
+      tls_);
   connection->set_subscriber_mode(true);
   std::weak_ptr<SubscriptionHub> weak = weak_from_this();
   connection->set_push_handler([weak](NodeSpan push) {
@@ -175,6 +176,13 @@ Connection& SubscriptionHub::connection_locked() {
   connection_ = connection;
   connection->start([](const Error&) {});  // failures are reported as connection events
   return *connection_;
+}
+
+void SubscriptionHub::move_to(const Endpoint& endpoint) {
+  std::lock_guard lock(mutex_);
+  moved_to_ = endpoint;
+  // Shared mode rides an interactive connection, which is moved with its group.
+  if (connection_ && !shared_mode_) connection_->retarget(endpoint);
 }
 
 void SubscriptionHub::fall_back_to_dedicated_locked() {

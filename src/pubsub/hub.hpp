@@ -119,6 +119,10 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   /// its confirmation fails with `error`, and so does confirmed() until one comes.
   void refused(SubscriptionKind kind, std::string_view name, const Error& error);
 
+  /// The server the subscription connection of its own goes to from now on (the first
+  /// endpoint until then): Sentinel moves it to the new primary. Any thread.
+  void move_to(const Endpoint& endpoint);
+
   SubscriberStatus status() const;
   /// Ends everything (futures fail with errc::shut_down) and shuts the dedicated connection
   /// down; `closed` runs when it has. Returns the number of connections shut down (0 or 1).
@@ -185,6 +189,7 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   EntryMap shard_channels_;
   std::size_t listeners_ = 0;
   std::shared_ptr<Connection> connection_;  ///< dedicated, or the interactive one (shared)
+  std::optional<Endpoint> moved_to_;        ///< move_to(): where a dedicated one goes
   bool shared_mode_ = false;
   bool closed_ = false;
   std::uint64_t seq_ = 0;

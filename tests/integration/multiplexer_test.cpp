@@ -476,7 +476,7 @@ TEST(MultiplexerQueueTest, WaitPolicyWaitsForRoomButNeverOnAnIoThread) {
 namespace redmux {
 namespace {
 
-TEST(MultiplexerConfigTest, UnimplementedSentinelAndPlainTextForTlsAreRefusedNotIgnored) {
+TEST(MultiplexerConfigTest, PlainTextForTlsAndServiceNameWithoutSentinelsAreRefused) {
   test::RedisServer server;
   try {
     Multiplexer::connect("rediss://" + server.address() + "?connectRetry=0&connectTimeout=500");
@@ -485,8 +485,17 @@ TEST(MultiplexerConfigTest, UnimplementedSentinelAndPlainTextForTlsAreRefusedNot
     // With TLS built: the handshake with a plain server fails; without: a ConfigError.
     EXPECT_NE(std::string(e.what()).find("TLS"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(Multiplexer::connect(server.address() + ",serviceName=mymaster"), ConfigError);
-  EXPECT_EQ(server.info_int("connected_clients"), 1);  // only the probe itself: nothing connected
+  // serviceName=: the endpoints must be Sentinels; a data server refuses SENTINEL commands.
+  try {
+    Multiplexer::connect(server.address() + ",serviceName=mymaster");
+    FAIL() << "a data server was taken for a Sentinel";
+  } catch (const ConnectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("SENTINEL GET-MASTER-ADDR-BY-NAME mymaster was refused"),
+              std::string::npos)
+        << e.what();
+  }
+  // Only the probe itself stays connected (the Sentinel query connection is closed).
+  EXPECT_TRUE(test::wait_until([&] { return server.info_int("connected_clients") == 1; }));
 }
 
 TEST(MultiplexerConfigTest, UnexpectedReplyNamesTheCommand) {

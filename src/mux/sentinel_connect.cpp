@@ -1,0 +1,119 @@
+#include "mux/sentinel_connect.hpp"
+
+#include "mux/core.hpp"
+#include "pubsub/hub.hpp"
+#include "redmux/multiplexer.hpp"
+#include "topology/sentinel.hpp"
+
+namespace redmux::detail {
+namespace {
+
+using Ptr = std::shared_ptr<Multiplexer>;
+
+/// The data servers' configuration: the user's, with the servers the Sentinels named as
+/// endpoints (the primary first) and the Sentinel options cleared.
+Config data_config(const Config& config, std::vector<Endpoint> endpoints) {
+  Config data = config;
+  data.endpoints = std::move(endpoints);
+  data.service_name.clear();
+  data.sentinel_user.clear();
+  data.sentinel_password.clear();
+  return data;
+}
+
+std::string describe(const SentinelMonitor::Answer& answer) {
+  std::string text = "primary " + answer.primary.to_string() + ", replicas ";
+  if (answer.replicas.empty()) return text + "none";
+  for (std::size_t i = 0; i < answer.replicas.size(); ++i) {
+    text += (i == 0 ? "" : ", ") + answer.replicas[i].to_string();
+  }
+  return text;
+}
+
+}  // namespace
+
+Future<Ptr> connect_through_sentinels(const Config& config, std::shared_ptr<IoPool> pool,
+                                      std::shared_ptr<TlsContext> tls, MultiplexerFactory make) {
+  // The pool is made here, not by MuxCore: the Sentinels are asked on it before the core
+  // exists.
+  if (!pool) pool = IoPool::create(config.io_threads);
+  auto monitor = std::make_shared<SentinelMonitor>(config, pool, tls);
+  auto* state = new FutureState<Ptr>();
+  Future<Ptr> future(state);
+  state->add_ref();  // the resolve handler's reference
+  // Runs once, on an I/O thread: it must not block (MuxCore::close() knows not to wait there).
+  monitor->resolve([state, monitor, config, pool, tls,
+                    make = std::move(make)](Result<SentinelMonitor::Answer> answer) {
+    struct Release {  // the handler's reference, on every path out
+      FutureState<Ptr>* state;
+      ~Release() { state->release(); }
+    } release{state};
+    if (!answer && (config.abort_connect || answer.error().code() == errc::shut_down)) {
+      monitor->close(nullptr);
+      state->set(Error(answer.error().code(),
+                       answer.error().message() +
+                           " (abortConnect=true: use abortConnect=false to start without a "
+                           "primary and keep asking the Sentinels in the background)"));
+      return;
+    }
+    // No Sentinel answered under abortConnect=false: one group stands in for the primary and
+    // starts once a Sentinel names it; until then commands queue (or fail fast) as for a
+    // server that is down.
+    std::vector<Endpoint> endpoints;
+    if (answer) {
+      endpoints.push_back(answer->primary);
+      endpoints.insert(endpoints.end(), answer->replicas.begin(), answer->replicas.end());
+    } else {
+      endpoints.push_back(SentinelMonitor::unresolved(config.service_name));
+    }
+    auto core = std::make_shared<MuxCore>(data_config(config, std::move(endpoints)), pool, tls);
+    core->follow_sentinels(monitor);
+    std::weak_ptr<SubscriptionHub> hub = core->subscription_hub();
+    std::function<void()> start;
+    if (!answer) {
+      start = [weak = std::weak_ptr<MuxCore>(core)] {
+        if (auto started = weak.lock()) started->start([](std::vector<Error>) {});
+      };
+    }
+    monitor->follow(
+        core->groups(),
+        [hub](const Endpoint& primary) {
+          if (auto moved = hub.lock()) moved->move_to(primary);
+        },
+        std::move(start));
+    Ptr mux = make(core);
+    if (!answer) {
+      state->set(std::move(mux));
+      return;
+    }
+    if (!config.abort_connect) {
+      core->start([](std::vector<Error>) {});
+      state->set(std::move(mux));
+      return;
+    }
+    state->add_ref();
+    core->start([state, mux, named = describe(*answer),
+                 service = config.service_name](std::vector<Error> errors) mutable {
+      if (errors.empty()) {
+        state->set(std::move(mux));
+      } else {
+        std::string message = "the Sentinels name " + named + " for service \"" + service +
+                              "\", but none of them could be connected to";
+        for (const Error& error : errors) message += "; " + error.message();
+        message +=
+            " (abortConnect=true: use abortConnect=false to start disconnected and connect in "
+            "the background)";
+        const errc code = errors.front().code() == errc::authentication_failed
+                              ? errc::authentication_failed
+                              : errc::connection_failed;
+        mux->close();  // on an I/O thread: does not wait
+        state->set(Error(code, std::move(message)));
+      }
+      mux.reset();
+      state->release();
+    });
+  });
+  return future;
+}
+
+}  // namespace redmux::detail

@@ -1,0 +1,429 @@
+#include "topology/sentinel.hpp"
+
+#include <asio/post.hpp>
+
+#include "net/io_load.hpp"
+#include "resp/encoder.hpp"
+
+namespace redmux::detail {
+namespace {
+
+constexpr std::chrono::seconds kTick{1};
+constexpr std::string_view kSentinel = "SENTINEL";
+constexpr std::string_view kSubscribe = "SUBSCRIBE";
+
+/// The Sentinels' own connection settings: their credentials, not the data servers', and
+/// database 0 (a Sentinel has no SELECT). A Sentinel that does not answer is skipped for the
+/// next one rather than retried.
+Config sentinel_config(const Config& config) {
+  Config sentinel = config;
+  sentinel.user = config.sentinel_user;
+  sentinel.password = config.sentinel_password;
+  sentinel.sentinel_user.clear();
+  sentinel.sentinel_password.clear();
+  sentinel.service_name.clear();
+  sentinel.default_database = 0;
+  sentinel.connect_retry = 0;
+  sentinel.connections_per_endpoint = 1;
+  sentinel.backlog_policy = BacklogPolicy::Queue;
+  return sentinel;
+}
+
+/// SUBSCRIBE to each channel of kSentinelChannels, one command per name, in one write.
+void subscribe_channels(Connection& connection) {
+  std::string bytes;
+  std::vector<PendingCommand> commands;
+  for (std::string_view channel : kSentinelChannels) {
+    PendingCommand pending;
+    pending.name = kSubscribe;
+    pending.kind = PendingKind::PubSub;
+    pending.deadline = Clock::time_point::max();
+    pending.counted = false;
+    pending.confirmations = 1;
+    pending.bytes_begin = bytes.size();
+    const Arg args[] = {Arg(kSubscribe), Arg(channel)};
+    resp::encode_command(bytes, args);
+    pending.bytes_end = bytes.size();
+    commands.push_back(pending);
+  }
+  connection.submit_batch(-1, bytes, commands);
+}
+
+/// A message on a subscriber connection: a RESP3 push, or a RESP2 array (subscriber mode),
+/// ["message", channel, payload]. Nullopt for anything else (confirmations, other services).
+std::optional<SentinelEvent> event_of(NodeSpan push, std::string_view service) {
+  if (push.size() != 4 || push[0].size != 3 || push[1].value != "message") return std::nullopt;
+  std::optional<SentinelEvent> event = parse_sentinel_event(push[2].value, push[3].value);
+  if (!event || event->service != service) return std::nullopt;
+  return event;
+}
+
+}  // namespace
+
+/// One query to a Sentinel: parses the reply on the connection's I/O thread (the nodes are
+/// valid only during deliver()) and hands the result to the monitor's thread.
+class SentinelMonitor::Query final : public CommandState {
+ public:
+  enum class Asks { Primary, Replicas };
+  Query(std::weak_ptr<SentinelMonitor> monitor, std::uint64_t attempt, Asks asks,
+        std::string service)
+      : monitor_(std::move(monitor)),
+        attempt_(attempt),
+        asks_(asks),
+        service_(std::move(service)) {}
+
+  void deliver(NodeSpan reply) noexcept override {
+    if (!claim()) return;
+    if (asks_ == Asks::Primary) {
+      hand_over(parse_master_address(reply, service_), Error());
+    } else {
+      hand_over(Error(), parse_replicas(reply, service_));
+    }
+    publish();
+  }
+  void fail(Error error) noexcept override {
+    if (!claim()) return;
+    hand_over(error, error);
+    publish();
+  }
+
+ private:
+  void hand_over(Result<Endpoint> primary, Result<std::vector<Endpoint>> replicas) {
+    auto monitor = monitor_.lock();
+    if (!monitor) return;
+    const std::uint64_t attempt = attempt_;
+    if (asks_ == Asks::Primary) {
+      monitor->post([attempt, primary = std::move(primary)](SentinelMonitor& m) mutable {
+        m.on_master(attempt, std::move(primary));
+      });
+    } else {
+      monitor->post([attempt, replicas = std::move(replicas)](SentinelMonitor& m) mutable {
+        m.on_replicas(attempt, std::move(replicas));
+      });
+    }
+  }
+
+  std::weak_ptr<SentinelMonitor> monitor_;
+  std::uint64_t attempt_;
+  Asks asks_;
+  std::string service_;
+};
+
+SentinelMonitor::SentinelMonitor(const Config& config, std::shared_ptr<IoPool> pool,
+                                 std::shared_ptr<TlsContext> tls)
+    : config_(config),
+      sentinel_context_(std::make_shared<SharedContext>(sentinel_config(config))),
+      pool_(std::move(pool)),
+      tls_(std::move(tls)),
+      io_(pool_->next_context()),
+      tick_(io_) {}
+
+SentinelMonitor::~SentinelMonitor() {
+  close(nullptr);
+}
+
+Endpoint SentinelMonitor::unresolved(std::string_view service) {
+  // A Unix socket "path" that is only ever printed: to_string() shows it as it is.
+  Endpoint endpoint;
+  endpoint.unix_path =
+      "(primary of Sentinel service \"" + std::string(service) + "\": no Sentinel answered yet)";
+  return endpoint;
+}
+
+void SentinelMonitor::post(std::function<void(SentinelMonitor&)> task) {
+  asio::post(io_, [weak = weak_from_this(), task = std::move(task)] {
+    if (auto self = weak.lock()) task(*self);
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Asking
+
+void SentinelMonitor::resolve(std::function<void(Result<Answer>)> done) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return;
+  resolved_ = std::move(done);
+  ask_locked();
+}
+
+void SentinelMonitor::ask_locked() {
+  if (closed_) return;
+  if (asking_) {
+    ask_again_ = true;
+    return;
+  }
+  asking_ = true;
+  ask_again_ = false;
+  first_ = preferred_;
+  tried_ = 0;
+  failures_.clear();
+  all_auth_failures_ = true;
+  last_ask_ = Clock::now();
+  try_sentinel_locked();
+}
+
+void SentinelMonitor::try_sentinel_locked() {
+  const Endpoint& sentinel = config_.endpoints[(first_ + tried_) % config_.endpoints.size()];
+  const std::uint64_t attempt = ++attempt_;
+  answered_primary_.reset();
+  asio::io_context& io = pool_->next_context();
+  query_ = std::make_shared<Connection>(io, pool_->load_of(io), sentinel_context_, sentinel, tls_);
+  query_->start([weak = weak_from_this(), attempt](const Error& error) {
+    if (auto self = weak.lock()) {
+      self->post([attempt, error](SentinelMonitor& m) { m.on_query_connected(attempt, error); });
+    }
+  });
+}
+
+void SentinelMonitor::on_query_connected(std::uint64_t attempt, const Error& error) {
+  After after;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || attempt != attempt_ || !query_) return;
+    if (error) {
+      attempt_failed_locked(error, after);
+    } else {
+      const auto deadline = Clock::now() + config_.async_timeout;
+      for (const std::string_view ask : {"GET-MASTER-ADDR-BY-NAME", "REPLICAS"}) {
+        const Arg args[] = {Arg(kSentinel), Arg(ask), Arg(config_.service_name)};
+        PendingCommand command;
+        command.name = kSentinel;
+        command.kind = PendingKind::Caller;  // a deadline: a Sentinel that stalls is skipped
+        command.deadline = deadline;
+        command.timeout_ms = static_cast<std::uint32_t>(config_.async_timeout.count());
+        command.counted = false;
+        command.state = new Query(weak_from_this(), attempt,
+                                  ask == "REPLICAS" ? Query::Asks::Replicas : Query::Asks::Primary,
+                                  config_.service_name);  // its one reference: the connection's
+        query_->submit(-1, args, command);
+      }
+    }
+  }
+  for (auto& task : after) task();
+}
+
+void SentinelMonitor::on_master(std::uint64_t attempt, Result<Endpoint> primary) {
+  After after;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || attempt != attempt_) return;
+    if (!primary) {
+      attempt_failed_locked(primary.error(), after);
+    } else {
+      answered_primary_ = std::move(*primary);
+    }
+  }
+  for (auto& task : after) task();
+}
+
+void SentinelMonitor::on_replicas(std::uint64_t attempt, Result<std::vector<Endpoint>> replicas) {
+  After after;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || attempt != attempt_ || !answered_primary_) return;
+    // The primary is what matters: a Sentinel that names it but refuses REPLICAS (an ACL that
+    // allows only GET-MASTER-ADDR-BY-NAME) still answered.
+    Answer answer;
+    answer.primary = std::move(*answered_primary_);
+    if (replicas) {
+      for (Endpoint& replica : *replicas) {
+        if (replica != answer.primary) answer.replicas.push_back(std::move(replica));
+      }
+    }
+    preferred_ = (first_ + tried_) % config_.endpoints.size();
+    query_->shutdown();
+    query_.reset();
+    ++attempt_;  // whatever else this connection reports is stale
+    end_round_locked(std::move(answer), after);
+  }
+  for (auto& task : after) task();
+}
+
+void SentinelMonitor::attempt_failed_locked(const Error& error, After& after) {
+  const Endpoint& sentinel = config_.endpoints[(first_ + tried_) % config_.endpoints.size()];
+  std::string why = sentinel.to_string() + ": " + error.message();
+  if (error.code() == errc::authentication_failed) {
+    why += " — Sentinels are sent sentinelUser= and sentinelPassword=, not user= and password=";
+  } else {
+    all_auth_failures_ = false;
+  }
+  failures_.push_back(std::move(why));
+  if (query_) query_->shutdown();
+  query_.reset();
+  ++attempt_;
+  if (++tried_ < config_.endpoints.size()) {
+    try_sentinel_locked();
+    return;
+  }
+  std::string message = "asked " + std::to_string(config_.endpoints.size()) +
+                        " Sentinel(s) for the primary of service \"" + config_.service_name +
+                        "\" and none answered";
+  for (const std::string& failure : failures_) message += "; " + failure;
+  end_round_locked(Error(all_auth_failures_ ? errc::authentication_failed : errc::connection_failed,
+                         std::move(message)),
+                   after);
+}
+
+void SentinelMonitor::end_round_locked(Result<Answer> result, After& after) {
+  asking_ = false;
+  next_recheck_ = Clock::now() + kRecheck;
+  if (resolved_) {
+    after.push_back([done = std::move(resolved_), result = std::move(result)]() mutable {
+      done(std::move(result));
+    });
+    resolved_ = nullptr;
+  } else if (following_ && result) {
+    apply_locked(*result, after);
+  }
+  if (ask_again_) ask_locked();
+}
+
+// ---------------------------------------------------------------------------------------
+// Following
+
+void SentinelMonitor::follow(Groups groups, std::function<void(const Endpoint&)> primary_moved,
+                             std::function<void()> start) {
+  std::lock_guard lock(mutex_);
+  if (closed_ || following_) return;
+  following_ = true;
+  groups_ = std::move(groups);
+  for (const auto& group : groups_) targets_.push_back(group.front()->endpoint());
+  primary_moved_ = std::move(primary_moved);
+  start_ = std::move(start);
+  next_recheck_ = Clock::now() + kRecheck;
+  start_subscribers_locked();
+  post([](SentinelMonitor& m) {
+    std::lock_guard lock(m.mutex_);
+    if (!m.closed_) m.arm_tick_locked();
+  });
+}
+
+void SentinelMonitor::start_subscribers_locked() {
+  for (std::size_t i = 0; i < config_.endpoints.size(); ++i) {
+    asio::io_context& io = pool_->next_context();
+    auto subscriber = std::make_shared<Connection>(io, pool_->load_of(io), sentinel_context_,
+                                                   config_.endpoints[i], tls_);
+    subscriber->set_subscriber_mode(true);
+    std::weak_ptr<SentinelMonitor> weak = weak_from_this();
+    subscriber->set_push_handler([weak, service = config_.service_name](NodeSpan push) {
+      std::optional<SentinelEvent> event = event_of(push, service);
+      if (!event) return;
+      if (auto self = weak.lock()) {
+        self->post([event = std::move(*event)](SentinelMonitor& m) { m.on_event(event); });
+      }
+    });
+    subscriber->set_ready_hook([weak, i](Connection& ready) {
+      subscribe_channels(ready);  // before anything else is written on the new connection
+      if (auto self = weak.lock()) {
+        self->post([i](SentinelMonitor& m) { m.on_subscriber_ready(i); });
+      }
+    });
+    subscriber->start([](const Error&) {});  // it reconnects in the background
+    subscribers_.push_back(std::move(subscriber));
+    ready_counts_.push_back(0);
+  }
+}
+
+void SentinelMonitor::apply_locked(const Answer& answer, After& after) {
+  if (hold_ && Clock::now() >= hold_->until) hold_.reset();
+  // A Sentinel that has not caught up with the failover yet (the leader announced it).
+  if (hold_ && answer.primary == hold_->from) return;
+  move_locked(plan_retargets(targets_, answer.primary, &answer.replicas), after);
+}
+
+void SentinelMonitor::move_locked(const std::vector<Retarget>& moves, After& after) {
+  for (const Retarget& move : moves) {
+    for (const auto& connection : groups_[move.group]) connection->retarget(move.to);
+    targets_[move.group] = move.to;
+    if (move.group == 0 && primary_moved_) {
+      after.push_back([hook = primary_moved_, to = move.to] { hook(to); });
+    }
+  }
+  // Posted after the retargets to the same connections, so they connect to the new server.
+  if (start_ && targets_.front() != unresolved(config_.service_name)) {
+    after.push_back(std::move(start_));
+    start_ = nullptr;
+  }
+}
+
+bool SentinelMonitor::primary_is_replica_locked() const {
+  if (groups_.empty() || start_) return false;
+  const Connection& primary = *groups_.front().front();
+  return primary.state() == ConnectionState::Ready && primary.is_replica();
+}
+
+void SentinelMonitor::on_event(const SentinelEvent& event) {
+  After after;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || !following_) return;
+    switch (event.kind) {
+      case SentinelEvent::Kind::SelectedReplica:
+      case SentinelEvent::Kind::SwitchMaster:
+        if (event.to != event.from) hold_ = Hold{event.from, Clock::now() + kFailoverHold};
+        move_locked(plan_retargets(targets_, event.to, nullptr), after);
+        break;
+      case SentinelEvent::Kind::FailoverAborted:
+        hold_.reset();
+        ask_locked();
+        break;
+    }
+  }
+  for (auto& task : after) task();
+}
+
+void SentinelMonitor::on_subscriber_ready(std::size_t index) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return;
+  // After a reconnect: a failover may have been announced while this one was away.
+  if (++ready_counts_[index] > 1) ask_locked();
+}
+
+void SentinelMonitor::arm_tick_locked() {
+  tick_.expires_after(kTick);
+  tick_.async_wait([weak = weak_from_this()](const asio::error_code& ec) {
+    if (ec) return;
+    if (auto self = weak.lock()) self->on_tick();
+  });
+}
+
+void SentinelMonitor::on_tick() {
+  std::lock_guard lock(mutex_);
+  if (closed_) return;
+  const Clock::time_point now = Clock::now();
+  if (hold_ && now >= hold_->until) {
+    hold_.reset();
+    ask_locked();
+  }
+  if (!asking_ && (start_ || now >= next_recheck_ ||
+                   (primary_is_replica_locked() && now - last_ask_ >= kTick))) {
+    ask_locked();
+  }
+  arm_tick_locked();
+}
+
+std::size_t SentinelMonitor::close(const std::function<void()>& closed) {
+  std::vector<std::shared_ptr<Connection>> connections;
+  std::function<void(Result<Answer>)> resolved;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return 0;
+    closed_ = true;
+    tick_.cancel();
+    connections = std::move(subscribers_);
+    if (query_) connections.push_back(std::move(query_));
+    resolved = std::move(resolved_);
+    resolved_ = nullptr;
+    groups_.clear();
+    primary_moved_ = nullptr;
+    start_ = nullptr;
+  }
+  for (const auto& connection : connections) connection->shutdown(closed);
+  if (resolved) {
+    resolved(Error(errc::shut_down, "asking the Sentinels for service \"" + config_.service_name +
+                                        "\": the multiplexer was closed"));
+  }
+  return connections.size();
+}
+
+}  // namespace redmux::detail

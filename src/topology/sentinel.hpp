@@ -1,0 +1,160 @@
+// SentinelMonitor: redmux's side of Redis Sentinel for one multiplexer (serviceName=). It asks
+// the Sentinels where the service's primary and replicas are, then keeps the multiplexer's
+// groups of connections (group 0: the primary, the others: replicas) pointed at them across
+// failovers, without the user doing anything.
+//
+// Asking: one Sentinel at a time — in configuration order the first time, then starting with
+// the one that answered last — over a short-lived ordinary Connection that authenticates with
+// sentinelUser/sentinelPassword: SENTINEL GET-MASTER-ADDR-BY-NAME, then SENTINEL REPLICAS. A
+// Sentinel that cannot be reached, refuses, does not know the service or does not answer
+// within asyncTimeout is skipped; when every one fails, the error names each and why.
+//
+// Following: one subscriber connection per Sentinel (only the leader of a failover, which can
+// be any of them, publishes +selected-slave) listening to:
+//   +selected-slave  the leader chose a replica to promote. Group 0 moves to it now, before
+//                    the promotion: the old primary keeps accepting writes until the Sentinels
+//                    turn it into a replica (seconds later), and those writes would be lost.
+//                    Until the promotion, writes fail as not sent (the new primary is still a
+//                    replica; MuxCore::route()).
+//   +switch-master   the failover is done: group 0 moves to the new primary (if not there).
+//   -failover-abort-slave-timeout   ask again now (the old primary stays).
+// When group 0 moves to a server another group had, the two swap: the old primary comes back
+// as a replica. For kFailoverHold after such a move, answers that still name the old primary
+// are ignored (Sentinels other than the leader learn the new primary a few seconds later).
+//
+// Asking again: every kRecheck (a message may be missed while a subscriber reconnects), after
+// a subscriber connection reconnects, every second while the primary the Sentinels named says
+// it is a replica, and every second while no Sentinel has answered yet.
+//
+// Threads: resolve(), follow() and close() are safe from any thread. The rest runs in handlers
+// posted to one I/O thread of the pool: connections' callbacks only parse and post, so none
+// runs under mutex_ (which guards the state against close()). Nothing here ever blocks.
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conn/shared_context.hpp"
+#include "net/connection.hpp"
+#include "redmux/config.hpp"
+#include "redmux/io_pool.hpp"
+#include "topology/sentinel_reply.hpp"
+
+namespace redmux::detail {
+
+class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
+ public:
+  /// What a Sentinel said about the service.
+  struct Answer {
+    Endpoint primary;
+    std::vector<Endpoint> replicas;  ///< without those it flags down or disconnected
+  };
+  using Groups = std::vector<std::vector<std::shared_ptr<Connection>>>;
+
+  static constexpr std::chrono::seconds kRecheck{10};
+  static constexpr std::chrono::seconds kFailoverHold{30};
+
+  /// `config`: the user's (service_name set; the endpoints are the Sentinels). `tls`: the
+  /// TLS settings when ssl=true — the Sentinels are reached with TLS too.
+  SentinelMonitor(const Config& config, std::shared_ptr<IoPool> pool,
+                  std::shared_ptr<TlsContext> tls);
+  ~SentinelMonitor();
+  SentinelMonitor(const SentinelMonitor&) = delete;
+  SentinelMonitor& operator=(const SentinelMonitor&) = delete;
+
+  /// Asks the Sentinels once, each in turn until one answers. `done` runs once, on an I/O
+  /// thread, with the answer or an error (errc::connection_failed, or authentication_failed
+  /// when every Sentinel refused the credentials) naming each Sentinel and why it failed.
+  void resolve(std::function<void(Result<Answer>)> done);
+
+  /// From now on moves `groups` (group 0 the primary, connections of one group together) to
+  /// follow the service. `primary_moved` runs on an I/O thread each time group 0 moves.
+  /// `start`: set when no Sentinel answered resolve() — group 0 points at unresolved() and
+  /// the groups are not started; it runs once the first answer has moved group 0.
+  void follow(Groups groups, std::function<void(const Endpoint&)> primary_moved,
+              std::function<void()> start);
+
+  /// Shuts the Sentinel connections down (`closed` runs once for each when it has) and stops
+  /// asking; a resolve() still waiting gets errc::shut_down. Returns the number of
+  /// connections shut down.
+  std::size_t close(const std::function<void()>& closed);
+
+  /// The stand-in for the primary while no Sentinel has answered (never connected to).
+  static Endpoint unresolved(std::string_view service);
+
+ private:
+  class Query;  ///< one SENTINEL command in flight (sentinel.cpp)
+  using After = std::vector<std::function<void()>>;  ///< run once mutex_ is released
+  struct Hold {
+    Endpoint from;  ///< the primary group 0 moved away from
+    Clock::time_point until;
+  };
+
+  /// Runs `task` on io_ if this monitor is still alive then.
+  void post(std::function<void(SentinelMonitor&)> task);
+
+  // --- asking (REQUIRES: mutex_) ---
+  void ask_locked();
+  void try_sentinel_locked();
+  void attempt_failed_locked(const Error& error, After& after);
+  void end_round_locked(Result<Answer> result, After& after);
+  // posted from the query connection
+  void on_query_connected(std::uint64_t attempt, const Error& error);
+  void on_master(std::uint64_t attempt, Result<Endpoint> primary);
+  void on_replicas(std::uint64_t attempt, Result<std::vector<Endpoint>> replicas);
+
+  // --- following (REQUIRES: mutex_) ---
+  void apply_locked(const Answer& answer, After& after);
+  void move_locked(const std::vector<Retarget>& moves, After& after);
+  bool primary_is_replica_locked() const;
+  void start_subscribers_locked();
+  void arm_tick_locked();
+  // posted
+  void on_event(const SentinelEvent& event);
+  void on_subscriber_ready(std::size_t index);
+  void on_tick();
+
+  const Config config_;                              ///< the user's: endpoints are the Sentinels
+  std::shared_ptr<SharedContext> sentinel_context_;  ///< Sentinel credentials, database 0
+  std::shared_ptr<IoPool> pool_;
+  std::shared_ptr<TlsContext> tls_;
+  asio::io_context& io_;
+
+  std::mutex mutex_;
+  bool closed_ = false;
+  asio::steady_timer tick_;  ///< touched under mutex_ only
+
+  // asking
+  std::function<void(Result<Answer>)> resolved_;  ///< resolve()'s handler, until called
+  bool asking_ = false;
+  bool ask_again_ = false;     ///< asked for while a round ran: one more round after it
+  std::size_t preferred_ = 0;  ///< the Sentinel that answered last (rounds start there)
+  std::size_t first_ = 0;      ///< where the current round started
+  std::size_t tried_ = 0;      ///< Sentinels tried in the current round
+  std::uint64_t attempt_ = 0;  ///< bumps per Sentinel tried: stale callbacks check it
+  std::shared_ptr<Connection> query_;
+  std::optional<Endpoint> answered_primary_;  ///< the current attempt's first reply
+  std::vector<std::string> failures_;         ///< why each Sentinel of the round failed
+  bool all_auth_failures_ = true;
+  Clock::time_point last_ask_{};
+  Clock::time_point next_recheck_{};
+
+  // following
+  bool following_ = false;
+  Groups groups_;
+  std::vector<Endpoint> targets_;  ///< where each group points (what retarget() was given)
+  std::function<void(const Endpoint&)> primary_moved_;
+  std::function<void()> start_;  ///< set while group 0 points at unresolved()
+  std::vector<std::shared_ptr<Connection>> subscribers_;
+  std::vector<std::size_t> ready_counts_;  ///< times each subscriber became ready
+  std::optional<Hold> hold_;
+};
+
+}  // namespace redmux::detail
