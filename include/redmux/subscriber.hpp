@@ -228,6 +228,10 @@ class Subscriber {
                    const SubscribeOptions& options);
   MessageQueue add_queue(SubscriptionKind kind, const std::vector<std::string>& names,
                          const MessageQueueOptions& options);
+  /// The hub for these names: in a Redis Cluster shard channels go to the node serving
+  /// their slot (all names of one call must share that node); everything else to hub_.
+  std::shared_ptr<detail::SubscriptionHub> hub_for(SubscriptionKind kind,
+                                                   const std::vector<std::string>& names) const;
   std::shared_ptr<detail::MuxCore> core_;
   std::shared_ptr<detail::SubscriptionHub> hub_;
 };

@@ -120,6 +120,7 @@ void MuxCore::close() {
       cluster = cluster_;
     }
     if (cluster) pending->remaining += cluster->close(one_closed);
+    for (const auto& hub : shard_hubs()) pending->remaining += hub->close(one_closed);
     if (sentinel_) pending->remaining += sentinel_->close(one_closed);
   }
   for (auto& group : groups_) {
@@ -275,6 +276,25 @@ Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg>
   const auto key = first_key_index(info, args);
   const std::size_t index = key ? slot_of(args[*key].bytes()) % group.size() : 0;
   return group[index].get();
+}
+
+std::shared_ptr<SubscriptionHub> MuxCore::shard_hub(const Endpoint& endpoint) {
+  std::lock_guard lock(shard_hubs_mutex_);
+  for (const auto& [at, hub] : shard_hubs_) {
+    if (at == endpoint) return hub;
+  }
+  auto hub = std::make_shared<SubscriptionHub>(shared_, pool_, tls_);
+  hub->move_to(endpoint);  // before first use: its connection opens to this node
+  shard_hubs_.emplace_back(endpoint, hub);
+  if (closed()) hub->close(nullptr);
+  return hub;
+}
+
+std::vector<std::shared_ptr<SubscriptionHub>> MuxCore::shard_hubs() const {
+  std::lock_guard lock(shard_hubs_mutex_);
+  std::vector<std::shared_ptr<SubscriptionHub>> out;
+  for (const auto& [at, hub] : shard_hubs_) out.push_back(hub);
+  return out;
 }
 
 void MuxCore::enable_cluster(Connection& seed, std::function<void(const Error&)> done) {

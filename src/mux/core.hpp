@@ -68,6 +68,11 @@ class MuxCore {
   const std::shared_ptr<DedicatedPool>& dedicated_pool() const noexcept { return dedicated_; }
   /// The pub/sub state (pubsub/hub.hpp): its own connection, or the first interactive one.
   const std::shared_ptr<SubscriptionHub>& subscription_hub() const noexcept { return hub_; }
+  /// Redis Cluster: the pub/sub state for the shard channels `endpoint` serves — a hub of
+  /// its own whose connection goes to that node (created on first use).
+  std::shared_ptr<SubscriptionHub> shard_hub(const Endpoint& endpoint);
+  /// Every shard hub created so far (for status).
+  std::vector<std::shared_ptr<SubscriptionHub>> shard_hubs() const;
 
   /// The endpoints are Redis Cluster nodes (a connection's HELLO said mode "cluster"): loads
   /// the slot map through that connection and routes every command by slot from then on.
@@ -91,6 +96,8 @@ class MuxCore {
   std::shared_ptr<DedicatedPool> dedicated_;
   std::shared_ptr<SubscriptionHub> hub_;
   std::shared_ptr<ClusterRouter> cluster_;  ///< set once, by enable_cluster()
+  mutable std::mutex shard_hubs_mutex_;
+  std::vector<std::pair<Endpoint, std::shared_ptr<SubscriptionHub>>> shard_hubs_;
   std::atomic<ClusterRouter*> cluster_raw_{nullptr};
   std::mutex cluster_mutex_;
   std::shared_ptr<TlsContext> tls_;

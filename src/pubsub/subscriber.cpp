@@ -1,8 +1,10 @@
 // The public pub/sub handles (redmux/subscriber.hpp) over SubscriptionHub.
 #include "redmux/subscriber.hpp"
 
+#include "mux/cluster.hpp"
 #include "mux/core.hpp"
 #include "pubsub/hub.hpp"
+#include "topology/slot.hpp"
 
 namespace redmux {
 
@@ -179,11 +181,34 @@ Subscriber::Subscriber(std::shared_ptr<detail::MuxCore> core,
                        std::shared_ptr<detail::SubscriptionHub> hub)
     : core_(std::move(core)), hub_(std::move(hub)) {}
 
+std::shared_ptr<detail::SubscriptionHub> Subscriber::hub_for(
+    SubscriptionKind kind, const std::vector<std::string>& names) const {
+  detail::ClusterRouter* cluster = core_ ? core_->cluster() : nullptr;
+  if (kind != SubscriptionKind::ShardChannel || !cluster || names.empty()) return hub_;
+  // A shard channel lives on the node serving its slot: SSUBSCRIBE must go there.
+  std::optional<Endpoint> node;
+  for (const std::string& name : names) {
+    Result<detail::Connection*> owner = cluster->for_slot(detail::slot_of(name), false, false);
+    if (!owner) owner.error().raise();
+    const Endpoint endpoint = (*owner)->endpoint();
+    if (node && !(*node == endpoint)) {
+      Error(errc::invalid_argument,
+            "ssubscribe_queue refused: shard channels \"" + names.front() + "\" and \"" + name +
+                "\" are served by different cluster nodes; use one queue per node, or give "
+                "them a common {hash tag}")
+          .raise();
+    }
+    node = endpoint;
+  }
+  return core_->shard_hub(*node);
+}
+
 Subscription Subscriber::add(SubscriptionKind kind, std::string_view name, MessageHandler handler,
                              const SubscribeOptions& options) {
-  auto state = hub_->add(kind, name, std::move(handler), options);
+  std::shared_ptr<detail::SubscriptionHub> hub = hub_for(kind, {std::string(name)});
+  auto state = hub->add(kind, name, std::move(handler), options);
   if (!state) state.error().raise();
-  return Subscription(hub_, std::move(*state));
+  return Subscription(hub, std::move(*state));
 }
 
 Subscription Subscriber::subscribe(std::string_view channel, MessageHandler handler,
@@ -203,9 +228,10 @@ Subscription Subscriber::ssubscribe(std::string_view shard_channel, MessageHandl
 
 MessageQueue Subscriber::add_queue(SubscriptionKind kind, const std::vector<std::string>& names,
                                    const MessageQueueOptions& options) {
+  std::shared_ptr<detail::SubscriptionHub> hub = hub_for(kind, names);
   auto queue = std::make_shared<detail::QueueCore>(kind, names, options.capacity, options.overflow);
-  if (Error error = hub_->add_queue(queue)) error.raise();
-  return MessageQueue(hub_, std::move(queue));
+  if (Error error = hub->add_queue(queue)) error.raise();
+  return MessageQueue(hub, std::move(queue));
 }
 
 MessageQueue Subscriber::subscribe_queue(std::initializer_list<std::string_view> channels,
@@ -238,11 +264,26 @@ std::size_t Subscriber::punsubscribe(std::string_view pattern) {
 }
 
 std::size_t Subscriber::sunsubscribe(std::string_view shard_channel) {
-  return hub_->remove_all(SubscriptionKind::ShardChannel, shard_channel);
+  return hub_for(SubscriptionKind::ShardChannel, {std::string(shard_channel)})
+      ->remove_all(SubscriptionKind::ShardChannel, shard_channel);
 }
 
 SubscriberStatus Subscriber::status() const {
-  return hub_->status();
+  SubscriberStatus status = hub_->status();
+  if (!core_) return status;
+  for (const auto& hub : core_->shard_hubs()) {  // Redis Cluster: shard channels per node
+    const SubscriberStatus node = hub->status();
+    status.channels += node.channels;
+    status.patterns += node.patterns;
+    status.shard_channels += node.shard_channels;
+    status.subscriptions += node.subscriptions;
+    status.messages += node.messages;
+    status.delivered += node.delivered;
+    status.dropped += node.dropped;
+    status.handler_errors += node.handler_errors;
+    status.resubscribes += node.resubscribes;
+  }
+  return status;
 }
 
 }  // namespace redmux

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -262,6 +263,54 @@ TEST_F(ClusterTest, ScanWalksEveryPrimary) {
   // A cursor redmux did not give is refused, not sent to some node.
   Result<ScanPage> bad = db.scan(std::uint64_t{999} << 48).result();
   EXPECT_FALSE(bad.has_value());
+}
+
+TEST_F(ClusterTest, ShardChannelsAreSubscribedOnTheNodeServingTheirSlot) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  // Three shard channels served by three different primaries.
+  std::vector<std::string> channels;
+  std::vector<int> ports;
+  for (int i = 0; channels.size() < 3 && i < 1000; ++i) {
+    const std::string name = "news:" + std::to_string(i);
+    const int port = cluster_->owner_of(name).port();
+    if (std::find(ports.begin(), ports.end(), port) != ports.end()) continue;
+    channels.push_back(name);
+    ports.push_back(port);
+  }
+  ASSERT_EQ(channels.size(), 3u);
+  std::mutex mutex;
+  std::map<std::string, std::vector<std::string>> got;
+  std::vector<Subscription> subscriptions;
+  for (const std::string& channel : channels) {
+    subscriptions.push_back(mux->subscriber().ssubscribe(channel, [&](const Message& m) {
+      std::lock_guard lock(mutex);
+      got[m.channel].push_back(m.payload);
+    }));
+  }
+  for (Subscription& s : subscriptions) s.confirmed().get();
+  for (const std::string& channel : channels) {
+    // Subscribed on the owner itself (SSUBSCRIBE elsewhere would have been MOVED).
+    EXPECT_TRUE(cluster_->owner_of(channel).cli({"PUBSUB", "SHARDNUMSUB", channel}).ends_with("1"))
+        << channel;
+    EXPECT_EQ(mux->database().spublish(channel, "hello " + channel).get(), 1) << channel;
+  }
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return got.size() == 3;
+  }));
+  for (const std::string& channel : channels) {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(got[channel], std::vector<std::string>{"hello " + channel});
+  }
+  EXPECT_EQ(mux->subscriber().status().shard_channels, 3u);
+  // One queue over shard channels of different nodes is refused with the reason.
+  EXPECT_THROW(mux->subscriber().ssubscribe_queue({channels[0], channels[1]}), RedmuxError);
+  EXPECT_EQ(mux->subscriber().sunsubscribe(channels[0]), 1u);
+  ASSERT_TRUE(wait_until([&] {
+    return cluster_->owner_of(channels[0])
+        .cli({"PUBSUB", "SHARDNUMSUB", channels[0]})
+        .ends_with("0");
+  }));
 }
 
 TEST_F(ClusterTest, PreferReplicaReadsGoToReplicas) {
