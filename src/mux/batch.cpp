@@ -4,6 +4,7 @@
 
 #include "redmux/database.hpp"
 
+#include "mux/cluster.hpp"
 #include "mux/core.hpp"
 #include "resp/encoder.hpp"
 
@@ -115,8 +116,9 @@ void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const 
     resp::encode_command(part->bytes, args);
     command.bytes_end = part->bytes.size();
     if (state) {
-      state->add_ref();
-      command.state = state;
+      // MOVED / ASK / TRYAGAIN while a slot moves are followed, as for a lone command.
+      command.kind = PendingKind::Caller;
+      command.state = follow_redirects(*core.cluster(), state, args, command, buffer.db, node);
     } else {
       command.kind = PendingKind::FireAndForget;
       command.deadline = Clock::time_point::max();

@@ -395,6 +395,12 @@ class RedirectState final : public CommandState {
     target_->add_ref();
   }
 
+  /// The command was sent by other means (a batch) to `connection`.
+  void sent_by_caller(Connection* connection) noexcept {
+    sent_to_ = connection;
+    host_ = connection->endpoint().host;
+  }
+
   void deliver(NodeSpan reply) noexcept override {
     if (is_error_reply(reply) && hops_ < kMaxHops) {
       const std::string_view text = reply[0].value;
@@ -670,6 +676,17 @@ void send_one(ClusterRouter& router, Connection* connection, int db, const Comma
 }
 
 }  // namespace
+
+CommandState* follow_redirects(ClusterRouter& router, CommandState* target,
+                               std::span<const Arg> args, const PendingCommand& prototype, int db,
+                               Connection* connection) {
+  std::string bytes;
+  resp::encode_command(bytes, args);
+  auto* redirect = new RedirectState(router.shared_from_this(), target, std::move(bytes), prototype,
+                                     db, connection->endpoint().host);
+  redirect->sent_by_caller(connection);
+  return redirect;
+}
 
 Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
                         std::span<const Arg> args, CommandState* state, Flags flags,

@@ -99,6 +99,14 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   std::shared_ptr<asio::steady_timer> periodic_;
 };
 
+/// For a command the caller queues itself (a batch) on `connection`: a state that follows
+/// MOVED / ASK / TRYAGAIN for `target` (taking its own reference to it) by resending the
+/// command's bytes, and gives every other outcome to `target`. Returns it with one
+/// reference, for the pipeline entry.
+CommandState* follow_redirects(ClusterRouter& router, CommandState* target,
+                               std::span<const Arg> args, const PendingCommand& prototype, int db,
+                               Connection* connection);
+
 /// Sends one command in cluster mode: routed by slot, redirections followed, MGET / MSET /
 /// DEL / UNLINK / EXISTS / TOUCH across slots split per slot and reassembled in order, and
 /// DBSIZE, FLUSHALL, FLUSHDB, SCRIPT FLUSH and FUNCTION LOAD/DELETE/FLUSH/RESTORE sent to

@@ -397,24 +397,37 @@ TEST_F(ClusterTest, BatchesAreSplitPerNodeAndTransactionsAndScriptsKeepToOneSlot
 }
 
 /// INCRs from several threads on keys of one slot until `stop`; counts what each returned.
+/// Three threads send lone INCRs, the fourth batches of 10.
 struct IncrLoad {
   explicit IncrLoad(Database db, std::string tag) : db_(db), tag_(std::move(tag)) {
     for (int t = 0; t < 4; ++t) {
       threads_.emplace_back([this, t] {
         int i = 0;
         while (!stop_.load()) {
-          const std::string key = "{" + tag_ + "}:" + std::to_string((t * 7 + i++) % 20);
-          Result<long long> r = db_.incr(key).result();
-          if (r.has_value()) {
-            ++acknowledged_;
-          } else if (r.error().code() == errc::outcome_unknown) {
-            ++unknown_;
+          std::vector<Future<long long>> sent;
+          if (t == 3) {
+            Batch batch = db_.batch();
+            for (int b = 0; b < 10; ++b) sent.push_back(batch.incr(key_of(t, i++)));
+            batch.execute();
           } else {
-            std::lock_guard lock(mutex_);
-            errors_.push_back(r.error().message());
+            sent.push_back(db_.incr(key_of(t, i++)));
           }
+          for (Future<long long>& one : sent) count(one.result());
         }
       });
+    }
+  }
+  std::string key_of(int t, int i) const {
+    return "{" + tag_ + "}:" + std::to_string((t * 7 + i) % 20);
+  }
+  void count(const Result<long long>& r) {
+    if (r.has_value()) {
+      ++acknowledged_;
+    } else if (r.error().code() == errc::outcome_unknown) {
+      ++unknown_;
+    } else {
+      std::lock_guard lock(mutex_);
+      errors_.push_back(r.error().message());
     }
   }
   void finish() {
