@@ -333,6 +333,11 @@ Result<Connection*> ClusterRouter::route(const CommandInfo& info, std::span<cons
                                          Flags flags) {
   std::vector<std::size_t> keys;
   key_indexes(info, args, keys);
+  return route_keys(info, args, keys, flags);
+}
+
+Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::span<const Arg> args,
+                                              std::span<const std::size_t> keys, Flags flags) {
   if (keys.empty()) {
     if (Connection* node = any_primary()) return node;
     return Error(errc::not_sent,
@@ -766,7 +771,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
                           name_is(info, "UNLINK") || name_is(info, "EXISTS") ||
                           name_is(info, "TOUCH");
   if (one_slot || !splittable) {
-    Result<Connection*> connection = router.route(info, args, flags);
+    Result<Connection*> connection = router.route_keys(info, args, keys, flags);
     if (!connection) return refuse(std::move(connection).error());
     send_one(router, *connection, db, info, args, state, deadline, timeout_ms, true);
     return Error();

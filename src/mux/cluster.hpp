@@ -49,6 +49,9 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   /// any primary for a keyless command. A replica only for a read-only command under
   /// PreferReplica/DemandReplica. Errors: keys in several slots, no node for the slot.
   Result<Connection*> route(const CommandInfo& info, std::span<const Arg> args, Flags flags);
+  /// route() with the key positions already found (key_indexes()).
+  Result<Connection*> route_keys(const CommandInfo& info, std::span<const Arg> args,
+                                 std::span<const std::size_t> keys, Flags flags);
   /// The node serving `slot` (its primary, or a replica when `replica` and one is known).
   Result<Connection*> for_slot(std::uint16_t slot, bool replica, bool demand_replica);
   /// A primary chosen round-robin; null when the map is empty.

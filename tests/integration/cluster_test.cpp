@@ -129,14 +129,6 @@ class LocalCluster {
   std::vector<std::unique_ptr<RedisServer>> nodes_;
 };
 
-long long calls_of(const RedisServer& server, const std::string& command) {
-  const std::string stats = server.cli({"INFO", "commandstats"});
-  const std::string field = "cmdstat_" + command + ":calls=";
-  const auto at = stats.find(field);
-  if (at == std::string::npos) return 0;
-  return std::stoll(stats.substr(at + field.size()));
-}
-
 long long dbsize(const RedisServer& server) {
   return std::stoll(server.cli({"DBSIZE"}));
 }
@@ -214,7 +206,7 @@ TEST_F(ClusterTest, OtherMultiKeyCommandsAcrossSlotsFailBeforeSending) {
   ASSERT_NE(cluster_->owner_of("a").port(), cluster_->owner_of("b").port());  // different nodes
   const long long renames_before = [&] {
     long long sum = 0;
-    for (RedisServer* p : cluster_->primaries()) sum += calls_of(*p, "sunionstore");
+    for (RedisServer* p : cluster_->primaries()) sum += p->command_calls("sunionstore");
     return sum;
   }();
   Result<long long> refused = db.sunionstore("a", {"b"}).result();
@@ -224,7 +216,7 @@ TEST_F(ClusterTest, OtherMultiKeyCommandsAcrossSlotsFailBeforeSending) {
       << refused.error().message();
   EXPECT_NE(refused.error().message().find("hash tag"), std::string::npos);
   long long renames_after = 0;
-  for (RedisServer* p : cluster_->primaries()) renames_after += calls_of(*p, "sunionstore");
+  for (RedisServer* p : cluster_->primaries()) renames_after += p->command_calls("sunionstore");
   EXPECT_EQ(renames_after, renames_before);  // never sent
   // With a common hash tag the keys share a slot, and the command runs.
   ASSERT_EQ(db.sadd("{u}:b", {"x", "y"}).get(), 2);
@@ -324,9 +316,9 @@ TEST_F(ClusterTest, PreferReplicaReadsGoToReplicas) {
     return on_replicas == 30;
   }));
   long long primaries_before = 0;
-  for (RedisServer* p : cluster_->primaries()) primaries_before += calls_of(*p, "get");
+  for (RedisServer* p : cluster_->primaries()) primaries_before += p->command_calls("get");
   long long replicas_before = 0;
-  for (RedisServer* r : cluster_->replicas()) replicas_before += calls_of(*r, "get");
+  for (RedisServer* r : cluster_->replicas()) replicas_before += r->command_calls("get");
   const std::uint64_t redirects_before = mux->status().redirects;
   for (int i = 0; i < 30; ++i) {
     ASSERT_TRUE(wait_until([&] {
@@ -336,9 +328,9 @@ TEST_F(ClusterTest, PreferReplicaReadsGoToReplicas) {
   }
   EXPECT_EQ(mux->status().redirects, redirects_before);  // the replicas served them (READONLY)
   long long primaries_after = 0;
-  for (RedisServer* p : cluster_->primaries()) primaries_after += calls_of(*p, "get");
+  for (RedisServer* p : cluster_->primaries()) primaries_after += p->command_calls("get");
   long long replicas_after = 0;
-  for (RedisServer* r : cluster_->replicas()) replicas_after += calls_of(*r, "get");
+  for (RedisServer* r : cluster_->replicas()) replicas_after += r->command_calls("get");
   EXPECT_EQ(primaries_after, primaries_before);
   EXPECT_GE(replicas_after - replicas_before, 30);
 }
@@ -547,7 +539,7 @@ TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
   EXPECT_GE(total, load.acknowledged_.load());
   EXPECT_LE(total, load.acknowledged_.load() + load.unknown_.load());
   // The writes after the switch went to the promoted replica.
-  EXPECT_GT(calls_of(*replica, "incr"), 0);
+  EXPECT_GT(replica->command_calls("incr"), 0);
   // Put the roles back for the other tests (once the demoted node has caught up).
   ASSERT_TRUE(
       wait_until([&] { return old_primary.info_field("master_link_status") == "up"; }, 30s));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol_fixture.hpp"
 #include "redmux/redmux.hpp"
 #include "support/redis_server.hpp"
 
@@ -14,17 +15,11 @@ namespace {
 
 using test::RedisServer;
 
-class GeoTest : public ::testing::TestWithParam<const char*> {
+class GeoTest : public test::ProtocolTest<GeoTest> {
  protected:
-  static void SetUpTestSuite() { server_ = new RedisServer(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
+  GeoTest() : ProtocolTest("geo-test") {}
   void SetUp() override {
-    server_->cli({"FLUSHALL"});
-    mux_ = Multiplexer::connect(server_->address() + ",name=geo-test,protocol=" + GetParam());
-    db_ = mux_->database();
+    ProtocolTest::SetUp();
     ASSERT_EQ(db_.geoadd("sicily", {{13.361389, 38.115556, "Palermo"},
                                     {15.087269, 37.502669, "Catania"},
                                     {12.758489, 38.788135, "edge1"},
@@ -32,11 +27,7 @@ class GeoTest : public ::testing::TestWithParam<const char*> {
                   .get(),
               4);
   }
-  static RedisServer* server_;
-  std::shared_ptr<Multiplexer> mux_;
-  Database db_;
 };
-RedisServer* GeoTest::server_ = nullptr;
 
 TEST_P(GeoTest, AddConditionsAndChanged) {
   GeoAddOptions nx{.condition = SetCondition::IfNotExists};

@@ -74,14 +74,6 @@ long long numsub(const RedisServer& server, const std::string& channel) {
   return std::stoll(out.substr(out.rfind('\n') + 1));
 }
 
-long long command_calls(const RedisServer& server, const std::string& command) {
-  const std::string stats = server.cli({"INFO", "commandstats"});
-  const std::string key = "cmdstat_" + command + ":calls=";
-  const std::size_t at = stats.find(key);
-  if (at == std::string::npos) return 0;
-  return std::stoll(stats.substr(at + key.size()));
-}
-
 int named_connections(const RedisServer& server, const std::string& name) {
   const std::string list = server.cli({"CLIENT", "LIST"});
   int count = 0;
@@ -182,7 +174,7 @@ TEST(PubSubTest, TwoHandlersOnOneChannelShareOneSubscribe) {
   Subscription b = subscriber.subscribe("shared", second.handler());
   a.confirmed().get();
   b.confirmed().get();
-  EXPECT_EQ(command_calls(server, "subscribe"), 1);
+  EXPECT_EQ(server.command_calls("subscribe"), 1);
   EXPECT_EQ(numsub(server, "shared"), 1);
   EXPECT_EQ(subscriber.status().channels, 1u);
   EXPECT_EQ(subscriber.status().subscriptions, 2u);
@@ -195,13 +187,13 @@ TEST(PubSubTest, TwoHandlersOnOneChannelShareOneSubscribe) {
   mux->database().publish("shared", "second only").get();
   ASSERT_TRUE(test::wait_until([&] { return second.size() == 2; }));
   EXPECT_EQ(first.size(), 1u);
-  EXPECT_EQ(command_calls(server, "unsubscribe"), 0);
+  EXPECT_EQ(server.command_calls("unsubscribe"), 0);
   EXPECT_EQ(numsub(server, "shared"), 1);
 
   // The last one does.
   b.unsubscribe();
   ASSERT_TRUE(test::wait_until([&] { return numsub(server, "shared") == 0; }));
-  EXPECT_EQ(command_calls(server, "unsubscribe"), 1);
+  EXPECT_EQ(server.command_calls("unsubscribe"), 1);
   EXPECT_EQ(subscriber.status().channels, 0u);
 }
 
@@ -571,9 +563,9 @@ TEST(PubSubTest, ResubscribesAfterServerRestart) {
   EXPECT_EQ(subscriber.status().resubscribes, 1u);
   // Re-established once: the server saw one SUBSCRIBE-family command per name (one name per
   // command, so a refused name cannot take its neighbours down with it).
-  EXPECT_EQ(command_calls(server, "subscribe"), 2);  // "durable" and "durable-queue"
-  EXPECT_EQ(command_calls(server, "psubscribe"), 1);
-  EXPECT_EQ(command_calls(server, "ssubscribe"), 1);
+  EXPECT_EQ(server.command_calls("subscribe"), 2);  // "durable" and "durable-queue"
+  EXPECT_EQ(server.command_calls("psubscribe"), 1);
+  EXPECT_EQ(server.command_calls("ssubscribe"), 1);
 
   server.cli({"PUBLISH", "durable", "after restart"});
   server.cli({"SPUBLISH", "durable-shard", "shard after restart"});

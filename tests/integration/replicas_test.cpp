@@ -18,15 +18,6 @@ using namespace std::chrono_literals;
 using test::RedisServer;
 using test::wait_until;
 
-/// calls=N from `cmdstat_<command>` in INFO commandstats (0 when the command never ran).
-long long calls_of(const RedisServer& server, const std::string& command) {
-  const std::string stats = server.cli({"INFO", "commandstats"});
-  const std::string field = "cmdstat_" + command + ":calls=";
-  const auto at = stats.find(field);
-  if (at == std::string::npos) return 0;
-  return std::stoll(stats.substr(at + field.size()));
-}
-
 void replicate(const RedisServer& replica, const RedisServer& primary) {
   replica.cli({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())});
 }
@@ -59,13 +50,13 @@ TEST(ReplicasTest, RolesAreDiscoveredAndWritesGoToThePrimaryOnly) {
   }
   // Writes and plain reads (PreferMaster, the default) ran on the primary only.
   EXPECT_EQ(db.get("k7").get(), std::optional<std::string>("7"));
-  EXPECT_EQ(calls_of(set.primary, "set"), 50);
-  EXPECT_EQ(calls_of(set.primary, "get"), 1);
-  EXPECT_EQ(calls_of(set.replica1, "get"), 0);
-  EXPECT_EQ(calls_of(set.replica2, "get"), 0);
+  EXPECT_EQ(set.primary.command_calls("set"), 50);
+  EXPECT_EQ(set.primary.command_calls("get"), 1);
+  EXPECT_EQ(set.replica1.command_calls("get"), 0);
+  EXPECT_EQ(set.replica2.command_calls("get"), 0);
   // A write with PreferReplica still goes to the primary (never to a replica).
   EXPECT_TRUE(db.set("pr", "x", {}, Flags::PreferReplica).get());
-  EXPECT_EQ(calls_of(set.primary, "set"), 51);
+  EXPECT_EQ(set.primary.command_calls("set"), 51);
 }
 
 TEST(ReplicasTest, PreferReplicaSpreadsReadsRoundRobinOverReplicas) {
@@ -75,22 +66,22 @@ TEST(ReplicasTest, PreferReplicaSpreadsReadsRoundRobinOverReplicas) {
   ASSERT_TRUE(db.set("shared", "v").get());
   ASSERT_TRUE(wait_until([&] { return set.replica1.cli({"GET", "shared"}) == "v"; }));
   ASSERT_TRUE(wait_until([&] { return set.replica2.cli({"GET", "shared"}) == "v"; }));
-  const long long before1 = calls_of(set.replica1, "get");  // the wait_until GETs above
-  const long long before2 = calls_of(set.replica2, "get");
+  const long long before1 = set.replica1.command_calls("get");  // the wait_until GETs above
+  const long long before2 = set.replica2.command_calls("get");
   constexpr int kReads = 100;
   for (int i = 0; i < kReads; ++i) {
     EXPECT_EQ(db.get("shared", Flags::PreferReplica).get(), std::optional<std::string>("v"));
   }
-  const long long on1 = calls_of(set.replica1, "get") - before1;
-  const long long on2 = calls_of(set.replica2, "get") - before2;
+  const long long on1 = set.replica1.command_calls("get") - before1;
+  const long long on2 = set.replica2.command_calls("get") - before2;
   EXPECT_EQ(on1 + on2, kReads);
   EXPECT_EQ(on1, kReads / 2);  // strict round-robin, one caller
   EXPECT_EQ(on2, kReads / 2);
-  EXPECT_EQ(calls_of(set.primary, "get"), 0);
+  EXPECT_EQ(set.primary.command_calls("get"), 0);
   // DemandReplica reads go to replicas too; DemandMaster reads to the primary.
   EXPECT_EQ(db.get("shared", Flags::DemandReplica).get(), std::optional<std::string>("v"));
   EXPECT_EQ(db.get("shared", Flags::DemandMaster).get(), std::optional<std::string>("v"));
-  EXPECT_EQ(calls_of(set.primary, "get"), 1);
+  EXPECT_EQ(set.primary.command_calls("get"), 1);
 }
 
 TEST(ReplicasTest, PreferReplicaFallsBackToThePrimaryAndDemandReplicaFails) {
@@ -113,9 +104,9 @@ TEST(ReplicasTest, PreferReplicaFallsBackToThePrimaryAndDemandReplicaFails) {
   ASSERT_FALSE(demanded.has_value());
   EXPECT_NE(demanded.error().message().find("DemandReplica"), std::string::npos)
       << demanded.error().message();
-  const long long before = calls_of(primary, "get");
+  const long long before = primary.command_calls("get");
   EXPECT_EQ(db.get("k", Flags::PreferReplica).get(), std::optional<std::string>("v"));
-  EXPECT_EQ(calls_of(primary, "get"), before + 1);
+  EXPECT_EQ(primary.command_calls("get"), before + 1);
   // A write demanding a replica is refused before it is sent.
   Result<bool> write = db.set("w", "x", {}, Flags::DemandReplica).result();
   ASSERT_FALSE(write.has_value());
@@ -174,7 +165,7 @@ TEST(ReplicasTest, WritesAreRefusedWhenEveryEndpointIsAReplica) {
   EXPECT_TRUE(write.error().safe_to_retry());
   EXPECT_NE(write.error().message().find("no primary"), std::string::npos)
       << write.error().message();
-  EXPECT_EQ(calls_of(replica1, "set") + calls_of(replica2, "set"), 0);  // never sent
+  EXPECT_EQ(replica1.command_calls("set") + replica2.command_calls("set"), 0);  // never sent
   // Reads still work (from a replica: there is no primary to prefer).
   EXPECT_TRUE(db.get("k").result().has_value());
 }

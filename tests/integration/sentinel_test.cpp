@@ -29,15 +29,6 @@ using test::wait_until;
 
 constexpr const char* kService = "mymaster";
 
-/// calls=N from `cmdstat_<command>` in INFO commandstats (0 when the command never ran).
-long long calls_of(const RedisServer& server, const std::string& command) {
-  const std::string stats = server.cli({"INFO", "commandstats"});
-  const std::string field = "cmdstat_" + command + ":calls=";
-  const auto at = stats.find(field);
-  if (at == std::string::npos) return 0;
-  return std::stoll(stats.substr(at + field.size()));
-}
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -125,25 +116,25 @@ TEST(SentinelTest, FindsThePrimaryAndReplicaAndRoutesByRole) {
   auto mux = Multiplexer::connect(set.config());
   Database db = mux->database();
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(db.set("k" + std::to_string(i), "v").get());
-  EXPECT_EQ(calls_of(set.primary, "set"), 20);
+  EXPECT_EQ(set.primary.command_calls("set"), 20);
   EXPECT_EQ(db.get("k3").get(), std::optional<std::string>("v"));
-  EXPECT_EQ(calls_of(set.primary, "get"), 1);
+  EXPECT_EQ(set.primary.command_calls("get"), 1);
   // The data servers are the primary first, then the replica (not the Sentinels).
   ASSERT_EQ(mux->config().endpoints.size(), 2u);
   EXPECT_EQ(mux->config().endpoints[0].port, set.primary.port());
   EXPECT_EQ(mux->config().endpoints[1].port, set.replica.port());
   // PreferReplica reads go to the replica once it is connected and known to be one.
   ASSERT_TRUE(wait_until([&] { return set.replica.cli({"GET", "k19"}) == "v"; }));
-  const long long before = calls_of(set.replica, "get");
+  const long long before = set.replica.command_calls("get");
   constexpr int kReads = 30;
   for (int i = 0; i < kReads; ++i) {
     EXPECT_EQ(db.get("k19", Flags::PreferReplica).get(), std::optional<std::string>("v"));
   }
-  EXPECT_EQ(calls_of(set.replica, "get") - before, kReads);
-  EXPECT_EQ(calls_of(set.primary, "get"), 1);
+  EXPECT_EQ(set.replica.command_calls("get") - before, kReads);
+  EXPECT_EQ(set.primary.command_calls("get"), 1);
   // Writes never go to the replica, whatever the flag.
   EXPECT_TRUE(db.set("w", "x", {}, Flags::PreferReplica).get());
-  EXPECT_EQ(calls_of(set.primary, "set"), 21);
+  EXPECT_EQ(set.primary.command_calls("set"), 21);
 }
 
 TEST(SentinelTest, AnUnknownServiceNameIsAClearError) {
@@ -167,7 +158,7 @@ TEST(SentinelTest, ASentinelThatIsDownIsSkipped) {
   const std::string dead = "127.0.0.1:" + std::to_string(test::free_loopback_port());
   auto mux = Multiplexer::connect(dead + "," + set.config() + ",connectTimeout=2000");
   EXPECT_TRUE(mux->database().set("k", "v").get());
-  EXPECT_EQ(calls_of(set.primary, "set"), 1);
+  EXPECT_EQ(set.primary.command_calls("set"), 1);
   // When none answers, the error names each Sentinel and why.
   const std::string dead2 = "127.0.0.1:" + std::to_string(test::free_loopback_port());
   try {
@@ -189,7 +180,7 @@ TEST(SentinelTest, SentinelCredentialsAreUsedForTheSentinelsOnly) {
   // sentinelPassword= not to the data servers.
   auto mux = Multiplexer::connect(set.config() + ",sentinelPassword=s3ntinel-pw");
   EXPECT_TRUE(mux->database().set("k", "v").get());
-  EXPECT_EQ(calls_of(set.primary, "set"), 1);
+  EXPECT_EQ(set.primary.command_calls("set"), 1);
   try {
     Multiplexer::connect(set.config());  // no credentials for the Sentinel
     FAIL() << "a Sentinel with requirepass answered without a password";

@@ -352,6 +352,14 @@ std::string RedisServer::info_field(std::string_view field) const {
   return find_info_field(cli({"INFO", "everything"}), field);
 }
 
+long long RedisServer::command_calls(std::string_view command) const {
+  const std::string stats = cli({"INFO", "commandstats"});
+  const std::string key = "cmdstat_" + std::string(command) + ":calls=";
+  const std::size_t at = stats.find(key);
+  if (at == std::string::npos) return 0;
+  return std::stoll(stats.substr(at + key.size()));
+}
+
 long long RedisServer::info_int(std::string_view field) const {
   const std::string text = info_field(field);
   long long value = 0;

@@ -112,6 +112,9 @@ class RedisServer {
   /// A field of `INFO everything` as a number, e.g. info_int("total_connections_received").
   /// Throws std::runtime_error if the field is missing or not an integer.
   long long info_int(std::string_view field) const;
+  /// How many times `command` ("get", "subscribe" …) ran: calls= of its INFO commandstats
+  /// line; 0 when it never ran.
+  long long command_calls(std::string_view command) const;
   /// A field of `INFO everything` as text ("redis_version" → "7.0.15").
   std::string info_field(std::string_view field) const;
 
