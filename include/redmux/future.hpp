@@ -33,11 +33,31 @@
 
 namespace redmux {
 
+/// How a thread blocked in get(), wait(), wait_for() or result() waits. Process-wide.
+enum class WaitPolicy {
+  /// The default. The thread first yields the CPU to other threads, checking for its reply
+  /// in between, for about four times as long as recent waits took — but only while the
+  /// yields find other threads with work (at most 50 µs on an otherwise idle CPU) and never
+  /// when replies typically take more than 5 ms; then it sleeps until woken. With many
+  /// blocked threads on few CPUs this saves a wake-up through the scheduler per command.
+  Adaptive,
+  /// The thread sleeps at once and is woken by the I/O thread when the reply arrives.
+  Sleep,
+};
+/// Sets the wait policy for every blocking wait that starts afterwards.
+void set_wait_policy(WaitPolicy policy) noexcept;
+WaitPolicy wait_policy() noexcept;
+
 namespace detail {
 
 /// True on a thread that is running redmux I/O work (an IoPool thread, or any thread while
 /// it runs one of redmux's completion handlers).
 bool on_io_thread() noexcept;
+
+/// Under WaitPolicy::Adaptive, the longest a blocking wait starting now would yield before
+/// sleeping (it also stops sooner when its yields find nobody else to run): four times what
+/// recent waits took, or zero when that is more than 20 ms.
+std::chrono::nanoseconds wait_spin_budget() noexcept;
 
 /// Marks the current thread as running redmux I/O work for the guard's lifetime.
 class IoThreadScope {

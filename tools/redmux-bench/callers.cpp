@@ -2,7 +2,9 @@
 // --keys N, thread t INCRs counter t mod N — spread over a cluster's primaries) for D
 // seconds, three ways —
 //   plain          hiredis, one connection per thread, one round trip per INCR (baseline);
-//   blocking-face  every thread calls db.incr(key).get() on one shared multiplexer;
+//   blocking-face  every thread calls db.incr(key).get() on one shared multiplexer (the
+//                  default WaitPolicy::Adaptive: a blocked get() yields before it sleeps);
+//   blocking-face-sleep  the same with WaitPolicy::Sleep (get() sleeps at once);
 //   deferred-face  every thread issues a window of W INCRs, then gets them in order.
 // Threads start together after all are ready; a thread stops at the first check past the
 // deadline and always awaits what it issued, so the completed count must equal the
@@ -190,9 +192,16 @@ Row through_multiplexer(Bench& bench, const std::string& variant, int threads, d
   return row;
 }
 
-Row blocking_face(Bench& bench, int threads, double seconds) {
-  return through_multiplexer(bench, "blocking-face", threads, seconds,
-                             "callers: blocking face (get() per INCR)",
+Row blocking_face(Bench& bench, int threads, double seconds, redmux::WaitPolicy policy) {
+  const bool sleep = policy == redmux::WaitPolicy::Sleep;
+  redmux::set_wait_policy(policy);
+  struct Restore {
+    ~Restore() { redmux::set_wait_policy(redmux::WaitPolicy::Adaptive); }
+  } restore;
+  return through_multiplexer(bench, sleep ? "blocking-face-sleep" : "blocking-face", threads,
+                             seconds,
+                             sleep ? "callers: blocking face (get() per INCR, WaitPolicy::Sleep)"
+                                   : "callers: blocking face (get() per INCR)",
                              [](redmux::Database& db, const std::string& key,
                                 Clock::time_point deadline, ThreadResult& result) {
                                for (;;) {
@@ -267,7 +276,8 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
   const int repeat = std::max(1, bench.options().repeat);
   for (int r = 0; r < repeat; ++r) {
     if (baselines) runs.add(plain(bench, threads, seconds));
-    runs.add(blocking_face(bench, threads, seconds));
+    runs.add(blocking_face(bench, threads, seconds, redmux::WaitPolicy::Adaptive));
+    runs.add(blocking_face(bench, threads, seconds, redmux::WaitPolicy::Sleep));
     runs.add(deferred_face(bench, threads, seconds, window));
     if (baselines && redis_benchmark_requests > 0 && !bench.is_cluster()) {
       Row row;

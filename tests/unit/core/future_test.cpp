@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <ctime>
 #include <thread>
+#include <vector>
 
 namespace redmux {
 
@@ -65,6 +69,112 @@ TEST(FutureTest, WaitForTimesOutThenSucceeds) {
   state->set(5LL);
   EXPECT_TRUE(f.wait_for(std::chrono::milliseconds(0)));
   EXPECT_EQ(f.get(), 5);
+}
+
+// Completes `state` from another thread after `delay`; returns that thread.
+std::thread complete_later(FutureState<long long>* state, std::chrono::microseconds delay) {
+  state->add_ref();  // the completing thread's reference
+  return std::thread([state, delay] {
+    std::this_thread::sleep_for(delay);
+    state->set(1LL);
+    state->release();
+  });
+}
+
+// Blocks in get() on a command completed `delay` later (under the current wait policy).
+void wait_once(std::chrono::microseconds delay) {
+  auto* state = new FutureState<long long>();
+  Future<long long> f(state);
+  std::thread io = complete_later(state, delay);
+  EXPECT_EQ(f.get(), 1);
+  io.join();
+}
+
+std::chrono::nanoseconds thread_cpu_time() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+struct WaitPolicyScope {
+  explicit WaitPolicyScope(WaitPolicy policy) { set_wait_policy(policy); }
+  ~WaitPolicyScope() { set_wait_policy(WaitPolicy::Adaptive); }
+};
+
+TEST(FutureWaitTest, AdaptiveBudgetFollowsRecentWaitsAndStopsForSlowReplies) {
+  WaitPolicyScope adaptive(WaitPolicy::Adaptive);
+  // Fast replies (≈ 1 ms): a wait may yield for a few times that before sleeping.
+  for (int i = 0; i < 60; ++i) wait_once(std::chrono::microseconds(1000));
+  const auto fast = detail::wait_spin_budget();
+  EXPECT_GE(fast, std::chrono::milliseconds(2));
+  EXPECT_LE(fast, std::chrono::milliseconds(20));
+  // Slow replies (10 ms, over a quarter of the 20 ms cap): waits sleep at once.
+  for (int i = 0; i < 60; ++i) wait_once(std::chrono::milliseconds(10));
+  EXPECT_EQ(detail::wait_spin_budget(), std::chrono::nanoseconds::zero());
+  // And fast replies bring the yielding back.
+  for (int i = 0; i < 80; ++i) wait_once(std::chrono::microseconds(500));
+  EXPECT_GT(detail::wait_spin_budget(), std::chrono::nanoseconds::zero());
+}
+
+TEST(FutureWaitTest, AdaptiveWaitDoesNotBurnAnIdleCpuWhileTheReplyIsSlow) {
+  WaitPolicyScope adaptive(WaitPolicy::Adaptive);
+  for (int i = 0; i < 60; ++i) wait_once(std::chrono::microseconds(2000));  // budget ≈ 8 ms
+  const auto budget = detail::wait_spin_budget();
+  ASSERT_GT(budget, std::chrono::milliseconds(4));
+  // A 400 ms wait. Yields that find nobody else to run stop the spin after 50 µs; on a busy
+  // machine the yields hand the CPU to others and cost this thread little. Either way the
+  // thread uses far less CPU than spinning through its budget (let alone the whole wait).
+  const auto cpu_before = thread_cpu_time();
+  wait_once(std::chrono::milliseconds(400));
+  EXPECT_LT(thread_cpu_time() - cpu_before, budget / 2);
+}
+
+TEST(FutureWaitTest, WaitForKeepsItsDeadlineWhileYielding) {
+  WaitPolicyScope adaptive(WaitPolicy::Adaptive);
+  for (int i = 0; i < 60; ++i) wait_once(std::chrono::microseconds(3000));  // budget ≈ 12 ms
+  ASSERT_GT(detail::wait_spin_budget(), std::chrono::milliseconds(10));
+  auto* state = new FutureState<long long>();
+  Future<long long> f(state);
+  // A 1 ms wait_for returns after 1 ms, not after the spin budget (the best of three, so
+  // that one scheduling hiccup on a busy machine does not decide).
+  auto best = std::chrono::steady_clock::duration::max();
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(f.wait_for(std::chrono::milliseconds(1)));
+    best = std::min(best, std::chrono::steady_clock::now() - start);
+  }
+  EXPECT_GE(best, std::chrono::milliseconds(1));
+  EXPECT_LT(best, std::chrono::milliseconds(9));
+  state->set(3LL);
+  EXPECT_TRUE(f.wait_for(std::chrono::milliseconds(0)));
+  EXPECT_EQ(f.get(), 3);
+}
+
+TEST(FutureWaitTest, EveryPolicyDeliversToManyWaitingThreads) {
+  for (const WaitPolicy policy : {WaitPolicy::Adaptive, WaitPolicy::Sleep}) {
+    WaitPolicyScope scope(policy);
+    EXPECT_EQ(wait_policy(), policy);
+    constexpr int kThreads = 32, kRounds = 50;
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kRounds; ++i) {
+          auto* state = new FutureState<long long>();
+          state->add_ref();
+          Future<long long> f(state);
+          std::thread io([state, value = t * 1000 + i] {
+            state->set(static_cast<long long>(value));
+            state->release();
+          });
+          if (f.get() != t * 1000 + i) ++wrong;
+          io.join();
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(wrong.load(), 0) << (policy == WaitPolicy::Sleep ? "Sleep" : "Adaptive");
+  }
 }
 
 TEST(FutureTest, ThenRunsOnceWithValueWhetherInstalledBeforeOrAfterCompletion) {
