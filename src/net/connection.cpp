@@ -23,6 +23,10 @@ namespace {
 constexpr std::size_t kReadChunk = 64 * 1024;       // read buffer size at rest
 constexpr std::size_t kMinFreeForRead = 16 * 1024;  // below this free space, compact or grow
 constexpr std::size_t kShrinkAbove = 1024 * 1024;   // give back a buffer grown past this
+// Coalescing under load: with at least this many commands awaiting replies, a write of fewer
+// than kCoalesceBatch (or a quarter of those awaited) new commands waits for the next replies.
+constexpr std::size_t kCoalesceInFlight = 16;
+constexpr std::size_t kCoalesceBatch = 64;
 
 long long ms_since(Clock::time_point then, Clock::time_point now) {
   if (then == Clock::time_point{}) return -1;
@@ -501,6 +505,7 @@ void Connection::connection_broken(const Error& cause) {
     stream_written_.store(stream_taken_, std::memory_order_release);
   }
   writing_ = false;
+  holding_for_replies_ = false;
   health_timer_.cancel();
   broken_scratch_.clear();
   pipeline_.take_all(broken_scratch_);
@@ -713,8 +718,25 @@ void Connection::wake() {
   if (!writing_) write_more();
 }
 
+bool Connection::should_wait_for_replies() const {
+  // Many commands awaiting replies and few new ones: the server is busy with the earlier
+  // ones and runs these only after them anyway, so they wait for the next replies (which
+  // free their callers to add more) and leave in one larger write. Fewer, larger writes cost
+  // the server and this I/O thread less per command when hundreds of threads take turns.
+  // Never a timer: the next replies are due, and a connection with few commands in flight
+  // (a lone caller, a lightly loaded one) writes at once.
+  const std::size_t in_flight = pipeline_.size();
+  if (in_flight < kCoalesceInFlight) return false;
+  return queue_.snapshot().commands < std::min(kCoalesceBatch, in_flight / 4);
+}
+
 void Connection::write_more() {
   absorb_inline_writes();
+  if (should_wait_for_replies()) {
+    holding_for_replies_ = true;  // keeps the writer role: pushes meanwhile wake nobody
+    writing_ = false;
+    return;
+  }
   queue_.take(write_buffer_, batch_, dropped_);
   release(dropped_);
   if (write_buffer_.empty()) {
@@ -980,6 +1002,10 @@ void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
   if (replies > 0) overdue_ = false;
   shared_->counters().replies.fetch_add(replies, std::memory_order_relaxed);
   queue_.publish_in_flight(pipeline_.size());
+  if (holding_for_replies_ && replies > 0) {
+    holding_for_replies_ = false;
+    if (!writing_) write_more();
+  }
   if (read_begin_ == read_end_) {
     read_begin_ = read_end_ = 0;
     if (read_buffer_.size() > kShrinkAbove) {

@@ -146,6 +146,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // --- writing ---
   void wake();
   void write_more();
+  bool should_wait_for_replies() const;
   void write_raw(std::string bytes);
   /// A caller writes its command itself when the connection is ready and idle (any thread).
   void write_inline();
@@ -209,6 +210,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // writer
   bool writing_ = false;
+  // write_more() left commands queued for the next replies (should_wait_for_replies()).
+  bool holding_for_replies_ = false;
   std::string write_buffer_;
   std::uint64_t write_buffer_begin_ = 0;  ///< stream offset of write_buffer_[0]
   std::vector<PendingCommand> broken_scratch_;
