@@ -210,6 +210,31 @@ TEST(MultiplexerTest, TimeoutMessageExplainsItself) {
   EXPECT_EQ(db.incr("n").get(), 3);
 }
 
+TEST(MultiplexerTest, UnderLoadASmallWriteWaitsForTheNextRepliesNotForATimer) {
+  RedisServer server;
+  auto mux = connect_to(server, ",asyncTimeout=20000");
+  Database db = mux->database();
+  EXPECT_EQ(db.incr("n").get(), 1);
+  server.pause();
+  // 20 commands awaiting replies (one write) …
+  Batch batch = db.batch();
+  std::vector<Future<long long>> ahead;
+  for (int i = 0; i < 20; ++i) ahead.push_back(batch.incr("n"));
+  batch.execute();
+  ASSERT_TRUE(test::wait_until([&] { return mux->status().in_flight == 20; }));
+  // … so one more stays queued until their replies come, not until some timer fires.
+  auto behind = db.get("n");
+  std::this_thread::sleep_for(300ms);
+  const MultiplexerStatus held = mux->status();
+  EXPECT_EQ(held.queued, 1u);
+  EXPECT_EQ(held.in_flight, 20u);
+  EXPECT_FALSE(behind.ready());
+  server.resume();
+  // The first replies release it; it runs after the 20 INCRs, as it would have anyway.
+  EXPECT_EQ(behind.get(), std::optional<std::string>("21"));
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(ahead[i].get(), i + 2);
+}
+
 TEST(MultiplexerTest, PerCallTimeoutOverridesDefault) {
   RedisServer server;
   auto mux = connect_to(server, ",asyncTimeout=20000");
