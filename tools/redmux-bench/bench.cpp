@@ -60,7 +60,8 @@ std::string Bench::setup_line(std::string_view threads, std::string_view command
   line += " · commands " + std::string(commands);
   line += " · values " + std::string(values);
   line += " · redmux " + std::string(redmux::kVersion);
-  line += " (ioThreads=" + std::to_string(config_.io_threads) + ")";
+  line += " (ioThreads=" + std::to_string(config_.io_threads) + ", waits " +
+          (redmux::wait_policy() == redmux::WaitPolicy::Sleep ? "sleep" : "adaptive") + ")";
   line += " · " + std::to_string(std::thread::hardware_concurrency()) + " CPUs";
   return line;
 }

@@ -29,9 +29,10 @@ struct Options {
   double seconds = 0;
   int window = 0;
   std::vector<long long> commands;
-  std::string client = "redmux";  ///< burst: redmux | hiredis
-  bool no_baselines = false;      ///< skip hiredis and redis-benchmark rows
-  int repeat = 1;                 ///< modes, callers: runs per variant (median reported)
+  std::string client = "redmux";         ///< burst: redmux | hiredis
+  bool no_baselines = false;             ///< skip hiredis and redis-benchmark rows
+  std::string wait_policy = "adaptive";  ///< how get() waits: adaptive or sleep
+  int repeat = 1;                        ///< modes, callers: runs per variant (median reported)
   int keys = 1;  ///< callers: counters the threads share (thread t uses key t mod keys)
 };
 

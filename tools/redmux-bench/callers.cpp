@@ -192,14 +192,15 @@ Row through_multiplexer(Bench& bench, const std::string& variant, int threads, d
   return row;
 }
 
-Row blocking_face(Bench& bench, int threads, double seconds, redmux::WaitPolicy policy) {
+Row blocking_face(Bench& bench, const std::string& variant, int threads, double seconds,
+                  redmux::WaitPolicy policy) {
   const bool sleep = policy == redmux::WaitPolicy::Sleep;
-  redmux::set_wait_policy(policy);
   struct Restore {
-    ~Restore() { redmux::set_wait_policy(redmux::WaitPolicy::Adaptive); }
+    redmux::WaitPolicy before = redmux::wait_policy();
+    ~Restore() { redmux::set_wait_policy(before); }
   } restore;
-  return through_multiplexer(bench, sleep ? "blocking-face-sleep" : "blocking-face", threads,
-                             seconds,
+  redmux::set_wait_policy(policy);
+  return through_multiplexer(bench, variant, threads, seconds,
                              sleep ? "callers: blocking face (get() per INCR, WaitPolicy::Sleep)"
                                    : "callers: blocking face (get() per INCR)",
                              [](redmux::Database& db, const std::string& key,
@@ -276,8 +277,13 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
   const int repeat = std::max(1, bench.options().repeat);
   for (int r = 0; r < repeat; ++r) {
     if (baselines) runs.add(plain(bench, threads, seconds));
-    runs.add(blocking_face(bench, threads, seconds, redmux::WaitPolicy::Adaptive));
-    runs.add(blocking_face(bench, threads, seconds, redmux::WaitPolicy::Sleep));
+    // blocking-face waits the way --wait-policy says; blocking-face-sleep always sleeps.
+    const redmux::WaitPolicy chosen = redmux::wait_policy();
+    runs.add(blocking_face(bench, "blocking-face", threads, seconds, chosen));
+    if (chosen != redmux::WaitPolicy::Sleep) {
+      runs.add(
+          blocking_face(bench, "blocking-face-sleep", threads, seconds, redmux::WaitPolicy::Sleep));
+    }
     runs.add(deferred_face(bench, threads, seconds, window));
     if (baselines && redis_benchmark_requests > 0 && !bench.is_cluster()) {
       Row row;

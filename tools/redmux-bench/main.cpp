@@ -51,6 +51,10 @@ int main(int argc, char** argv) {
                  "1; use e.g. 64 against a cluster so the load spreads over its primaries)")
       ->check(CLI::Range(1, 100000));
   app.add_flag("--no-baselines", o.no_baselines, "leave out the hiredis and redis-benchmark rows");
+  app.add_option("--wait-policy", o.wait_policy,
+                 "how a blocked get() waits: adaptive (yields, then sleeps; the default) or "
+                 "sleep (redmux::WaitPolicy); callers also runs a blocking-face-sleep row")
+      ->check(CLI::IsMember({"adaptive", "sleep"}));
 
   auto* conn = app.add_subcommand("conn-per-request",
                                   "a multiplexer per request vs one shared (connection counts)");
@@ -67,6 +71,8 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
+  redmux::set_wait_policy(o.wait_policy == "sleep" ? redmux::WaitPolicy::Sleep
+                                                   : redmux::WaitPolicy::Adaptive);
   try {
     if (burst->parsed()) return redmux_bench::run_burst(o, first_or(o.commands, 100000));
     Bench bench(o);
