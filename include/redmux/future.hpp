@@ -58,6 +58,9 @@ bool on_io_thread() noexcept;
 /// sleeping (it also stops sooner when its yields find nobody else to run): four times what
 /// recent waits took, or zero when that is more than 20 ms.
 std::chrono::nanoseconds wait_spin_budget() noexcept;
+/// Feeds how long one blocking wait took into that average (every adaptive wait that found
+/// its command still running does; public for tests).
+void record_wait(std::chrono::nanoseconds waited) noexcept;
 
 /// Marks the current thread as running redmux I/O work for the guard's lifetime.
 class IoThreadScope {

@@ -62,12 +62,12 @@ nanoseconds wait_spin_budget() noexcept {
   return nanoseconds(typical * 4);
 }
 
-namespace {
-
 void record_wait(nanoseconds waited) noexcept {
   const std::int64_t typical = g_typical_wait_ns.load(std::memory_order_relaxed);
   g_typical_wait_ns.store(typical + (waited.count() - typical) / 16, std::memory_order_relaxed);
 }
+
+namespace {
 
 // Yields until `state` is ready (true), or until the budget or `give_up` passes, or the
 // yields stop finding other work (false).

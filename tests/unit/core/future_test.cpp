@@ -101,25 +101,42 @@ struct WaitPolicyScope {
   ~WaitPolicyScope() { set_wait_policy(WaitPolicy::Adaptive); }
 };
 
-TEST(FutureWaitTest, AdaptiveBudgetFollowsRecentWaitsAndStopsForSlowReplies) {
-  WaitPolicyScope adaptive(WaitPolicy::Adaptive);
-  // Fast replies (≈ 1 ms): a wait may yield for a few times that before sleeping.
-  for (int i = 0; i < 60; ++i) wait_once(std::chrono::microseconds(1000));
-  const auto fast = detail::wait_spin_budget();
-  EXPECT_GE(fast, std::chrono::milliseconds(2));
-  EXPECT_LE(fast, std::chrono::milliseconds(20));
-  // Slow replies (10 ms, over a quarter of the 20 ms cap): waits sleep at once.
-  for (int i = 0; i < 60; ++i) wait_once(std::chrono::milliseconds(10));
+// Makes the recent waits look like `typical` each (the average forgets older ones).
+void set_typical_wait(std::chrono::nanoseconds typical) {
+  for (int i = 0; i < 400; ++i) detail::record_wait(typical);
+}
+
+TEST(FutureWaitTest, AdaptiveBudgetIsFourRecentWaitsAndNoneForSlowReplies) {
+  set_typical_wait(std::chrono::microseconds(1000));
+  EXPECT_NEAR(detail::wait_spin_budget().count(), 4'000'000, 50'000);
+  set_typical_wait(std::chrono::microseconds(250));
+  EXPECT_NEAR(detail::wait_spin_budget().count(), 1'000'000, 50'000);
+  // Replies typically slower than 5 ms: no yielding at all.
+  set_typical_wait(std::chrono::milliseconds(6));
   EXPECT_EQ(detail::wait_spin_budget(), std::chrono::nanoseconds::zero());
-  // And fast replies bring the yielding back.
-  for (int i = 0; i < 80; ++i) wait_once(std::chrono::microseconds(500));
-  EXPECT_GT(detail::wait_spin_budget(), std::chrono::nanoseconds::zero());
+  set_typical_wait(std::chrono::microseconds(500));
+  EXPECT_NEAR(detail::wait_spin_budget().count(), 2'000'000, 50'000);
+}
+
+TEST(FutureWaitTest, BlockingWaitsFeedTheBudget) {
+  WaitPolicyScope adaptive(WaitPolicy::Adaptive);
+  set_typical_wait(std::chrono::microseconds(100));
+  const auto before = detail::wait_spin_budget();
+  // One 20 ms wait moves the average a sixteenth of the way: to ≈ 1.3 ms (more if the
+  // machine is slow to wake this thread, but below the 5 ms cut unless the wait took 80 ms).
+  wait_once(std::chrono::milliseconds(20));
+  const auto after = detail::wait_spin_budget();
+  EXPECT_GT(after, before + std::chrono::milliseconds(2));
+  // Under WaitPolicy::Sleep waits are not timed.
+  set_wait_policy(WaitPolicy::Sleep);
+  wait_once(std::chrono::milliseconds(20));
+  EXPECT_EQ(detail::wait_spin_budget(), after);
 }
 
 TEST(FutureWaitTest, AdaptiveWaitDoesNotBurnAnIdleCpuWhileTheReplyIsSlow) {
   WaitPolicyScope adaptive(WaitPolicy::Adaptive);
-  for (int i = 0; i < 60; ++i) wait_once(std::chrono::microseconds(2000));  // budget ≈ 8 ms
-  const auto budget = detail::wait_spin_budget();
+  set_typical_wait(std::chrono::milliseconds(2));
+  const auto budget = detail::wait_spin_budget();  // ≈ 8 ms
   ASSERT_GT(budget, std::chrono::milliseconds(4));
   // A 400 ms wait. Yields that find nobody else to run stop the spin after 50 µs; on a busy
   // machine the yields hand the CPU to others and cost this thread little. Either way the
@@ -131,20 +148,32 @@ TEST(FutureWaitTest, AdaptiveWaitDoesNotBurnAnIdleCpuWhileTheReplyIsSlow) {
 
 TEST(FutureWaitTest, WaitForKeepsItsDeadlineWhileYielding) {
   WaitPolicyScope adaptive(WaitPolicy::Adaptive);
-  for (int i = 0; i < 60; ++i) wait_once(std::chrono::microseconds(3000));  // budget ≈ 12 ms
-  ASSERT_GT(detail::wait_spin_budget(), std::chrono::milliseconds(10));
   auto* state = new FutureState<long long>();
   Future<long long> f(state);
-  // A 1 ms wait_for returns after 1 ms, not after the spin budget (the best of three, so
-  // that one scheduling hiccup on a busy machine does not decide).
+  // Busy threads, one per CPU, so that the wait's yields find others to run and keep
+  // yielding (on an idle CPU it would give up after 50 µs anyway).
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> busy;
+  for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i) {
+    busy.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  // A 1 ms wait_for returns after 1 ms, not after the ≈ 8 ms spin budget (the best of three,
+  // so that one scheduling hiccup on a busy machine does not decide).
   auto best = std::chrono::steady_clock::duration::max();
   for (int i = 0; i < 3; ++i) {
+    set_typical_wait(std::chrono::milliseconds(2));
+    ASSERT_GT(detail::wait_spin_budget(), std::chrono::milliseconds(5));
     const auto start = std::chrono::steady_clock::now();
     EXPECT_FALSE(f.wait_for(std::chrono::milliseconds(1)));
     best = std::min(best, std::chrono::steady_clock::now() - start);
   }
+  stop = true;
+  for (auto& t : busy) t.join();
   EXPECT_GE(best, std::chrono::milliseconds(1));
-  EXPECT_LT(best, std::chrono::milliseconds(9));
+  EXPECT_LT(best, std::chrono::microseconds(4500));
   state->set(3LL);
   EXPECT_TRUE(f.wait_for(std::chrono::milliseconds(0)));
   EXPECT_EQ(f.get(), 3);
