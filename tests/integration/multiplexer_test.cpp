@@ -29,6 +29,14 @@ std::shared_ptr<Multiplexer> connect_to(const RedisServer& server, std::string e
   return Multiplexer::connect(server.address() + ",name=redmux-test" + extra);
 }
 
+// Connected (one INCR of "n" answered, so n = 1), then the server is stopped (SIGSTOP).
+std::shared_ptr<Multiplexer> connected_then_paused(RedisServer& server, std::string extra) {
+  auto mux = connect_to(server, std::move(extra));
+  EXPECT_EQ(mux->database().incr("n").get(), 1);
+  server.pause();
+  return mux;
+}
+
 TEST(MultiplexerTest, IncrGetAndSetRoundTrip) {
   RedisServer server;
   auto mux = connect_to(server);
@@ -163,10 +171,8 @@ TEST(MultiplexerTest, ServerErrorIsTypedAndNamesTheCommand) {
 
 TEST(MultiplexerTest, QueueFullAgainstStoppedServer) {
   RedisServer server;
-  auto mux = connect_to(server, ",maxQueuedCommands=100,asyncTimeout=10000");
+  auto mux = connected_then_paused(server, ",maxQueuedCommands=100,asyncTimeout=10000");
   Database db = mux->database();
-  EXPECT_EQ(db.incr("n").get(), 1);
-  server.pause();
   std::vector<Future<long long>> accepted;
   for (int i = 0; i < 100; ++i) accepted.push_back(db.incr("n"));
   auto refused = db.incr("n");
@@ -180,10 +186,8 @@ TEST(MultiplexerTest, QueueFullAgainstStoppedServer) {
 
 TEST(MultiplexerTest, TimeoutMessageExplainsItself) {
   RedisServer server;
-  auto mux = connect_to(server, ",asyncTimeout=300");
+  auto mux = connected_then_paused(server, ",asyncTimeout=300");
   Database db = mux->database();
-  EXPECT_EQ(db.incr("n").get(), 1);
-  server.pause();
   auto first = db.incr("n");
   auto second = db.get("n");
   std::string message;
@@ -212,10 +216,8 @@ TEST(MultiplexerTest, TimeoutMessageExplainsItself) {
 
 TEST(MultiplexerTest, UnderLoadASmallWriteWaitsForTheNextRepliesNotForATimer) {
   RedisServer server;
-  auto mux = connect_to(server, ",asyncTimeout=20000");
+  auto mux = connected_then_paused(server, ",asyncTimeout=20000");
   Database db = mux->database();
-  EXPECT_EQ(db.incr("n").get(), 1);
-  server.pause();
   // 20 commands awaiting replies (one write) …
   Batch batch = db.batch();
   std::vector<Future<long long>> ahead;
@@ -237,10 +239,8 @@ TEST(MultiplexerTest, UnderLoadASmallWriteWaitsForTheNextRepliesNotForATimer) {
 
 TEST(MultiplexerTest, PerCallTimeoutOverridesDefault) {
   RedisServer server;
-  auto mux = connect_to(server, ",asyncTimeout=20000");
+  auto mux = connected_then_paused(server, ",asyncTimeout=20000");
   Database db = mux->database();
-  db.incr("n").get();
-  server.pause();
   auto slow = db.incr("n");
   auto quick = db.incr("n", CallOptions(Flags::None, 200ms));
   const auto start = std::chrono::steady_clock::now();
