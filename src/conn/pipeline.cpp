@@ -19,7 +19,8 @@ void Pipeline::push(std::span<const PendingCommand> commands) {
         // Out of order (a shorter per-call timeout): track it in the heap as well, since the
         // in-order scan in expire() stops at the first deadline in the future.
         command.state->add_ref();
-        early_.push_back({command.deadline, command.state, command.name});
+        early_.push_back({command.deadline, command.state, command.name, command.timeout_ms,
+                          command.bytes_begin, command.bytes_end});
         std::push_heap(early_.begin(), early_.end(), std::greater<>());
       } else {
         latest_deadline_ = command.deadline;
@@ -105,6 +106,9 @@ std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_err
       view.state = early.state;
       view.name = early.name;
       view.deadline = early.deadline;
+      view.timeout_ms = early.timeout_ms;
+      view.bytes_begin = early.bytes_begin;
+      view.bytes_end = early.bytes_end;
       early.state->fail(make_error(view, now));
       ++failed;
     }

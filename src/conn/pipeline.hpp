@@ -74,6 +74,10 @@ class Pipeline {
     Clock::time_point deadline;
     CommandState* state;
     std::string_view name;
+    // What the timeout error reports about it (see PendingCommand).
+    std::uint32_t timeout_ms;
+    std::uint64_t bytes_begin;
+    std::uint64_t bytes_end;
     bool operator>(const Early& other) const noexcept { return deadline > other.deadline; }
   };
 

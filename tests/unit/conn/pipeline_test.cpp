@@ -92,6 +92,32 @@ TEST(PipelineTest, ShorterPerCallTimeoutBehindLongerOneStillExpiresOnTime) {
   EXPECT_EQ(pipeline.next_deadline(), f.t0 + 5s);
 }
 
+TEST(PipelineTest, AnOutOfOrderDeadlineIsReportedWithItsOwnTimeout) {
+  // Threads compute deadlines before they queue, so a command can land behind one with a
+  // later deadline even when both use the same timeout; its timeout error must still say
+  // what timeout it had and where its bytes are.
+  Fixture f;
+  Pipeline pipeline;
+  PendingCommand first = f.caller(500ms);
+  PendingCommand second = f.caller(499ms);
+  second.bytes_begin = 40;
+  second.bytes_end = 62;
+  PendingCommand cmds[] = {first, second};
+  pipeline.push(cmds);
+  std::vector<PendingCommand> seen;
+  auto record = [&](const PendingCommand& c, Clock::time_point) {
+    seen.push_back(c);
+    return Error(errc::timeout, "timeout");
+  };
+  EXPECT_EQ(pipeline.expire(f.t0 + 499ms, record), 1u);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].name, "GET");
+  EXPECT_EQ(seen[0].timeout_ms, 499u);
+  EXPECT_EQ(seen[0].deadline, f.t0 + 499ms);
+  EXPECT_EQ(seen[0].bytes_begin, 40u);
+  EXPECT_EQ(seen[0].bytes_end, 62u);
+}
+
 TEST(PipelineTest, FireAndForgetErrorsAreReportedAndDoNotBlockDeadlines) {
   Fixture f;
   Pipeline pipeline;
