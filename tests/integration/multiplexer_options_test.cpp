@@ -88,16 +88,25 @@ TEST(MultiplexerOptionsTest, UsersOwnIoContext) {
   {
     auto mux = Multiplexer::connect(Config::from_string(server.address()), IoPool::wrap(io));
     EXPECT_EQ(mux->database().incr("n").get(), 1);
-    // A blocking wait inside a callback on the user's thread is refused too.
+    // A blocking wait inside a callback on the user's thread is refused too. The server is
+    // stopped until the callback is installed, so that the callback runs on `runner` when
+    // the reply arrives (a future already complete would run it here, on the test's
+    // thread, where the inner get() might find its reply already read by `runner`).
     std::atomic<int> deadlock{0};
+    std::atomic<bool> on_runner{false};
+    const auto runner_id = runner.get_id();
+    server.pause();
     mux->database().incr("n").then([&](Result<long long>) {
+      on_runner = std::this_thread::get_id() == runner_id;
       try {
         mux->database().incr("n").get();
       } catch (const DeadlockError&) {
         deadlock = 1;
       }
     });
+    server.resume();
     EXPECT_TRUE(test::wait_until([&] { return deadlock.load() == 1; }));
+    EXPECT_TRUE(on_runner.load());
   }
   guard.reset();
   io.stop();
