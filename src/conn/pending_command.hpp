@@ -43,4 +43,17 @@ struct PendingCommand {
   std::uint32_t confirmations = 0;
 };
 
+/// A command redmux sends by itself (SELECT, ROLE, READONLY, PING, SUBSCRIBE …): no caller
+/// deadline and no maxQueuedCommands slot. `state`, when given, hands its one reference over.
+inline PendingCommand own_command(std::string_view name, PendingKind kind,
+                                  CommandState* state = nullptr) noexcept {
+  PendingCommand command;
+  command.state = state;
+  command.name = name;
+  command.kind = kind;
+  command.deadline = Clock::time_point::max();
+  command.counted = false;
+  return command;
+}
+
 }  // namespace redmux::detail

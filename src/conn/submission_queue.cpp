@@ -27,11 +27,7 @@ SubmissionQueue::Pushed SubmissionQueue::note_push_locked(Clock::time_point dead
 void SubmissionQueue::switch_database_locked(int db) {
   if (db < 0 || db == stream_db_) return;
   const Arg select[] = {Arg(kSelect), Arg(db)};
-  PendingCommand entry;
-  entry.name = kSelect;
-  entry.kind = PendingKind::Internal;
-  entry.deadline = Clock::time_point::max();
-  entry.counted = false;
+  PendingCommand entry = own_command(kSelect, PendingKind::Internal);
   entry.select_db = db;
   entry.bytes_begin = bytes_.size();
   resp::encode_command(bytes_, select);
@@ -76,14 +72,15 @@ SubmissionQueue::Pushed SubmissionQueue::push_batch(int db, std::string_view byt
   return note_push_locked(earliest);
 }
 
-void SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& commands,
-                           std::vector<PendingCommand>& dropped) {
+bool SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& commands,
+                           std::vector<PendingCommand>& dropped, std::size_t at_least) {
   bytes.clear();
   commands.clear();
   std::lock_guard lock(mutex_);
+  if (commands_.size() < at_least) return false;
   if (commands_.empty()) {
     io_pending_ = false;
-    return;
+    return true;
   }
   bytes.swap(bytes_);
   commands.swap(commands_);
@@ -95,6 +92,7 @@ void SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& comm
     command.bytes_end += stream_taken_;
   }
   stream_taken_ += bytes.size();
+  return true;
 }
 
 bool SubmissionQueue::take_inline(std::string& bytes, std::uint64_t* stream_begin) {
@@ -243,11 +241,7 @@ void SubmissionQueue::reset_stream_database(int db) {
     const Arg select[] = {Arg(kSelect), Arg(queue_start_db_)};
     std::string prefix;
     resp::encode_command(prefix, select);
-    PendingCommand entry;
-    entry.name = kSelect;
-    entry.kind = PendingKind::Internal;
-    entry.deadline = Clock::time_point::max();
-    entry.counted = false;
+    PendingCommand entry = own_command(kSelect, PendingKind::Internal);
     entry.select_db = queue_start_db_;
     entry.bytes_end = prefix.size();
     for (PendingCommand& command : commands_) {

@@ -55,9 +55,10 @@ class SubmissionQueue {
   /// When nothing is queued the queue goes idle and the next push wakes the I/O thread.
   /// Entries whose state was already completed (timed out while queued) are dropped here,
   /// bytes and all, so a command whose caller was told "timeout" is never sent; they are
-  /// appended to `dropped` for the caller to release.
-  void take(std::string& bytes, std::vector<PendingCommand>& commands,
-            std::vector<PendingCommand>& dropped);
+  /// appended to `dropped` for the caller to release. With fewer than `at_least` commands
+  /// queued it takes nothing, keeps the writer role (pushes wake nobody) and returns false.
+  bool take(std::string& bytes, std::vector<PendingCommand>& commands,
+            std::vector<PendingCommand>& dropped, std::size_t at_least = 0);
   /// Pusher after WriteInline: moves the queued bytes into `bytes` and their commands to the
   /// hand-off list (drained by the I/O thread into its pipeline before it reads a reply).
   /// The caller then owns the writer role until finish_inline(). Returns true when the I/O

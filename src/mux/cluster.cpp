@@ -44,13 +44,9 @@ class CallbackState final : public CommandState {
 
 void submit_internal(Connection& connection, std::initializer_list<Arg> args, std::string_view name,
                      CommandState* state) {
-  PendingCommand command;
-  command.name = name;
-  command.kind = PendingKind::Internal;
-  command.deadline = Clock::time_point::max();
-  command.counted = false;
-  command.state = state;  // its one reference goes to the pipeline
-  connection.submit(-1, std::span<const Arg>(args.begin(), args.size()), command);
+  // The state's one reference goes to the pipeline.
+  connection.submit(-1, std::span<const Arg>(args.begin(), args.size()),
+                    own_command(name, PendingKind::Internal, state));
 }
 
 }  // namespace
@@ -143,12 +139,7 @@ Connection* ClusterRouter::connection_to(const Endpoint& endpoint) {
     created->set_ready_hook([](Connection& ready) {
       static constexpr std::string_view kReadOnly = "READONLY";
       const Arg args[] = {Arg(kReadOnly)};
-      PendingCommand command;
-      command.name = kReadOnly;
-      command.kind = PendingKind::FireAndForget;
-      command.deadline = Clock::time_point::max();
-      command.counted = false;
-      ready.submit(-1, args, command);
+      ready.submit(-1, args, own_command(kReadOnly, PendingKind::FireAndForget));
     });
     connections_.push_back(created);
     if (closed_) return created.get();  // never started; commands on it fail at once
@@ -464,11 +455,7 @@ class RedirectState final : public CommandState {
     static constexpr std::string_view kAsking = "ASKING";
     std::string bytes;
     resp::encode_command(bytes, {Arg(kAsking)});
-    PendingCommand asking;
-    asking.name = kAsking;
-    asking.kind = PendingKind::FireAndForget;
-    asking.deadline = Clock::time_point::max();
-    asking.counted = false;
+    PendingCommand asking = own_command(kAsking, PendingKind::FireAndForget);
     asking.bytes_end = bytes.size();
     command.bytes_begin = bytes.size();
     bytes += bytes_;

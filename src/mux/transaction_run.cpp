@@ -229,11 +229,7 @@ void TransactionRun::after_checks() {
     // UNWATCH: no need to wait for its reply before giving the connection back.
     std::string bytes;
     resp::encode_command(bytes, {"UNWATCH"});
-    PendingCommand unwatch;
-    unwatch.name = "UNWATCH";
-    unwatch.kind = PendingKind::FireAndForget;
-    unwatch.counted = false;
-    unwatch.deadline = Clock::time_point::max();
+    PendingCommand unwatch = own_command("UNWATCH", PendingKind::FireAndForget);
     unwatch.bytes_end = bytes.size();
     connection_->submit_batch(work_.db, bytes, std::span<PendingCommand>(&unwatch, 1));
     const Condition& condition = work_.conditions[*failed_condition_];

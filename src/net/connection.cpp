@@ -244,12 +244,8 @@ void Connection::probe_role() {
   };
   static constexpr std::string_view kRole = "ROLE";
   const Arg role[] = {Arg(kRole)};
-  PendingCommand command;
-  command.name = kRole;
-  command.kind = PendingKind::Internal;
-  command.deadline = Clock::time_point::max();
-  command.counted = false;
-  command.state = new RoleProbe(weak_from_this());  // its one reference goes to the pipeline
+  PendingCommand command = own_command(kRole, PendingKind::Internal,
+                                       new RoleProbe(weak_from_this()));  // its one reference
   role_probe_pending_ = true;
   submit(-1, role, command);
 }
@@ -640,14 +636,9 @@ void Connection::on_health_tick() {
     if (now - std::max(last_read_, last_write) >= config_.heartbeat_interval) {
       static constexpr std::string_view kPing = "PING";
       const Arg ping[] = {Arg(kPing)};
-      PendingCommand command;
-      command.name = kPing;
-      command.kind = PendingKind::Heartbeat;
-      command.deadline = Clock::time_point::max();
-      command.counted = false;
       heartbeat_sent_ = now;
       shared_->counters().heartbeats.fetch_add(1, std::memory_order_relaxed);
-      submit(-1, ping, command);
+      submit(-1, ping, own_command(kPing, PendingKind::Heartbeat));
     }
   }
   arm_health_timer();
@@ -718,7 +709,7 @@ void Connection::wake() {
   if (!writing_) write_more();
 }
 
-bool Connection::should_wait_for_replies() const {
+std::size_t Connection::coalescing_threshold() const {
   // Many commands awaiting replies and few new ones: the server is busy with the earlier
   // ones and runs these only after them anyway, so they wait for the next replies (which
   // free their callers to add more) and leave in one larger write. Fewer, larger writes cost
@@ -726,18 +717,17 @@ bool Connection::should_wait_for_replies() const {
   // Never a timer: the next replies are due, and a connection with few commands in flight
   // (a lone caller, a lightly loaded one) writes at once.
   const std::size_t in_flight = pipeline_.size();
-  if (in_flight < kCoalesceInFlight) return false;
-  return queue_.snapshot().commands < std::min(kCoalesceBatch, in_flight / 4);
+  if (in_flight < kCoalesceInFlight) return 0;
+  return std::min(kCoalesceBatch, in_flight / 4);
 }
 
 void Connection::write_more() {
   absorb_inline_writes();
-  if (should_wait_for_replies()) {
-    holding_for_replies_ = true;  // keeps the writer role: pushes meanwhile wake nobody
+  if (!queue_.take(write_buffer_, batch_, dropped_, coalescing_threshold())) {
+    holding_for_replies_ = true;  // the writer role stays ours: pushes meanwhile wake nobody
     writing_ = false;
     return;
   }
-  queue_.take(write_buffer_, batch_, dropped_);
   release(dropped_);
   if (write_buffer_.empty()) {
     writing_ = false;

@@ -146,7 +146,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // --- writing ---
   void wake();
   void write_more();
-  bool should_wait_for_replies() const;
+  /// Commands a write waits for before it leaves (0: write at once).
+  std::size_t coalescing_threshold() const;
   void write_raw(std::string bytes);
   /// A caller writes its command itself when the connection is ready and idle (any thread).
   void write_inline();
@@ -210,7 +211,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // writer
   bool writing_ = false;
-  // write_more() left commands queued for the next replies (should_wait_for_replies()).
+  // write_more() left commands queued for the next replies (coalescing_threshold()).
   bool holding_for_replies_ = false;
   std::string write_buffer_;
   std::uint64_t write_buffer_begin_ = 0;  ///< stream offset of write_buffer_[0]

@@ -79,13 +79,10 @@ class SubscribeRefusal final : public CommandState {
 /// A SUBSCRIBE-family command in flight: answered by one confirmation push per name, or
 /// refused as a whole by one error reply (which a subscribe's handler is given).
 PendingCommand pubsub_command(std::string_view command, std::size_t names, CommandState* refusal) {
-  PendingCommand pending;
-  pending.name = command;  // static storage: subscribe_command() / unsubscribe_command()
-  pending.kind = PendingKind::PubSub;
-  pending.deadline = Clock::time_point::max();
-  pending.counted = false;
+  // `command`: static storage (subscribe_command() / unsubscribe_command()); the refusal
+  // handler's one reference goes to the pipeline.
+  PendingCommand pending = own_command(command, PendingKind::PubSub, refusal);
   pending.confirmations = static_cast<std::uint32_t>(names);
-  pending.state = refusal;  // its one reference goes to the pipeline
   return pending;
 }
 

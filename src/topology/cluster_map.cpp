@@ -14,6 +14,15 @@ Error shape_error(std::string_view command, std::string_view what) {
                "unexpected " + std::string(command) + " reply: " + std::string(what));
 }
 
+// What both slot-map replies must be before their contents are read: there, not an error
+// reply, an array. Returns no error when they are.
+Error check_top_array(NodeSpan reply, std::string_view command) {
+  if (reply.empty()) return shape_error(command, "empty");
+  if (is_error_reply(reply)) return server_error_from(reply, command);
+  if (reply[0].type != ReplyType::Array) return shape_error(command, "not an array");
+  return Error();
+}
+
 bool to_number(std::string_view text, long long& out) noexcept {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && end == text.data() + text.size();
@@ -59,9 +68,7 @@ Endpoint make_endpoint(std::string_view host, long long port, std::string_view s
 
 Result<std::vector<ClusterShard>> parse_cluster_shards(NodeSpan reply, std::string_view seed_host) {
   constexpr std::string_view kName = "CLUSTER SHARDS";
-  if (reply.empty()) return shape_error(kName, "empty");
-  if (is_error_reply(reply)) return server_error_from(reply, kName);
-  if (reply[0].type != ReplyType::Array) return shape_error(kName, "not an array");
+  if (Error error = check_top_array(reply, kName)) return error;
   std::vector<ClusterShard> shards;
   for (std::size_t shard_at : children(reply, 0)) {
     if (!is_aggregate(reply[shard_at])) return shape_error(kName, "a shard is not a map");
@@ -115,9 +122,7 @@ Result<std::vector<ClusterShard>> parse_cluster_shards(NodeSpan reply, std::stri
 
 Result<std::vector<ClusterShard>> parse_cluster_slots(NodeSpan reply, std::string_view seed_host) {
   constexpr std::string_view kName = "CLUSTER SLOTS";
-  if (reply.empty()) return shape_error(kName, "empty");
-  if (is_error_reply(reply)) return server_error_from(reply, kName);
-  if (reply[0].type != ReplyType::Array) return shape_error(kName, "not an array");
+  if (Error error = check_top_array(reply, kName)) return error;
   std::vector<ClusterShard> shards;
   for (std::size_t range_at : children(reply, 0)) {
     const std::vector<std::size_t> items = children(reply, range_at);

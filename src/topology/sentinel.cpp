@@ -34,11 +34,7 @@ void subscribe_channels(Connection& connection) {
   std::string bytes;
   std::vector<PendingCommand> commands;
   for (std::string_view channel : kSentinelChannels) {
-    PendingCommand pending;
-    pending.name = kSubscribe;
-    pending.kind = PendingKind::PubSub;
-    pending.deadline = Clock::time_point::max();
-    pending.counted = false;
+    PendingCommand pending = own_command(kSubscribe, PendingKind::PubSub);
     pending.confirmations = 1;
     pending.bytes_begin = bytes.size();
     const Arg args[] = {Arg(kSubscribe), Arg(channel)};

@@ -19,12 +19,17 @@ PendingCommand caller(FutureState<long long>* state, Clock::time_point deadline)
   return c;
 }
 
-TEST(SubmissionQueueTest, FirstPushWakesLaterOnesDoNotUntilTaken) {
-  SubmissionQueue queue;
-  const Arg args[] = {"PING"};
+PendingCommand fire_and_forget() {
   PendingCommand ff;
   ff.kind = PendingKind::FireAndForget;
   ff.deadline = Clock::time_point::max();
+  return ff;
+}
+
+TEST(SubmissionQueueTest, FirstPushWakesLaterOnesDoNotUntilTaken) {
+  SubmissionQueue queue;
+  const Arg args[] = {"PING"};
+  const PendingCommand ff = fire_and_forget();
   EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::QueuedWake);
   EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::Queued);
   std::string bytes;
@@ -39,6 +44,24 @@ TEST(SubmissionQueueTest, FirstPushWakesLaterOnesDoNotUntilTaken) {
   queue.take(bytes, taken, dropped);
   EXPECT_TRUE(taken.empty());
   EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::QueuedWake);
+}
+
+TEST(SubmissionQueueTest, TakeAtLeastLeavesTooFewQueuedAndKeepsTheWriterRole) {
+  SubmissionQueue queue;
+  const Arg args[] = {"PING"};
+  const PendingCommand ff = fire_and_forget();
+  EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::QueuedWake);
+  std::string bytes;
+  std::vector<PendingCommand> taken, dropped;
+  EXPECT_FALSE(queue.take(bytes, taken, dropped, 2));
+  EXPECT_TRUE(bytes.empty());
+  EXPECT_TRUE(taken.empty());
+  EXPECT_EQ(queue.snapshot().commands, 1u);
+  // The writer is still the I/O thread that declined: a push does not wake it again.
+  EXPECT_EQ(queue.push(-1, args, ff), SubmissionQueue::Pushed::Queued);
+  EXPECT_TRUE(queue.take(bytes, taken, dropped, 2));
+  EXPECT_EQ(taken.size(), 2u);
+  EXPECT_EQ(bytes, "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n");
 }
 
 TEST(SubmissionQueueTest, DatabaseSwitchInsertsSelectOnlyWhenItChanges) {
