@@ -253,10 +253,16 @@ TEST(MultiplexerTest, PerCallTimeoutOverridesDefault) {
 
 TEST(MultiplexerTest, BlockingWaitInsideCallbackIsRefused) {
   RedisServer server;
-  auto mux = connect_to(server);
+  // The server is stopped until the callback is installed, so that the callback runs on the
+  // I/O thread when the reply arrives. (A future already complete runs it at once on the
+  // test's thread, where a blocking get() is allowed and may simply succeed.)
+  auto mux = connected_then_paused(server, "");
   Database db = mux->database();
   std::promise<std::string> seen;
+  std::atomic<bool> on_test_thread{true};
+  const auto test_thread = std::this_thread::get_id();
   db.incr("n").then([&](Result<long long>) {
+    on_test_thread = std::this_thread::get_id() == test_thread;
     try {
       Database inner = mux->database();
       inner.incr("n").get();  // would wait for a reply only this thread can deliver
@@ -265,9 +271,11 @@ TEST(MultiplexerTest, BlockingWaitInsideCallbackIsRefused) {
       seen.set_value(e.what());
     }
   });
+  server.resume();
   auto fut = seen.get_future();
   ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
   const std::string message = fut.get();
+  EXPECT_FALSE(on_test_thread.load());
   EXPECT_NE(message.find("I/O thread"), std::string::npos) << message;
 }
 
