@@ -99,6 +99,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void set_subscriber_mode(bool on) noexcept { subscriber_mode_ = on; }
 
   ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
+  /// Changes with every connection attempt and every break, never while one session is
+  /// ready. A ready hook records it to tell "ready, and my hook ran" from "ready again, and
+  /// my hook has not run yet" (the state turns Ready just before the hook runs).
+  std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
   /// True when the server said (HELLO role) it is a replica.
   bool is_replica() const noexcept { return is_replica_.load(std::memory_order_acquire); }
   /// Logical databases the server has (0: unknown until connected, or not disclosed).

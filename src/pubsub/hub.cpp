@@ -151,6 +151,7 @@ void SubscriptionHub::ride_on(const std::shared_ptr<Connection>& connection) {
   });
   std::lock_guard lock(mutex_);
   connection_ = connection;
+  synced_generation_ = kNotSynced;
   shared_mode_ = true;
 }
 
@@ -171,6 +172,7 @@ Connection& SubscriptionHub::connection_locked() {
     if (auto self = weak.lock()) self->on_ready(ready);
   });
   connection_ = connection;
+  synced_generation_ = kNotSynced;
   connection->start([](const Error&) {});  // failures are reported as connection events
   return *connection_;
 }
@@ -193,9 +195,11 @@ void SubscriptionHub::fall_back_to_dedicated_locked() {
 void SubscriptionHub::send_locked(std::string_view command, std::string_view name) {
   if (closed_) return;
   Connection& connection = connection_locked();
-  // Not ready: on_ready() sends the whole set once it is, so nothing is queued here (a
-  // queued copy would reach the server twice).
+  // Not ready, or ready but on_ready() has not run for this session yet: on_ready() sends
+  // the whole set, this name included, so nothing is sent here (a second copy would reach
+  // the server twice). The state is read first: it turns Ready after the generation moved.
   if (connection.state() != ConnectionState::Ready) return;
+  if (connection.generation() != synced_generation_) return;
   const Arg args[] = {Arg(command), Arg(name)};
   CommandState* refusal = nullptr;
   for (SubscriptionKind kind :
@@ -507,6 +511,7 @@ void SubscriptionHub::on_ready(Connection& connection) {
     return;
   }
   ++ready_count_;
+  synced_generation_ = connection.generation();
   std::string bytes;
   std::vector<PendingCommand> commands;
   for (SubscriptionKind kind :

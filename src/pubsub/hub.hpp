@@ -193,7 +193,11 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   bool shared_mode_ = false;
   bool closed_ = false;
   std::uint64_t seq_ = 0;
-  std::size_t ready_count_ = 0;                 ///< times the carrying connection became ready
+  std::size_t ready_count_ = 0;  ///< times the carrying connection became ready
+  /// connection_->generation() when on_ready() last sent every name; send_locked() sends
+  /// only while it still matches (else on_ready() is about to send the name with the rest).
+  std::uint64_t synced_generation_ = kNotSynced;
+  static constexpr std::uint64_t kNotSynced = ~std::uint64_t{0};
   std::unique_ptr<DeliveryExecutor> executor_;  ///< started with the first handler
 
   std::atomic<std::uint64_t> messages_{0};

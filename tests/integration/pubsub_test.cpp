@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "redmux/redmux.hpp"
@@ -162,6 +163,37 @@ TEST(PubSubTest, ShardedSubscribeOnStandaloneServer) {
   sub.unsubscribe();
   ASSERT_TRUE(test::wait_until(
       [&] { return mux->database().pubsub_shardnumsub({"orders{7}"}).get()[0].second == 0; }));
+}
+
+TEST(PubSubTest, SubscribingAsTheConnectionBecomesReadySendsOneSubscribe) {
+  // A subscribe() that comes after the subscription connection is marked ready but before
+  // the hub has re-sent its names (here: from the Connected event, which runs in that
+  // window) goes out once, with the hub's batch, not a second time on its own.
+  RedisServer server;
+  auto mux = connect_to(server);
+  Subscriber subscriber = mux->subscriber();
+  Inbox inbox;
+  std::mutex mutex;
+  std::optional<Subscription> late;
+  mux->on_connection_event([&](const ConnectionEvent& event) {
+    if (event.kind != ConnectionEventKind::Connected) return;
+    std::lock_guard lock(mutex);
+    if (!late) late = subscriber.subscribe("late", inbox.handler());
+  });
+  Subscription first = subscriber.subscribe("first", inbox.handler());
+  first.confirmed().get();
+  ASSERT_TRUE(test::wait_until([&] {
+    std::lock_guard lock(mutex);
+    return late.has_value();
+  }));
+  {
+    std::lock_guard lock(mutex);
+    late->confirmed().get();
+  }
+  EXPECT_EQ(numsub(server, "late"), 1);
+  EXPECT_EQ(server.command_calls("subscribe"), 2);  // "first" and "late", once each
+  EXPECT_EQ(mux->database().publish("late", "hello").get(), 1);
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
 }
 
 TEST(PubSubTest, TwoHandlersOnOneChannelShareOneSubscribe) {
