@@ -3,38 +3,13 @@
 // replaces the global operator new to count allocations per thread.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "redmux/redmux.hpp"
+#include "support/counting_new.hpp"  // replaces operator new for this binary
 #include "support/redis_server.hpp"
-
-namespace {
-std::atomic<long> g_allocations{0};   // every thread
-thread_local long t_allocations = 0;  // this thread
-}  // namespace
-
-// (The array forms call these by default.) GCC 12 takes free() in a replaced operator delete
-// for a mismatch when it sees a new[] expression elsewhere in the file.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  ++t_allocations;
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-#pragma GCC diagnostic pop
 
 namespace redmux {
 namespace {
@@ -48,11 +23,11 @@ struct Counted {
 
 template <class Work>
 Counted count_allocations(Work work) {
-  const long all_before = g_allocations.load();
-  const long mine_before = t_allocations;
+  const long all_before = test::allocations();
+  const long mine_before = test::allocations_here();
   work();
-  const long mine = t_allocations - mine_before;
-  return {mine, g_allocations.load() - all_before - mine};
+  const long mine = test::allocations_here() - mine_before;
+  return {mine, test::allocations() - all_before - mine};
 }
 
 constexpr int kCommands = 2000;

@@ -2,30 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 
+#include "support/counting_new.hpp"  // counts heap allocations in this binary
 #include "unit/resp/corpus.hpp"
 #include "unit/resp/parse_helpers.hpp"
-
-// Counts heap allocations in this test binary (for the steady-state test below).
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
 
 namespace redmux::resp {
 namespace {
@@ -529,12 +510,12 @@ TEST(ParserTest, NoHeapAllocationInSteadyState) {
     ASSERT_EQ(parse_stream(parser, all, step), std::size(kCorpus));
     ASSERT_EQ(parse_stream(parser, array, step), 1u);
   }
-  const long before = g_allocations.load();
+  const long before = test::allocations();
   for (std::size_t step : {std::size_t{1}, std::size_t{7}, all.size()}) {
     EXPECT_EQ(parse_stream(parser, all, step), std::size(kCorpus));
     EXPECT_EQ(parse_stream(parser, array, step), 1u);
   }
-  EXPECT_EQ(g_allocations.load() - before, 0) << "allocations while parsing warmed-up replies";
+  EXPECT_EQ(test::allocations() - before, 0) << "allocations while parsing warmed-up replies";
 }
 
 TEST(ParserTest, SteadyStateReusesCapacity) {
