@@ -5,7 +5,7 @@
 namespace redmux::detail {
 
 Pipeline::~Pipeline() {
-  for (Early& early : early_) early.state->release();
+  for (Early& early : early_) early.command.state->release();
   while (!in_flight_.empty()) {
     if (in_flight_.front().state) in_flight_.front().state->release();
     in_flight_.pop_front();
@@ -19,8 +19,7 @@ void Pipeline::push(std::span<const PendingCommand> commands) {
         // Out of order (a shorter per-call timeout): track it in the heap as well, since the
         // in-order scan in expire() stops at the first deadline in the future.
         command.state->add_ref();
-        early_.push_back({command.deadline, command.state, command.name, command.timeout_ms,
-                          command.bytes_begin, command.bytes_end});
+        early_.push_back({command});
         std::push_heap(early_.begin(), early_.end(), std::greater<>());
       } else {
         latest_deadline_ = command.deadline;
@@ -97,19 +96,12 @@ bool Pipeline::on_confirmation(std::string_view kind) {
 
 std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_error) {
   std::size_t failed = 0;
-  while (!early_.empty() && early_.front().deadline <= now) {
+  while (!early_.empty() && early_.front().command.deadline <= now) {
     std::pop_heap(early_.begin(), early_.end(), std::greater<>());
-    Early early = early_.back();
+    const PendingCommand early = early_.back().command;
     early_.pop_back();
     if (!early.state->claimed()) {
-      PendingCommand view;
-      view.state = early.state;
-      view.name = early.name;
-      view.deadline = early.deadline;
-      view.timeout_ms = early.timeout_ms;
-      view.bytes_begin = early.bytes_begin;
-      view.bytes_end = early.bytes_end;
-      early.state->fail(make_error(view, now));
+      early.state->fail(make_error(early, now));
       ++failed;
     }
     early.state->release();
@@ -129,7 +121,8 @@ std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_err
 }
 
 Clock::time_point Pipeline::next_deadline() const {
-  Clock::time_point next = early_.empty() ? Clock::time_point::max() : early_.front().deadline;
+  Clock::time_point next =
+      early_.empty() ? Clock::time_point::max() : early_.front().command.deadline;
   for (std::size_t i = first_unexpired_; i < in_flight_.size(); ++i) {
     if (in_flight_[i].kind != PendingKind::Caller) continue;
     return std::min(next, in_flight_[i].deadline);
@@ -144,7 +137,7 @@ void Pipeline::take_all(std::vector<PendingCommand>& out) {
   }
   first_unexpired_ = 0;
   latest_deadline_ = Clock::time_point::min();
-  for (Early& early : early_) early.state->release();
+  for (Early& early : early_) early.command.state->release();
   early_.clear();
 }
 
@@ -161,7 +154,7 @@ std::size_t Pipeline::fail_all(const std::function<Error(const PendingCommand&)>
   }
   first_unexpired_ = 0;
   latest_deadline_ = Clock::time_point::min();
-  for (Early& early : early_) early.state->release();
+  for (Early& early : early_) early.command.state->release();
   early_.clear();
   return released;
 }

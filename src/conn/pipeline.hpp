@@ -70,15 +70,13 @@ class Pipeline {
   void shrink() { in_flight_.shrink_to(1024); }
 
  private:
-  struct Early {  // a command whose deadline is earlier than one queued before it
-    Clock::time_point deadline;
-    CommandState* state;
-    std::string_view name;
-    // What the timeout error reports about it (see PendingCommand).
-    std::uint32_t timeout_ms;
-    std::uint64_t bytes_begin;
-    std::uint64_t bytes_end;
-    bool operator>(const Early& other) const noexcept { return deadline > other.deadline; }
+  /// A command whose deadline is earlier than one queued before it: a copy of its entry (for
+  /// the timeout error) holding one more reference to its state.
+  struct Early {
+    PendingCommand command;
+    bool operator>(const Early& other) const noexcept {
+      return command.deadline > other.command.deadline;
+    }
   };
 
   void pop_front(std::size_t& released);

@@ -130,27 +130,14 @@ Error server_error_from(NodeSpan reply, std::string_view command_name) {
 }
 
 void CommandState::wait() const noexcept {
-  if (ready()) return;
-  const bool adaptive = wait_policy() == WaitPolicy::Adaptive;
-  const Clock::time_point start = adaptive ? Clock::now() : Clock::time_point();
-  if (!adaptive || !spin_until_ready(*this, start, Clock::time_point::max())) {
-    for (;;) {
-      std::uint32_t phase = phase_.load(std::memory_order_acquire);
-      if ((phase & ~kWaiterBit) == kReady) break;
-      if (!(phase & kWaiterBit) &&
-          !phase_.compare_exchange_weak(phase, phase | kWaiterBit, std::memory_order_acq_rel)) {
-        continue;
-      }
-      futex_wait(&phase_, phase | kWaiterBit, nullptr);
-    }
-  }
-  if (adaptive) record_wait(Clock::now() - start);
+  (void)wait_for(nanoseconds::max());  // no deadline: returns only when ready
 }
 
-bool CommandState::wait_for(std::chrono::nanoseconds timeout) const noexcept {
+bool CommandState::wait_for(nanoseconds timeout) const noexcept {
   if (ready()) return true;
   const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline = start + timeout;
+  const bool forever = timeout >= Clock::time_point::max() - start;
+  const Clock::time_point deadline = forever ? Clock::time_point::max() : start + timeout;
   const bool adaptive = wait_policy() == WaitPolicy::Adaptive;
   if (adaptive && spin_until_ready(*this, start, deadline)) {
     record_wait(Clock::now() - start);
@@ -162,15 +149,18 @@ bool CommandState::wait_for(std::chrono::nanoseconds timeout) const noexcept {
       if (adaptive) record_wait(Clock::now() - start);
       return true;
     }
-    const auto left = deadline - Clock::now();
-    if (left <= std::chrono::nanoseconds::zero()) return false;
+    timespec left_ts{};
+    if (!forever) {
+      const nanoseconds left = deadline - Clock::now();
+      if (left <= 0ns) return false;
+      left_ts = {static_cast<time_t>(left.count() / 1'000'000'000),
+                 static_cast<long>(left.count() % 1'000'000'000)};
+    }
     if (!(phase & kWaiterBit) &&
         !phase_.compare_exchange_weak(phase, phase | kWaiterBit, std::memory_order_acq_rel)) {
       continue;
     }
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-    timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-    futex_wait(&phase_, phase | kWaiterBit, &ts);
+    futex_wait(&phase_, phase | kWaiterBit, forever ? nullptr : &left_ts);
   }
 }
 
