@@ -37,9 +37,10 @@ namespace redmux {
 enum class WaitPolicy {
   /// The default. The thread first yields the CPU to other threads, checking for its reply
   /// in between, for about four times as long as recent waits took — but only while the
-  /// yields find other threads with work (at most 50 µs on an otherwise idle CPU) and never
-  /// when replies typically take more than 5 ms; then it sleeps until woken. With many
-  /// blocked threads on few CPUs this saves a wake-up through the scheduler per command.
+  /// yields find other threads with work (at most 50 µs on an otherwise idle CPU), for at
+  /// most two turns of the CPU to other threads, and never when replies typically take more
+  /// than 5 ms; then it sleeps until woken. With many blocked threads on few CPUs this saves
+  /// a wake-up through the scheduler per command.
   Adaptive,
   /// The thread sleeps at once and is woken by the I/O thread when the reply arrives.
   Sleep,
@@ -61,6 +62,10 @@ std::chrono::nanoseconds wait_spin_budget() noexcept;
 /// Feeds how long one blocking wait took into that average (every adaptive wait that found
 /// its command still running does; public for tests).
 void record_wait(std::chrono::nanoseconds waited) noexcept;
+/// How many completions on this thread released a thread blocked waiting for them (yielding
+/// or asleep) since the last call; resets the count. An I/O thread reads it after a read's
+/// replies: the threads released are about to queue their next commands.
+std::size_t take_released_waiters() noexcept;
 
 /// Marks the current thread as running redmux I/O work for the guard's lifetime.
 class IoThreadScope {
@@ -108,7 +113,11 @@ class CommandState {
   /// True once a completion has been claimed (the value may still be being written).
   bool claimed() const noexcept { return claimed_.load(std::memory_order_acquire); }
   bool ready() const noexcept {
-    return (phase_.load(std::memory_order_acquire) & ~kWaiterBit) == kReady;
+    return (phase_.load(std::memory_order_acquire) & kStageMask) == kReady;
+  }
+  /// True while (or once) a thread blocks waiting for this state: yielding or asleep.
+  bool waited_on() const noexcept {
+    return (phase_.load(std::memory_order_acquire) & (kWaiterBit | kSpinnerBit)) != 0;
   }
 
   /// Blocks until ready. REQUIRES: !on_io_thread().
@@ -136,9 +145,11 @@ class CommandState {
   void set_continuation(void (*run)(CommandState*)) noexcept;
 
  private:
-  // phase_: kEmpty → kContinuation (then/co_await installed) → kReady, plus kWaiterBit while
-  // a thread sleeps on the futex word; publish() wakes only when that bit is set.
-  static constexpr std::uint32_t kEmpty = 0, kContinuation = 1, kReady = 2, kWaiterBit = 4;
+  // phase_: the stage kEmpty → kContinuation (then/co_await installed) → kReady, plus
+  // kWaiterBit while a thread sleeps on the futex word (publish() wakes only when it is set)
+  // and kSpinnerBit once a thread has started yielding for it (publish() counts the release).
+  static constexpr std::uint32_t kEmpty = 0, kContinuation = 1, kReady = 2, kStageMask = 3,
+                                 kWaiterBit = 4, kSpinnerBit = 8;
   std::atomic<std::uint32_t> refs_{1};
   std::atomic<bool> claimed_{false};
   mutable std::atomic<std::uint32_t> phase_{kEmpty};

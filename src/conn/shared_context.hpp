@@ -23,7 +23,8 @@ struct Counters {
   std::atomic<std::uint64_t> replies{0};   ///< replies read
   std::atomic<std::uint64_t> bytes_written{0};
   std::atomic<std::uint64_t> bytes_read{0};
-  std::atomic<std::uint64_t> writes{0};  ///< write syscalls (batches)
+  std::atomic<std::uint64_t> writes{0};              ///< write syscalls (batches)
+  std::atomic<std::uint64_t> yields_for_callers{0};  ///< writes that first let callers run
   std::atomic<std::uint64_t> timeouts{0};
   std::atomic<std::uint64_t> queue_full{0};
   std::atomic<std::uint64_t> reconnects{0};

@@ -191,6 +191,7 @@ MultiplexerStatus Multiplexer::status() const {
   s.commands = c.commands.load(std::memory_order_relaxed);
   s.replies = c.replies.load(std::memory_order_relaxed);
   s.writes = c.writes.load(std::memory_order_relaxed);
+  s.yields_for_callers = c.yields_for_callers.load(std::memory_order_relaxed);
   s.bytes_written = c.bytes_written.load(std::memory_order_relaxed);
   s.bytes_read = c.bytes_read.load(std::memory_order_relaxed);
   s.timeouts = c.timeouts.load(std::memory_order_relaxed);

@@ -217,6 +217,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool writing_ = false;
   // write_more() left commands queued for the next replies (coalescing_threshold()).
   bool holding_for_replies_ = false;
+  std::size_t released_waiters_ = 0;  ///< blocked callers released since the last write
   std::string write_buffer_;
   std::uint64_t write_buffer_begin_ = 0;  ///< stream offset of write_buffer_[0]
   std::vector<PendingCommand> broken_scratch_;

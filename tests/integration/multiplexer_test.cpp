@@ -237,6 +237,58 @@ TEST(MultiplexerTest, UnderLoadASmallWriteWaitsForTheNextRepliesNotForATimer) {
   for (int i = 0; i < 20; ++i) EXPECT_EQ(ahead[i].get(), i + 2);
 }
 
+// Against a stopped server: `blocked` threads each block in get() on one INCR of "n", then
+// a Batch of `deferred` more INCRs that nobody waits for (together at least 16 in flight),
+// then one GET, which the I/O thread holds for the replies (see
+// UnderLoadASmallWriteWaitsForTheNextRepliesNotForATimer). The server resumes. Returns how
+// many writes the I/O thread yielded before, after checking that every INCR got its own
+// count and that the GET saw all of them.
+std::uint64_t yields_after_releasing(RedisServer& server, int blocked, int deferred) {
+  auto mux = connected_then_paused(server, ",asyncTimeout=20000");
+  Database db = mux->database();
+  std::vector<long long> got(blocked);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < blocked; ++t) {
+    threads.emplace_back([&, t] { got[t] = db.incr("n").get(); });
+  }
+  // Fewer than 16 in flight: each is written as it comes.
+  EXPECT_TRUE(test::wait_until(
+      [&] { return mux->status().in_flight == static_cast<std::size_t>(blocked); }));
+  Batch batch = db.batch();
+  std::vector<Future<long long>> unwaited;
+  for (int i = 0; i < deferred; ++i) unwaited.push_back(batch.incr("n"));
+  batch.execute();
+  const auto commands = static_cast<std::size_t>(blocked + deferred);
+  EXPECT_TRUE(test::wait_until([&] { return mux->status().in_flight == commands; }));
+  std::this_thread::sleep_for(100ms);  // every blocked thread is in get() by now
+  auto last = db.get("n");
+  EXPECT_TRUE(test::wait_until([&] { return mux->status().queued == 1; }));
+  const std::uint64_t before = mux->status().yields_for_callers;
+  server.resume();
+  EXPECT_EQ(last.get(), std::optional<std::string>(std::to_string(1 + commands)));
+  for (auto& th : threads) th.join();
+  std::set<long long> counts(got.begin(), got.end());
+  for (auto& f : unwaited) counts.insert(f.get());
+  EXPECT_EQ(counts.size(), commands);  // each INCR its own reply
+  EXPECT_EQ(*counts.begin(), 2);
+  EXPECT_EQ(*counts.rbegin(), static_cast<long long>(1 + commands));
+  return mux->status().yields_for_callers - before;
+}
+
+TEST(MultiplexerTest, AWriteFirstLetsTheCallersTheRepliesReleasedQueueTheirCommands) {
+  RedisServer server;
+  // 12 blocked callers released by one read: the I/O thread yields once before its next
+  // write, so that what they queue next can join it.
+  EXPECT_GE(yields_after_releasing(server, 12, 8), 1u);
+}
+
+TEST(MultiplexerTest, FewBlockedCallersOrNoneDoNotMakeTheIoThreadYield) {
+  RedisServer server;
+  // The same held write after replies that released 3 blocked callers (and 17 commands
+  // nobody waits for): no yield, the write goes out at once.
+  EXPECT_EQ(yields_after_releasing(server, 3, 17), 0u);
+}
+
 TEST(MultiplexerTest, PerCallTimeoutOverridesDefault) {
   RedisServer server;
   auto mux = connected_then_paused(server, ",asyncTimeout=20000");

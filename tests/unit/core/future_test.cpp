@@ -1,6 +1,7 @@
 #include "redmux/future.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -178,6 +179,70 @@ TEST(FutureWaitTest, WaitForKeepsItsDeadlineWhileYielding) {
   state->set(3LL);
   EXPECT_TRUE(f.wait_for(std::chrono::milliseconds(0)));
   EXPECT_EQ(f.get(), 3);
+}
+
+// Voluntary context switches of the calling thread so far: a futex sleep is one, a
+// sched_yield() that hands the CPU to another thread is not (it counts as involuntary).
+long voluntary_switches() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_nvcsw;
+}
+
+TEST(FutureWaitTest, AdaptiveWaitSleepsAfterTwoTurnsOfTheCpu) {
+  WaitPolicyScope adaptive(WaitPolicy::Adaptive);
+  // Busy threads, one per CPU, so that every yield hands the CPU to one of them (a turn).
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> busy;
+  for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i) {
+    busy.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  // The reply comes after 15 ms, inside the ≈ 19.6 ms spin budget: without the cap on turns
+  // the waiter would yield until it arrives and never sleep. With it, the waiter sleeps after
+  // two turns (a few ms even on a loaded machine); the best of three attempts decides.
+  long slept = 0;
+  for (int i = 0; i < 3 && slept == 0; ++i) {
+    set_typical_wait(std::chrono::microseconds(4900));
+    ASSERT_GT(detail::wait_spin_budget(), std::chrono::milliseconds(19));
+    const long before = voluntary_switches();
+    wait_once(std::chrono::milliseconds(15));
+    slept = voluntary_switches() - before;
+  }
+  stop = true;
+  for (auto& t : busy) t.join();
+  EXPECT_GE(slept, 1) << "the waiter yielded through its whole budget instead of sleeping";
+}
+
+TEST(FutureWaitTest, CompletionCountsTheBlockedThreadsItReleases) {
+  for (const WaitPolicy policy : {WaitPolicy::Adaptive, WaitPolicy::Sleep}) {
+    WaitPolicyScope scope(policy);
+    (void)detail::take_released_waiters();
+    // Nobody waits: completing releases no one.
+    auto* unwaited = new FutureState<long long>();
+    Future<long long> f0(unwaited);
+    unwaited->set(1LL);
+    EXPECT_EQ(detail::take_released_waiters(), 0u);
+    EXPECT_EQ(f0.get(), 1);  // ready already: this wait blocks nobody
+    // A thread blocked in get(): the completion on this thread counts it, once.
+    auto* waited = new FutureState<long long>();
+    waited->add_ref();
+    long long got = 0;
+    std::thread waiter([waited, &got] {
+      Future<long long> f(waited);
+      got = f.get();
+    });
+    while (!waited->waited_on()) std::this_thread::yield();
+    waited->set(7LL);
+    EXPECT_EQ(detail::take_released_waiters(), 1u)
+        << (policy == WaitPolicy::Sleep ? "Sleep" : "Adaptive");
+    EXPECT_EQ(detail::take_released_waiters(), 0u);  // taking it reset the count
+    waiter.join();
+    waited->release();
+    EXPECT_EQ(got, 7);
+  }
 }
 
 TEST(FutureWaitTest, EveryPolicyDeliversToManyWaitingThreads) {
