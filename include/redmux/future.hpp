@@ -42,7 +42,8 @@ enum class WaitPolicy {
   /// than 5 ms; then it sleeps until woken. With many blocked threads on few CPUs this saves
   /// a wake-up through the scheduler per command.
   Adaptive,
-  /// The thread sleeps at once and is woken by the I/O thread when the reply arrives.
+  /// The thread sleeps at once and is woken by the I/O thread when the reply arrives. Nor
+  /// does the I/O thread yield its CPU for the callers it released before it writes.
   Sleep,
 };
 /// Sets the wait policy for every blocking wait that starts afterwards.

@@ -33,7 +33,8 @@ struct MultiplexerStatus {
   std::uint64_t replies = 0;   ///< replies read
   std::uint64_t writes = 0;    ///< write calls (each carries one or more commands)
   /// Writes before which the I/O thread yielded its CPU once, because the replies it had
-  /// just read released blocked callers that had not queued their next commands yet.
+  /// just read released blocked callers that had not queued their next commands yet
+  /// (never under WaitPolicy::Sleep).
   std::uint64_t yields_for_callers = 0;
   std::uint64_t bytes_written = 0;
   std::uint64_t bytes_read = 0;

@@ -726,12 +726,15 @@ std::size_t Connection::coalescing_threshold() const {
 }
 
 void Connection::write_more() {
-  if (released_waiters_ >= kYieldForReleased && queue_.queued() < released_waiters_) {
+  if (released_waiters_ >= kYieldForReleased && queue_.queued() < released_waiters_ &&
+      wait_policy() == WaitPolicy::Adaptive) {
     // The last replies released blocked callers that have not queued their next commands
     // yet: give them the CPU once, so that their commands leave in this write instead of
     // the next one. On a machine with more CPUs than runnable threads the yield returns at
     // once; with hundreds of blocked callers on a few CPUs it turns many small writes
-    // (each one a wake-up of the server and of this thread) into few large ones.
+    // (each one a wake-up of the server and of this thread) into few large ones. Under
+    // WaitPolicy::Sleep nothing in redmux yields: that policy is for machines where CPU-bound
+    // threads would take the CPU for a whole time slice.
     shared_->counters().yields_for_callers.fetch_add(1, std::memory_order_relaxed);
     ::sched_yield();
   }

@@ -289,6 +289,14 @@ TEST(MultiplexerTest, FewBlockedCallersOrNoneDoNotMakeTheIoThreadYield) {
   EXPECT_EQ(yields_after_releasing(server, 3, 17), 0u);
 }
 
+TEST(MultiplexerTest, UnderWaitPolicySleepTheIoThreadDoesNotYield) {
+  RedisServer server;
+  set_wait_policy(WaitPolicy::Sleep);
+  const std::uint64_t yields = yields_after_releasing(server, 12, 8);
+  set_wait_policy(WaitPolicy::Adaptive);
+  EXPECT_EQ(yields, 0u);
+}
+
 TEST(MultiplexerTest, PerCallTimeoutOverridesDefault) {
   RedisServer server;
   auto mux = connected_then_paused(server, ",asyncTimeout=20000");
