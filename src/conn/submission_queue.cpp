@@ -51,7 +51,6 @@ SubmissionQueue::Pushed SubmissionQueue::push(int db, std::span<const Arg> args,
   }
   const Pushed pushed = note_push_locked(command.deadline);
   commands_.push_back(command);
-  note_count_locked();
   return pushed;
 }
 
@@ -70,7 +69,6 @@ SubmissionQueue::Pushed SubmissionQueue::push_batch(int db, std::string_view byt
     if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
     commands_.push_back(command);
   }
-  note_count_locked();
   return note_push_locked(earliest);
 }
 
@@ -86,7 +84,6 @@ bool SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& comm
   }
   bytes.swap(bytes_);
   commands.swap(commands_);
-  note_count_locked();
   queue_start_db_ = stream_db_;
   // io_pending_ stays true: the I/O thread comes back for more when this write completes.
   remove_completed(bytes, commands, dropped);
@@ -114,7 +111,6 @@ bool SubmissionQueue::take_inline(std::string& bytes, std::uint64_t* stream_begi
   }
   in_flight_.fetch_add(commands_.size(), std::memory_order_acq_rel);
   commands_.clear();
-  note_count_locked();
   stream_taken_ += bytes.size();
   queue_start_db_ = stream_db_;
   // Read under the lock that the I/O thread's drain_handoff() takes after it publishes a
@@ -206,7 +202,6 @@ void SubmissionQueue::requeue_front(std::span<const Resend> resends) {
     }
     stream_db_ = old_stream_db;
   }
-  note_count_locked();
   io_pending_ = true;  // the I/O thread writes them once the connection is ready
 }
 
@@ -239,7 +234,6 @@ void SubmissionQueue::reset_stream_database(int db) {
         command.bytes_end -= cut;
       }
       if (commands_.empty()) stream_db_ = db;
-      note_count_locked();
     }
   } else if (queue_start_db_ != db) {
     // The queued commands were encoded for a stream that was on queue_start_db_ when they
@@ -256,7 +250,6 @@ void SubmissionQueue::reset_stream_database(int db) {
     }
     bytes_.insert(0, prefix);
     commands_.insert(commands_.begin(), entry);
-    note_count_locked();
   }
   queue_start_db_ = db;
 }
@@ -280,7 +273,6 @@ Clock::time_point SubmissionQueue::collect_expired(Clock::time_point now,
 void SubmissionQueue::purge_completed(std::vector<PendingCommand>& dropped) {
   std::lock_guard lock(mutex_);
   remove_completed(bytes_, commands_, dropped);
-  note_count_locked();
 }
 
 void SubmissionQueue::close(std::vector<PendingCommand>& out) {
@@ -295,7 +287,6 @@ void SubmissionQueue::drain(std::vector<PendingCommand>& out) {
   std::lock_guard lock(mutex_);
   out.insert(out.end(), commands_.begin(), commands_.end());
   commands_.clear();
-  note_count_locked();
   bytes_.clear();
   queue_start_db_ = stream_db_;
 }

@@ -82,8 +82,6 @@ class SubmissionQueue {
   /// (a lone caller): under load the I/O thread batches everything into few writes instead.
   void publish_in_flight(std::size_t count) { in_flight_.store(count, std::memory_order_release); }
   std::size_t in_flight() const noexcept { return in_flight_.load(std::memory_order_acquire); }
-  /// How many commands are queued, read without the lock (a hint: it may be a moment old).
-  std::size_t queued() const noexcept { return queued_.load(std::memory_order_relaxed); }
   /// Bytes taken for writing since the stream (re)started: stream offsets of taken commands.
   void reset_stream_offsets();
 
@@ -119,7 +117,6 @@ class SubmissionQueue {
  private:
   Pushed note_push_locked(Clock::time_point deadline);
   void switch_database_locked(int db);
-  void note_count_locked() { queued_.store(commands_.size(), std::memory_order_relaxed); }
   static void remove_completed(std::string& bytes, std::vector<PendingCommand>& commands,
                                std::vector<PendingCommand>& dropped);
 
@@ -134,7 +131,6 @@ class SubmissionQueue {
   std::uint64_t stream_taken_ = 0;  ///< bytes taken for writing since the stream restarted
   std::vector<PendingCommand> handoff_;
   std::atomic<std::size_t> in_flight_{0};
-  std::atomic<std::size_t> queued_{0};  ///< commands_.size(), stored under the lock
   std::atomic<Clock::rep> armed_until_{
       Clock::time_point::max()
           .time_since_epoch()

@@ -726,8 +726,8 @@ std::size_t Connection::coalescing_threshold() const {
 }
 
 void Connection::write_more() {
-  if (released_waiters_ >= kYieldForReleased && queue_.queued() < released_waiters_ &&
-      wait_policy() == WaitPolicy::Adaptive) {
+  if (released_waiters_ >= kYieldForReleased && wait_policy() == WaitPolicy::Adaptive &&
+      queued_count() < released_waiters_) {
     // The last replies released blocked callers that have not queued their next commands
     // yet: give them the CPU once, so that their commands leave in this write instead of
     // the next one. On a machine with more CPUs than runnable threads the yield returns at
