@@ -90,6 +90,9 @@ struct Config {
   Milliseconds reconnect_max_delay{10000};              ///< reconnectMaxDelay=
   BacklogPolicy backlog_policy = BacklogPolicy::Queue;  ///< backlogPolicy=queue|failFast
   bool retry_read_only_commands = false;  ///< retryReadOnlyCommands= (resilience issue)
+  /// retryClusterDown=: Redis Cluster — a command refused with CLUSTERDOWN or TRYAGAIN (it did
+  /// not run) is sent again after a pause, until its own deadline (docs/topology.md).
+  bool retry_cluster_down = true;
 
   // --- TLS (docs/tls.md; needs a build with REDMUX_WITH_TLS) ------------------------------
   bool ssl = false;         ///< ssl= (set by rediss://)

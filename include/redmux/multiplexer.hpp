@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "redmux/config.hpp"
 #include "redmux/database.hpp"
@@ -27,11 +28,46 @@
 
 namespace redmux {
 
-/// Counters since the multiplexer started (each a snapshot; not mutually consistent).
+/// One connection of a multiplexer, as status() saw it.
+struct ConnectionStatus {
+  /// What the connection is for.
+  enum class Purpose {
+    Interactive,        ///< every caller's commands (in Redis Cluster: a configured seed)
+    ClusterNode,        ///< Redis Cluster: one node of the slot map
+    Subscription,       ///< pub/sub (Multiplexer::subscriber())
+    ShardSubscription,  ///< Redis Cluster: the shard channels one node serves
+    Dedicated,          ///< leased to blocking commands and transactions
+  };
+  enum class State { Idle, Connecting, Handshaking, Ready, Reconnecting, Closed };
+  /// The server's role: from its handshake and ROLE probes, or for a cluster node from the
+  /// slot map (Unknown: not connected yet, or not in the map).
+  enum class Role { Unknown, Primary, Replica };
+
+  std::string endpoint;  ///< "host:port" or the Unix socket path
+  Purpose purpose = Purpose::Interactive;
+  State state = State::Idle;
+  Role role = Role::Unknown;
+  std::size_t slots = 0;        ///< ClusterNode: slots it serves as a primary in the slot map
+  bool cluster_failed = false;  ///< ClusterNode: the cluster marks the node failed
+  std::size_t queued = 0;       ///< accepted commands waiting to be written
+  std::size_t in_flight = 0;    ///< accepted commands written, awaiting their replies
+};
+
+std::string_view to_string(ConnectionStatus::Purpose purpose) noexcept;
+std::string_view to_string(ConnectionStatus::State state) noexcept;
+std::string_view to_string(ConnectionStatus::Role role) noexcept;
+
+/// Counters since the multiplexer started, and what its connections hold now. Each field is
+/// read on its own, so under traffic they are not one snapshot; what relates them is in
+/// docs/errors.md (`status()`): queued + in_flight <= outstanding <= maxQueuedCommands, and
+/// connections, connected, queued and in_flight are the sums over `per_connection`.
 struct MultiplexerStatus {
   std::uint64_t commands = 0;  ///< commands accepted
   std::uint64_t replies = 0;   ///< replies read
   std::uint64_t writes = 0;    ///< write calls (each carries one or more commands)
+  /// Commands those writes carried: callers' (each part of a split cluster command) and
+  /// redmux's own (PING, SELECT, READONLY …). At least `writes`.
+  std::uint64_t commands_written = 0;
   /// Writes before which the I/O thread yielded its CPU once, because the replies it had
   /// just read released blocked callers that had not queued their next commands yet
   /// (never under WaitPolicy::Sleep).
@@ -47,15 +83,23 @@ struct MultiplexerStatus {
   std::uint64_t dead_connections = 0;  ///< declared dead (half-open, frozen) and replaced
   std::uint64_t connection_failures = 0;  ///< failed connection attempts and broken connections
   std::uint64_t loading_waits = 0;  ///< connections that waited for the server to load its data
-  std::uint64_t redirects = 0;      ///< Redis Cluster MOVED / ASK / TRYAGAIN replies followed
-  std::size_t outstanding = 0;      ///< accepted, not yet answered (queued + in flight)
-  std::size_t queued = 0;           ///< accepted, not yet written
-  std::size_t in_flight = 0;        ///< written, awaiting their replies
-  std::size_t connections = 0;
-  std::size_t connected = 0;  ///< connections ready now
-  /// Commands per write: commands / writes (automatic pipelining at work).
+  std::uint64_t redirects = 0;      ///< Redis Cluster MOVED / ASK replies followed
+  /// Redis Cluster: CLUSTERDOWN / TRYAGAIN refusals waited out and sent again
+  /// (retryClusterDown).
+  std::uint64_t cluster_retries = 0;
+  /// Accepted, not yet completed: each holds one slot of maxQueuedCommands (queued, in
+  /// flight, or between two sends — a redirection or a CLUSTERDOWN being waited out).
+  std::size_t outstanding = 0;
+  std::size_t queued = 0;     ///< of those, waiting to be written (all connections)
+  std::size_t in_flight = 0;  ///< of those, written and awaiting their replies (all connections)
+  std::size_t connections =
+      0;                      ///< every connection: interactive, cluster nodes, pub/sub, dedicated
+  std::size_t connected = 0;  ///< of those, ready now
+  std::vector<ConnectionStatus> per_connection;  ///< each of them
+  /// Commands per write: commands_written / writes (automatic pipelining at work); at least
+  /// 1 once anything was written.
   double commands_per_write() const noexcept {
-    return writes ? static_cast<double>(commands) / static_cast<double>(writes) : 0.0;
+    return writes ? static_cast<double>(commands_written) / static_cast<double>(writes) : 0.0;
   }
 };
 
@@ -88,8 +132,10 @@ class Multiplexer {
   ServerIdentity server_identity() const;
   /// True when at least one connection is ready.
   bool is_connected() const noexcept;
+  /// Counters, and every connection with its purpose, state, role and commands.
   MultiplexerStatus status() const;
-  /// status() as one line of text, with the endpoints, their states and the I/O threads.
+  /// status() as one line of text: every connection (endpoint, purpose, role, state and
+  /// commands), the counters and the I/O threads.
   std::string status_text() const;
 
   /// Called (on an I/O thread; must not block) for errors nobody waits for: an error reply

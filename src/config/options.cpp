@@ -268,6 +268,7 @@ constexpr auto kOptions = std::to_array<OptionSpec>({
     row<DurationOption<&C::reconnect_max_delay, 1, kMsMax>>("reconnectMaxDelay"),
     row<EnumOption<&C::backlog_policy>>("backlogPolicy"),
     row<BoolOption<&C::retry_read_only_commands>>("retryReadOnlyCommands"),
+    row<BoolOption<&C::retry_cluster_down>>("retryClusterDown"),
     row<BoolOption<&C::ssl>>("ssl"),
     row<TextOption<&C::ssl_host>>("sslHost"),
     row<TextOption<&C::ssl_ca_file>>("sslCaFile"),

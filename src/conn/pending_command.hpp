@@ -1,6 +1,7 @@
 // PendingCommand: what a connection keeps for one command between submission and its reply.
 #pragma once
 
+#include <bitset>
 #include <chrono>
 #include <cstdint>
 #include <string_view>
@@ -11,6 +12,12 @@
 namespace redmux::detail {
 
 using Clock = std::chrono::steady_clock;
+
+/// Redis Cluster's hash slots, and "no slot" (not a cluster command, or a keyless one).
+inline constexpr std::size_t kClusterSlots = 16384;
+inline constexpr std::uint16_t kNoSlot = 0xFFFF;
+/// A set of cluster slots (2 KiB): e.g. the slots whose commands belong on another node.
+using SlotSet = std::bitset<kClusterSlots>;
 
 /// What to do with a reply nobody waits for.
 enum class PendingKind : std::uint8_t {
@@ -33,15 +40,33 @@ struct PendingCommand {
   std::uint32_t timeout_ms = 0;  ///< for diagnostics: the timeout the deadline came from
   PendingKind kind = PendingKind::Caller;
   bool counted = true;  ///< holds one slot of maxQueuedCommands until it leaves
-  int select_db = -1;   ///< for an Internal SELECT: the database it selects
-  int db = -1;          ///< the database it runs against (set when queued; for resending)
+  /// Redis Cluster: the slot of its keys (kNoSlot: keyless, or not a cluster command). Lets
+  /// a command still queued for a node that lost the slot move to the slot's new owner.
+  std::uint16_t slot = kNoSlot;
+  int select_db = -1;  ///< for an Internal SELECT: the database it selects
+  int db = -1;         ///< the database it runs against (set when queued; for resending)
   /// Resend after a break even when it was already written (Flags::Retryable, or a read-only
   /// command under retryReadOnlyCommands): its bytes are kept in state->retained_command.
   bool retry_written = false;
   std::uint8_t resends = 0;  ///< automatic resends so far (written ones: at most one)
+  /// Redis Cluster: sent where the slot map said. A queue whose node no longer serves the
+  /// slot hands it on (SubmissionQueue::Pushed::Forward) instead of queuing it.
+  bool follow_map = false;
+  /// Stands for one accepted command in status() (queued, in_flight) although `counted` is
+  /// false: its state holds the slot of maxQueuedCommands (a cluster redirect follower).
+  bool tallied = false;
   /// PubSub: confirmation pushes still expected (one per channel, pattern or shard channel).
   std::uint32_t confirmations = 0;
 };
+// The cluster fields sit in what was padding: copying an entry costs what it did.
+static_assert(sizeof(PendingCommand) <= 72, "PendingCommand grew: it is copied per command");
+
+/// An accepted command whose caller still waits for it (status(): queued, in_flight): it
+/// stands for one slot of maxQueuedCommands, and its future has not completed (timed out).
+inline bool awaited_by_caller(const PendingCommand& command) noexcept {
+  if (!command.counted && !command.tallied) return false;
+  return command.kind != PendingKind::Caller || !command.state || !command.state->claimed();
+}
 
 /// A command redmux sends by itself (SELECT, ROLE, READONLY, PING, SUBSCRIBE …): no caller
 /// deadline and no maxQueuedCommands slot. `state`, when given, hands its one reference over.

@@ -5,7 +5,6 @@
 namespace redmux::detail {
 
 Pipeline::~Pipeline() {
-  for (Early& early : early_) early.command.state->release();
   while (!in_flight_.empty()) {
     if (in_flight_.front().state) in_flight_.front().state->release();
     in_flight_.pop_front();
@@ -13,24 +12,30 @@ Pipeline::~Pipeline() {
 }
 
 void Pipeline::push(std::span<const PendingCommand> commands) {
+  std::ptrdiff_t awaited = 0;
   for (const PendingCommand& command : commands) {
     if (command.kind == PendingKind::Caller) {
       if (command.deadline < latest_deadline_) {
         // Out of order (a shorter per-call timeout): track it in the heap as well, since the
         // in-order scan in expire() stops at the first deadline in the future.
-        command.state->add_ref();
-        early_.push_back({command});
+        early_.push_back({command.deadline, pushed_ + (&command - commands.data())});
         std::push_heap(early_.begin(), early_.end(), std::greater<>());
       } else {
         latest_deadline_ = command.deadline;
       }
     }
+    // By the flags alone, so that every entry counted here is uncounted exactly once (when
+    // it leaves, or when it times out and its flags are cleared).
+    awaited += command.counted || command.tallied;
     in_flight_.push_back(command);
   }
+  pushed_ += commands.size();
+  if (awaited != 0) note_awaited(awaited);
 }
 
 void Pipeline::pop_front(std::size_t& released) {
   PendingCommand& front = in_flight_.front();
+  if (front.counted || front.tallied) note_awaited(-1);
   if (front.state) front.state->release();
   if (front.counted) ++released;
   in_flight_.pop_front();
@@ -48,7 +53,10 @@ Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& rep
   const PendingCommand front = in_flight_.front();
   in_flight_.pop_front();
   if (first_unexpired_ > 0) --first_unexpired_;
-  if (front.counted && release) release();
+  if (front.counted || front.tallied) {
+    note_awaited(-1);
+    if (front.counted && release) release();
+  }
   ReplyOutcome outcome = ReplyOutcome::Delivered;
   switch (front.kind) {
     case PendingKind::Caller:
@@ -94,17 +102,30 @@ bool Pipeline::on_confirmation(std::string_view kind) {
   return true;
 }
 
-std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_error) {
+void Pipeline::expire_one(PendingCommand& command, Clock::time_point now,
+                          const TimeoutError& make_error, const SlotRelease& release) {
+  // The entry stays (its reply must still be skipped) but stops standing for a command: its
+  // slot goes back before its future completes, like a reply's (on_reply()).
+  if (command.counted || command.tallied) note_awaited(-1);
+  if (command.counted && release) release();
+  command.counted = false;
+  command.tallied = false;
+  command.state->fail(make_error(command, now));
+}
+
+std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_error,
+                             const SlotRelease& release) {
   std::size_t failed = 0;
-  while (!early_.empty() && early_.front().command.deadline <= now) {
+  while (!early_.empty() && early_.front().deadline <= now) {
     std::pop_heap(early_.begin(), early_.end(), std::greater<>());
-    const PendingCommand early = early_.back().command;
+    const std::uint64_t position = early_.back().position;
     early_.pop_back();
-    if (!early.state->claimed()) {
-      early.state->fail(make_error(early, now));
+    if (position < popped()) continue;  // answered already
+    PendingCommand& command = in_flight_[static_cast<std::size_t>(position - popped())];
+    if (!command.state->claimed()) {
+      expire_one(command, now, make_error, release);
       ++failed;
     }
-    early.state->release();
   }
   std::size_t i = first_unexpired_;
   for (; i < in_flight_.size(); ++i) {
@@ -112,7 +133,7 @@ std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_err
     if (command.kind != PendingKind::Caller) continue;
     if (command.deadline > now) break;
     if (!command.state->claimed()) {
-      command.state->fail(make_error(command, now));
+      expire_one(command, now, make_error, release);
       ++failed;
     }
   }
@@ -121,8 +142,7 @@ std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_err
 }
 
 Clock::time_point Pipeline::next_deadline() const {
-  Clock::time_point next =
-      early_.empty() ? Clock::time_point::max() : early_.front().command.deadline;
+  Clock::time_point next = early_.empty() ? Clock::time_point::max() : early_.front().deadline;
   for (std::size_t i = first_unexpired_; i < in_flight_.size(); ++i) {
     if (in_flight_[i].kind != PendingKind::Caller) continue;
     return std::min(next, in_flight_[i].deadline);
@@ -137,8 +157,8 @@ void Pipeline::take_all(std::vector<PendingCommand>& out) {
   }
   first_unexpired_ = 0;
   latest_deadline_ = Clock::time_point::min();
-  for (Early& early : early_) early.command.state->release();
   early_.clear();
+  awaited_.store(0, std::memory_order_relaxed);
 }
 
 std::size_t Pipeline::fail_all(const std::function<Error(const PendingCommand&)>& make_error) {
@@ -154,7 +174,6 @@ std::size_t Pipeline::fail_all(const std::function<Error(const PendingCommand&)>
   }
   first_unexpired_ = 0;
   latest_deadline_ = Clock::time_point::min();
-  for (Early& early : early_) early.command.state->release();
   early_.clear();
   return released;
 }

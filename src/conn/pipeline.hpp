@@ -5,10 +5,13 @@
 //
 // Invariant: a command that timed out (or whose caller otherwise stopped waiting) stays in
 // flight until its reply arrives; the reply is parsed and dropped. Removing it early would
-// hand every later reply to the wrong caller.
+// hand every later reply to the wrong caller. Only its entry stays, though: its slot of
+// maxQueuedCommands goes back when it times out, not when the late reply arrives.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string_view>
 #include <vector>
@@ -50,8 +53,11 @@ class Pipeline {
   /// flight (an unsolicited one, e.g. sunsubscribe after a slot moved).
   bool on_confirmation(std::string_view kind);
 
-  /// Fails every command whose deadline is <= now (they stay in flight). Returns how many.
-  std::size_t expire(Clock::time_point now, const TimeoutError& make_error);
+  /// Fails every command whose deadline is <= now (they stay in flight, holding no slot of
+  /// maxQueuedCommands any more: `release` runs for each slot, before its future completes).
+  /// Returns how many.
+  std::size_t expire(Clock::time_point now, const TimeoutError& make_error,
+                     const SlotRelease& release);
   /// The earliest deadline of a command not yet failed, or time_point::max().
   Clock::time_point next_deadline() const;
 
@@ -66,25 +72,41 @@ class Pipeline {
   const PendingCommand& front() const { return in_flight_.front(); }
 
   std::size_t size() const noexcept { return in_flight_.size(); }
+  /// For status(), from any thread: the entries in flight that stand for an accepted command
+  /// (`counted` or `tallied`) not timed out — redmux's own commands are not counted.
+  std::size_t awaited() const noexcept { return awaited_.load(std::memory_order_relaxed); }
   bool empty() const noexcept { return in_flight_.empty(); }
   void shrink() { in_flight_.shrink_to(1024); }
 
  private:
-  /// A command whose deadline is earlier than one queued before it: a copy of its entry (for
-  /// the timeout error) holding one more reference to its state.
+  /// A command whose deadline is earlier than one queued before it, by its position in the
+  /// stream of entries ever pushed: still in flight when position >= popped(), at
+  /// in_flight_[position - popped()].
   struct Early {
-    PendingCommand command;
-    bool operator>(const Early& other) const noexcept {
-      return command.deadline > other.command.deadline;
-    }
+    Clock::time_point deadline;
+    std::uint64_t position;
+    bool operator>(const Early& other) const noexcept { return deadline > other.deadline; }
   };
 
   void pop_front(std::size_t& released);
+  /// Fails one command whose deadline passed, giving its slot back first.
+  void expire_one(PendingCommand& command, Clock::time_point now, const TimeoutError& make_error,
+                  const SlotRelease& release);
+  void note_awaited(std::ptrdiff_t change) noexcept {
+    awaited_.store(awaited_.load(std::memory_order_relaxed) + change, std::memory_order_relaxed);
+  }
+
+  /// Entries that have left in_flight_, ever: counted as pushed minus present, so that a
+  /// reply costs no count of its own.
+  std::uint64_t popped() const noexcept { return pushed_ - in_flight_.size(); }
 
   RingQueue<PendingCommand> in_flight_;
+  std::uint64_t pushed_ = 0;         ///< entries ever pushed
   std::size_t first_unexpired_ = 0;  ///< callers before this index have been failed
   Clock::time_point latest_deadline_ = Clock::time_point::min();
-  std::vector<Early> early_;  ///< min-heap on deadline; each holds a reference
+  std::vector<Early> early_;  ///< min-heap on deadline
+  /// Written on the I/O thread only (so a load and a store, not a locked add), read by any.
+  std::atomic<std::size_t> awaited_{0};
 };
 
 }  // namespace redmux::detail

@@ -10,6 +10,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 
 #include "redmux/config.hpp"
 #include "redmux/error.hpp"
@@ -24,6 +26,7 @@ struct Counters {
   std::atomic<std::uint64_t> bytes_written{0};
   std::atomic<std::uint64_t> bytes_read{0};
   std::atomic<std::uint64_t> writes{0};              ///< write syscalls (batches)
+  std::atomic<std::uint64_t> commands_written{0};    ///< by those writes, redmux's own too
   std::atomic<std::uint64_t> yields_for_callers{0};  ///< writes that first let callers run
   std::atomic<std::uint64_t> timeouts{0};
   std::atomic<std::uint64_t> queue_full{0};
@@ -35,7 +38,8 @@ struct Counters {
   std::atomic<std::uint64_t> dead_connections{0};  ///< declared dead (half-open) and replaced
   std::atomic<std::uint64_t> connection_failures{0};  ///< failed attempts and breaks
   std::atomic<std::uint64_t> loading_waits{0};        ///< handshakes that found the server loading
-  std::atomic<std::uint64_t> redirects{0};  ///< cluster MOVED/ASK/TRYAGAIN replies followed
+  std::atomic<std::uint64_t> redirects{0};            ///< cluster MOVED/ASK replies followed
+  std::atomic<std::uint64_t> cluster_retries{0};      ///< CLUSTERDOWN/TRYAGAIN waited out, resent
 };
 
 class SharedContext {
@@ -50,12 +54,44 @@ class SharedContext {
   bool acquire_slot(std::chrono::steady_clock::time_point deadline) {
     if (try_acquire()) return true;
     // Never wait on an I/O thread: only that thread's replies would free a slot.
-    if (config_.queue_full_policy != QueueFullPolicy::Wait || on_io_thread()) return false;
+    if (!waits_for_room()) return false;
     std::unique_lock lock(room_mutex_);
     waiters_.fetch_add(1, std::memory_order_acq_rel);
     bool got = room_.wait_until(lock, deadline, [this] { return try_acquire(); });
     waiters_.fetch_sub(1, std::memory_order_acq_rel);
     return got;
+  }
+  /// The refusal when acquire_slot(deadline) failed for `name`, whose deadline came from
+  /// `timeout`: under the wait policy it waited from then until the deadline, and says so.
+  Error queue_full_error(std::string_view name, std::chrono::steady_clock::time_point deadline,
+                         std::chrono::milliseconds timeout) const {
+    std::chrono::milliseconds waited{0};
+    if (waits_for_room()) {
+      waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - (deadline - timeout));
+    }
+    return queue_full_error(name, waited);
+  }
+  /// The same, given how long it waited for room (zero: it did not wait).
+  Error queue_full_error(std::string_view name, std::chrono::milliseconds waited) const {
+    const std::string what = std::to_string(outstanding()) +
+                             " commands are already queued or awaiting replies "
+                             "(maxQueuedCommands=" +
+                             std::to_string(config_.max_queued_commands);
+    if (waited.count() > 0) {
+      return Error(errc::queue_full,
+                   std::string(name) + " refused: waited " + std::to_string(waited.count()) +
+                       " ms for room in the queue, until its deadline: " + what +
+                       ", queueFullPolicy=wait); the server is slow or unreachable — back off "
+                       "and retry");
+    }
+    const bool wait_policy = config_.queue_full_policy == QueueFullPolicy::Wait;
+    return Error(
+        errc::queue_full,
+        std::string(name) + " refused: " + what + ")" +
+            (wait_policy && on_io_thread() ? "; queueFullPolicy=wait does not wait on an I/O thread"
+                                           : "") +
+            "; the server is slow or unreachable — back off and retry");
   }
   void release_slots(std::size_t n) noexcept {
     if (n == 0) return;
@@ -75,12 +111,27 @@ class SharedContext {
     std::lock_guard lock(callback_mutex_);
     on_event_ = std::make_shared<std::function<void(const ConnectionEvent&)>>(std::move(handler));
   }
+  /// redmux's own observer of connection events, called before the application's handler
+  /// (the cluster router: a node connection that fails asks for a new slot map at once).
+  void set_topology_observer(std::function<void(const ConnectionEvent&)> observer) {
+    std::lock_guard lock(callback_mutex_);
+    on_topology_event_ =
+        std::make_shared<std::function<void(const ConnectionEvent&)>>(std::move(observer));
+  }
   /// Reports a connection event (on the connection's I/O thread).
   void report_event(const ConnectionEvent& event) noexcept {
     std::shared_ptr<std::function<void(const ConnectionEvent&)>> handler;
+    std::shared_ptr<std::function<void(const ConnectionEvent&)>> observer;
     {
       std::lock_guard lock(callback_mutex_);
       handler = on_event_;
+      observer = on_topology_event_;
+    }
+    if (observer && *observer) {
+      try {
+        (*observer)(event);
+      } catch (...) {  // e.g. bad_alloc: the next event or the periodic refresh tries again
+      }
     }
     if (handler && *handler) {
       try {
@@ -105,6 +156,9 @@ class SharedContext {
   }
 
  private:
+  bool waits_for_room() const noexcept {
+    return config_.queue_full_policy == QueueFullPolicy::Wait && !on_io_thread();
+  }
   bool try_acquire() noexcept {
     std::size_t current = outstanding_.load(std::memory_order_relaxed);
     while (current < config_.max_queued_commands) {
@@ -124,6 +178,7 @@ class SharedContext {
   std::mutex callback_mutex_;
   std::shared_ptr<std::function<void(const Error&)>> on_error_;
   std::shared_ptr<std::function<void(const ConnectionEvent&)>> on_event_;
+  std::shared_ptr<std::function<void(const ConnectionEvent&)>> on_topology_event_;
 };
 
 }  // namespace redmux::detail

@@ -39,7 +39,13 @@ void SubmissionQueue::switch_database_locked(int db) {
 SubmissionQueue::Pushed SubmissionQueue::push(int db, std::span<const Arg> args,
                                               PendingCommand command) {
   std::lock_guard lock(mutex_);
-  if (closed_) return Pushed::Closed;
+  if (gated_) [[unlikely]] {
+    if (closed_) return Pushed::Closed;
+    if (elsewhere_ && command.follow_map && command.slot != kNoSlot &&
+        elsewhere_->test(command.slot)) {
+      return Pushed::Forward;
+    }
+  }
   switch_database_locked(db);
   command.db = stream_db_;
   command.bytes_begin = bytes_.size();
@@ -58,6 +64,13 @@ SubmissionQueue::Pushed SubmissionQueue::push_batch(int db, std::string_view byt
                                                     std::span<PendingCommand> commands) {
   std::lock_guard lock(mutex_);
   if (closed_) return Pushed::Closed;
+  if (gated_ && elsewhere_) {
+    for (const PendingCommand& command : commands) {
+      if (command.follow_map && command.slot != kNoSlot && elsewhere_->test(command.slot)) {
+        return Pushed::Forward;
+      }
+    }
+  }
   switch_database_locked(db);
   const std::size_t base = bytes_.size();
   bytes_.append(bytes);
@@ -95,10 +108,12 @@ bool SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& comm
   return true;
 }
 
-bool SubmissionQueue::take_inline(std::string& bytes, std::uint64_t* stream_begin) {
+bool SubmissionQueue::take_inline(std::string& bytes, std::uint64_t* stream_begin,
+                                  std::size_t* taken) {
   bytes.clear();
   std::lock_guard lock(mutex_);
   if (stream_begin) *stream_begin = stream_taken_;
+  if (taken) *taken = commands_.size();
   bytes.swap(bytes_);
   Clock::rep earliest = Clock::time_point::max().time_since_epoch().count();
   for (PendingCommand& command : commands_) {
@@ -258,11 +273,15 @@ Clock::time_point SubmissionQueue::collect_expired(Clock::time_point now,
                                                    std::vector<PendingCommand>& expired) {
   std::lock_guard lock(mutex_);
   Clock::time_point earliest = Clock::time_point::max();
-  for (const PendingCommand& command : commands_) {
+  for (PendingCommand& command : commands_) {
     if (command.kind != PendingKind::Caller || command.state->claimed()) continue;
     if (command.deadline <= now) {
       command.state->add_ref();
       expired.push_back(command);
+      // Its slot goes back now (the copy says so), not when take() drops the entry: a queue
+      // stalled behind a dead connection must not turn timeouts into QueueFullErrors.
+      command.counted = false;
+      command.tallied = false;
     } else {
       earliest = std::min(earliest, command.deadline);
     }
@@ -279,6 +298,7 @@ void SubmissionQueue::close(std::vector<PendingCommand>& out) {
   {
     std::lock_guard lock(mutex_);
     closed_ = true;
+    gated_ = true;
   }
   drain(out);
 }
@@ -294,6 +314,42 @@ void SubmissionQueue::drain(std::vector<PendingCommand>& out) {
 SubmissionQueue::Snapshot SubmissionQueue::snapshot() const {
   std::lock_guard lock(mutex_);
   return {commands_.size(), bytes_.size()};
+}
+
+SubmissionQueue::Tally SubmissionQueue::tally() const {
+  std::lock_guard lock(mutex_);
+  Tally tally;
+  for (const PendingCommand& command : commands_) tally.queued += awaited_by_caller(command);
+  for (const PendingCommand& command : handoff_) tally.written += awaited_by_caller(command);
+  return tally;
+}
+
+void SubmissionQueue::reroute(std::shared_ptr<const SlotSet> elsewhere, std::string& bytes,
+                              std::vector<PendingCommand>& moved) {
+  std::lock_guard lock(mutex_);
+  elsewhere_ = std::move(elsewhere);
+  gated_ = closed_ || elsewhere_;
+  if (!elsewhere_) return;
+  auto leaves = [&](const PendingCommand& command) {
+    return command.slot != kNoSlot && elsewhere_->test(command.slot);
+  };
+  if (std::none_of(commands_.begin(), commands_.end(), leaves)) return;
+  // Same cut as remove_completed(): the entries that stay keep their order and databases
+  // (a cluster has only database 0, so no SELECT belongs to a leaving entry).
+  std::string kept_bytes;
+  std::vector<PendingCommand> kept;
+  kept_bytes.reserve(bytes_.size());
+  kept.reserve(commands_.size());
+  for (PendingCommand& command : commands_) {
+    std::string& into = leaves(command) ? bytes : kept_bytes;
+    const std::size_t begin = into.size();
+    into.append(bytes_, command.bytes_begin, command.bytes_end - command.bytes_begin);
+    command.bytes_begin = begin;
+    command.bytes_end = into.size();
+    (leaves(command) ? moved : kept).push_back(command);
+  }
+  bytes_.swap(kept_bytes);
+  commands_.swap(kept);
 }
 
 }  // namespace redmux::detail

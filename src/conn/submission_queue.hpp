@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -42,14 +43,27 @@ class SubmissionQueue {
   /// load. Closed: nothing was queued (the connection shut down).
   /// QueuedRearm: the writer role is taken, but the I/O thread must re-arm its deadline timer
   /// for this command (it would fire too late).
-  enum class Pushed { Queued, QueuedWake, QueuedRearm, WriteInline, Closed };
+  /// Forward (Redis Cluster): nothing was queued — a command sent where the slot map said
+  /// (`follow_map`) is for a slot this node no longer serves (see reroute()); the caller
+  /// hands it to the slot's new owner.
+  enum class Pushed { Queued, QueuedWake, QueuedRearm, WriteInline, Closed, Forward };
 
   /// Queues one command for database `db` (-1: whichever the stream is on). QueuedWake: the
   /// caller must wake the I/O thread. Closed: nothing was queued (the connection shut down).
   Pushed push(int db, std::span<const Arg> args, PendingCommand command);
   /// Queues pre-encoded commands contiguously (a Batch): `commands[i].bytes_begin/bytes_end`
-  /// are offsets into `bytes`. No other caller's command can land between them.
+  /// are offsets into `bytes`. No other caller's command can land between them. Forward
+  /// (nothing queued) when any of them is to be forwarded.
   Pushed push_batch(int db, std::string_view bytes, std::span<PendingCommand> commands);
+
+  /// Redis Cluster, when the slot map changed: from now on `elsewhere` are the slots this
+  /// node does not serve (null: every slot is welcome). Removes the entries still queued
+  /// (never written) for those slots, in order, with their bytes: appended to `moved` and
+  /// `bytes` (offsets rebased onto `bytes`), each with its reference and its slot of
+  /// maxQueuedCommands, for the caller to hand to the slots' new owners. Later pushes of
+  /// `follow_map` commands for those slots return Forward. Entries with no slot stay.
+  void reroute(std::shared_ptr<const SlotSet> elsewhere, std::string& bytes,
+               std::vector<PendingCommand>& moved);
 
   /// I/O thread: moves everything queued into `bytes` and `commands` (both cleared first).
   /// When nothing is queued the queue goes idle and the next push wakes the I/O thread.
@@ -65,7 +79,9 @@ class SubmissionQueue {
   /// thread's timer is no longer armed early enough for these commands' deadlines (it fired
   /// meanwhile): the caller must then have the I/O thread absorb them promptly.
   /// `stream_begin`, if given, receives the stream offset of bytes[0].
-  bool take_inline(std::string& bytes, std::uint64_t* stream_begin = nullptr);
+  /// `taken`, if given, receives the number of commands taken.
+  bool take_inline(std::string& bytes, std::uint64_t* stream_begin = nullptr,
+                   std::size_t* taken = nullptr);
   /// Pusher after its inline write: gives up the writer role. True when commands arrived
   /// meanwhile: the caller must then wake the I/O thread to write them.
   bool finish_inline();
@@ -103,6 +119,8 @@ class SubmissionQueue {
   void reset_stream_database(int db);
   /// Entries whose deadline passed (callers only), with an extra reference each; they stay
   /// queued and are dropped at take(). Also returns the earliest deadline still pending.
+  /// The queued entries give up their slot of maxQueuedCommands here (`counted` cleared):
+  /// each copy in `expired` with `counted` set is a slot the caller gives back at once.
   Clock::time_point collect_expired(Clock::time_point now, std::vector<PendingCommand>& expired);
   /// Removes entries already completed (timed out) while nothing is being written, so they
   /// give back their slots even while the connection is down. Appended to `dropped`.
@@ -113,6 +131,14 @@ class SubmissionQueue {
   void close(std::vector<PendingCommand>& out);
 
   Snapshot snapshot() const;
+
+  /// For status(): accepted commands whose callers still wait (awaited_by_caller()) —
+  /// queued and not yet written, and written inline but not yet in the pipeline.
+  struct Tally {
+    std::size_t queued = 0;
+    std::size_t written = 0;
+  };
+  Tally tally() const;
 
  private:
   Pushed note_push_locked(Clock::time_point deadline);
@@ -128,6 +154,8 @@ class SubmissionQueue {
   bool io_pending_ = false;
   bool closed_ = false;
   bool inline_allowed_ = false;
+  std::shared_ptr<const SlotSet> elsewhere_;  ///< see reroute(); null outside Redis Cluster
+  bool gated_ = false;  ///< closed_ or elsewhere_: push() looks closer (one test otherwise)
   std::uint64_t stream_taken_ = 0;  ///< bytes taken for writing since the stream restarted
   std::vector<PendingCommand> handoff_;
   std::atomic<std::size_t> in_flight_{0};

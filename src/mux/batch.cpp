@@ -115,14 +115,11 @@ void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const 
     command.bytes_begin = part->bytes.size();
     resp::encode_command(part->bytes, args);
     command.bytes_end = part->bytes.size();
-    if (state) {
-      // MOVED / ASK / TRYAGAIN while a slot moves are followed, as for a lone command.
-      command.kind = PendingKind::Caller;
-      command.state = follow_redirects(*core.cluster(), state, args, command, buffer.db, node);
-    } else {
-      command.kind = PendingKind::FireAndForget;
-      command.deadline = Clock::time_point::max();
-    }
+    command.kind = state ? PendingKind::Caller : PendingKind::FireAndForget;
+    if (!state) command.deadline = Clock::time_point::max();
+    // MOVED / ASK / TRYAGAIN / CLUSTERDOWN while a slot moves are followed, and a command
+    // still queued for a node that lost its slot moves on, as for a lone command.
+    prepare_cluster_entry(*core.cluster(), state, args, command, buffer.db, node);
     part->commands.push_back(command);
     return;
   }

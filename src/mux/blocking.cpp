@@ -108,13 +108,7 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
   const Clock::time_point wait_until = Clock::now() + call_timeout;
   if (!shared.acquire_slot(wait_until)) {
     shared.counters().queue_full.fetch_add(1, std::memory_order_relaxed);
-    return refuse(
-        Error(errc::queue_full, std::string(info.name) +
-                                    " refused: " + std::to_string(shared.outstanding()) +
-                                    " commands are already queued or awaiting replies "
-                                    "(maxQueuedCommands=" +
-                                    std::to_string(shared.config().max_queued_commands) +
-                                    "); the server is slow or unreachable — back off and retry"));
+    return refuse(shared.queue_full_error(info.name, wait_until, call_timeout));
   }
   // Where it goes: the endpoint the shared connection would use (the primary, or a replica
   // when the flags allow it and the command only reads).

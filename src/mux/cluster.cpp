@@ -6,16 +6,21 @@
 #include <optional>
 #include <string_view>
 
-#include "resp/encoder.hpp"
+#include "mux/cluster_redirect.hpp"
 
 namespace redmux::detail {
 namespace {
 
-/// Redirections (MOVED, ASK, TRYAGAIN) followed per command before its last error is given
-/// to the caller.
-constexpr int kMaxHops = 5;
-constexpr auto kRefreshSpacing = std::chrono::milliseconds(250);
-constexpr auto kTryAgainPause = std::chrono::milliseconds(25);
+using namespace std::chrono_literals;
+
+constexpr auto kRefreshSpacing = 250ms;
+/// The periodic check: every second, or every 250 ms for this long after a node failed
+/// while a primary of the map is unreachable (a failover is under way).
+constexpr auto kTick = 1000ms;
+constexpr auto kFastTick = 250ms;
+constexpr auto kFastWindow = 30s;
+constexpr auto kRefreshWhileNodeDown = 2s;
+constexpr auto kRefreshAtRest = 30s;
 
 std::int64_t ticks(Clock::time_point at) noexcept {
   return at.time_since_epoch().count();
@@ -67,7 +72,16 @@ std::shared_ptr<const ClusterRouter::SlotMap> ClusterRouter::map() const {
   return map_;
 }
 
+std::shared_ptr<const ClusterRouter::SlotMap> ClusterRouter::newest_map() const {
+  std::lock_guard lock(mutex_);
+  return installing_ ? installing_ : map_;
+}
+
 void ClusterRouter::load(Connection& via, std::function<void(const Error&)> done) {
+  std::weak_ptr<ClusterRouter> weak = weak_from_this();
+  shared_->set_topology_observer([weak](const ConnectionEvent& event) {
+    if (auto self = weak.lock()) self->on_event(event);
+  });
   ask_shards(via, std::move(done), /*slots=*/false);
   arm_periodic_refresh();
 }
@@ -109,20 +123,141 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
     if (it != next->nodes.end()) return static_cast<std::int16_t>(it - next->nodes.begin());
     next->nodes.push_back(connection);
     next->replicas.emplace_back();
+    next->failed.push_back(false);
+    next->slots.push_back(0);
     return static_cast<std::int16_t>(next->nodes.size() - 1);
   };
   for (const ClusterShard& shard : shards) {
     const std::int16_t primary = index_of(connection_to(shard.primary));
+    next->failed[static_cast<std::size_t>(primary)] = shard.primary_failed;
     for (const Endpoint& replica : shard.replicas) {
       const std::int16_t at = index_of(connection_to(replica));
-      next->replicas[primary].push_back(at);
+      next->replicas[static_cast<std::size_t>(primary)].push_back(at);
     }
     for (auto [start, end] : shard.ranges) {
-      for (std::size_t slot = start; slot <= end; ++slot) next->primary[slot] = primary;
+      for (std::size_t slot = start; slot <= end; ++slot) {
+        if (next->primary[slot] < 0) ++next->slots[static_cast<std::size_t>(primary)];
+        next->primary[slot] = primary;
+      }
     }
   }
-  std::lock_guard lock(mutex_);
-  map_ = std::move(next);
+
+  // The commands still queued for a node that lost a slot go to the slot's new owner before
+  // the new map routes any command there (see the class comment).
+  std::lock_guard relocating(relocate_mutex_);
+  std::shared_ptr<const SlotMap> previous;
+  std::vector<std::shared_ptr<Connection>> all;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    installing_ = next;
+    previous = map_;
+    all = connections_;
+  }
+  std::vector<SlotSet> served(next->nodes.size());
+  SlotSet covered;
+  for (std::size_t slot = 0; slot < kSlotCount; ++slot) {
+    const std::int16_t owner = next->primary[slot];
+    if (owner < 0) continue;
+    covered.set(slot);
+    served[static_cast<std::size_t>(owner)].set(slot);
+    for (std::int16_t replica : next->replicas[static_cast<std::size_t>(owner)]) {
+      served[static_cast<std::size_t>(replica)].set(slot);
+    }
+  }
+  for (const auto& connection : all) {
+    auto it = std::find(next->nodes.begin(), next->nodes.end(), connection.get());
+    SlotSet elsewhere = covered;
+    if (it != next->nodes.end())
+      elsewhere &= ~served[static_cast<std::size_t>(it - next->nodes.begin())];
+    std::string bytes;
+    std::vector<PendingCommand> moved;
+    connection->reroute(elsewhere.none() ? nullptr : std::make_shared<const SlotSet>(elsewhere),
+                        bytes, moved);
+    if (!moved.empty()) hand_over(*next, -1, bytes, moved);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    map_ = next;
+    installing_.reset();
+  }
+  // A node the cluster lists (healthy) again — a restarted one rejoining — is dialled now,
+  // not after a reconnect backoff grown while it was down.
+  for (std::size_t i = 0; i < next->nodes.size(); ++i) {
+    if (next->failed[i]) continue;
+    bool listed_before = false;
+    if (previous) {
+      auto at = std::find(previous->nodes.begin(), previous->nodes.end(), next->nodes[i]);
+      listed_before = at != previous->nodes.end() &&
+                      !previous->failed[static_cast<std::size_t>(at - previous->nodes.begin())];
+    }
+    if (listed_before) continue;
+    next->nodes[i]->reconnect_now();
+    const Endpoint endpoint = next->nodes[i]->endpoint();
+    for (const auto& seed : seeds_) {
+      if (seed->endpoint() == endpoint) seed->reconnect_now();
+    }
+  }
+}
+
+void ClusterRouter::hand_over(const SlotMap& map, int db, std::string_view bytes,
+                              std::span<PendingCommand> commands) {
+  struct Part {
+    Connection* to;
+    std::string bytes;
+    std::vector<PendingCommand> commands;
+  };
+  std::vector<Part> parts;
+  std::size_t slots = 0;
+  for (PendingCommand& command : commands) {
+    const std::string_view encoded =
+        bytes.substr(command.bytes_begin, command.bytes_end - command.bytes_begin);
+    if (command.kind == PendingKind::FireAndForget && !command.counted &&
+        command.name == "ASKING") {
+      continue;  // redmux's own, for the command after it: asked again where that lands
+    }
+    const std::int16_t owner = command.slot == kNoSlot ? -1 : map.primary[command.slot];
+    if (owner < 0) {
+      const Error error(errc::not_sent, std::string(command.name) + " not sent: no cluster node " +
+                                            "serves slot " + std::to_string(command.slot) +
+                                            " in the newest slot map; safe to retry");
+      if (command.state) {
+        command.state->fail(error);
+        command.state->release();
+      } else {
+        shared_->report_error(error);
+      }
+      slots += command.counted ? 1 : 0;
+      continue;
+    }
+    Connection* to = map.nodes[static_cast<std::size_t>(owner)];
+    if (auto* redirect = dynamic_cast<RedirectState*>(command.state)) redirect->relocated(to);
+    auto part = std::find_if(parts.begin(), parts.end(), [&](const Part& p) { return p.to == to; });
+    if (part == parts.end()) {
+      parts.push_back(Part{to, {}, {}});
+      part = parts.end() - 1;
+    }
+    command.follow_map = false;  // placed by the map already: the new owner takes it
+    command.bytes_begin = part->bytes.size();
+    part->bytes.append(encoded);
+    command.bytes_end = part->bytes.size();
+    part->commands.push_back(command);
+  }
+  shared_->release_slots(slots);
+  // Each part keeps the order its commands had in the old queue.
+  for (Part& part : parts) part.to->submit_batch(db, part.bytes, part.commands);
+}
+
+void ClusterRouter::forward(int db, std::string_view bytes, std::span<PendingCommand> commands) {
+  std::lock_guard relocating(relocate_mutex_);
+  std::shared_ptr<const SlotMap> current = newest_map();
+  if (!current) {  // cannot happen: a queue forwards only under a map
+    SlotMap empty;
+    empty.primary.fill(-1);
+    hand_over(empty, db, bytes, commands);
+    return;
+  }
+  hand_over(*current, db, bytes, commands);
 }
 
 Connection* ClusterRouter::connection_to(const Endpoint& endpoint) {
@@ -140,6 +275,20 @@ Connection* ClusterRouter::connection_to(const Endpoint& endpoint) {
       static constexpr std::string_view kReadOnly = "READONLY";
       const Arg args[] = {Arg(kReadOnly)};
       ready.submit(-1, args, own_command(kReadOnly, PendingKind::FireAndForget));
+    });
+    std::weak_ptr<ClusterRouter> weak = weak_from_this();
+    created->set_forward_hook([weak](int db, std::string_view bytes,
+                                     std::span<PendingCommand> commands) {
+      if (auto self = weak.lock()) {
+        self->forward(db, bytes, commands);
+        return;
+      }
+      for (PendingCommand& command : commands) {  // the multiplexer is going away
+        if (!command.state) continue;
+        command.state->fail(Error(
+            errc::shut_down, std::string(command.name) + " not sent: the multiplexer was closed"));
+        command.state->release();
+      }
     });
     connections_.push_back(created);
     if (closed_) return created.get();  // never started; commands on it fail at once
@@ -220,31 +369,64 @@ void ClusterRouter::refresh() {
   });
 }
 
+bool ClusterRouter::primary_unreachable() const {
+  std::shared_ptr<const SlotMap> current = map();
+  if (!current) return false;
+  for (std::size_t i = 0; i < current->nodes.size(); ++i) {
+    if (current->slots[i] > 0 && current->nodes[i]->state() != ConnectionState::Ready) return true;
+  }
+  return false;
+}
+
+bool ClusterRouter::any_node_unreachable() const {
+  std::lock_guard lock(mutex_);
+  return std::any_of(connections_.begin(), connections_.end(), [](const auto& connection) {
+    return connection->state() != ConnectionState::Ready;
+  });
+}
+
+void ClusterRouter::on_event(const ConnectionEvent& event) {
+  // A primary that died sends no MOVED, and its callers' commands just wait in its queue:
+  // ask for the map at once, and every 250 ms while the failover runs, so the promoted
+  // replica is seen within moments of its promotion.
+  if (event.kind != ConnectionEventKind::Failed) return;
+  std::shared_ptr<const SlotMap> current = map();
+  if (!current) return;
+  const bool a_node =
+      std::any_of(current->nodes.begin(), current->nodes.end(),
+                  [&](Connection* node) { return node->describe_endpoint() == event.endpoint; });
+  if (!a_node) return;
+  fast_until_.store(ticks(Clock::now() + kFastWindow), std::memory_order_release);
+  refresh();
+}
+
 void ClusterRouter::arm_periodic_refresh() {
-  // A primary that died sends no MOVED: every few seconds, while a node is unreachable, the
-  // map is asked again so a promoted replica is found; every 30 s otherwise.
-  asio::io_context& io = pool_->next_context();
-  auto timer = std::make_shared<asio::steady_timer>(io);
+  std::shared_ptr<asio::steady_timer> timer;
   {
     std::lock_guard lock(mutex_);
     if (closed_) return;
-    periodic_ = timer;
+    if (!periodic_) periodic_ = std::make_shared<asio::steady_timer>(pool_->next_context());
+    timer = periodic_;
   }
-  bool all_ready = true;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& connection : connections_) {
-      all_ready = all_ready && connection->state() == ConnectionState::Ready;
-    }
-  }
-  timer->expires_after(all_ready ? std::chrono::seconds(30) : std::chrono::seconds(2));
+  const Clock::time_point now = Clock::now();
+  const bool failing_over =
+      now.time_since_epoch().count() < fast_until_.load(std::memory_order_acquire) &&
+      primary_unreachable();
+  timer->expires_after(failing_over ? kFastTick : kTick);
   std::weak_ptr<ClusterRouter> weak = weak_from_this();
   timer->async_wait([weak](const asio::error_code& ec) {
     if (ec) return;
-    if (auto self = weak.lock()) {
+    auto self = weak.lock();
+    if (!self) return;
+    const Clock::time_point now = Clock::now();
+    const Clock::time_point last{
+        Clock::duration(self->last_refresh_.load(std::memory_order_acquire))};
+    if (self->primary_unreachable() ||
+        (now - last >= kRefreshWhileNodeDown && self->any_node_unreachable()) ||
+        now - last >= kRefreshAtRest) {
       self->refresh();
-      self->arm_periodic_refresh();
     }
+    self->arm_periodic_refresh();
   });
 }
 
@@ -257,6 +439,35 @@ void ClusterRouter::after(std::chrono::milliseconds delay, std::function<void()>
   auto timer = std::make_shared<asio::steady_timer>(io, delay);
   timer->async_wait([timer, task = std::move(task)](const asio::error_code& ec) {
     if (!ec) task();
+  });
+}
+
+void ClusterRouter::park(CommandState* command, std::chrono::milliseconds delay,
+                         std::function<void()> task) {
+  command->add_ref();
+  // Released with the handler, whether it runs or is destroyed with a stopped io_context.
+  std::shared_ptr<CommandState> held(command, [](CommandState* state) { state->release(); });
+  bool closed = false;
+  {
+    std::lock_guard lock(mutex_);
+    closed = closed_;
+    if (!closed) parked_.insert(command);
+  }
+  if (closed) {
+    command->fail(Error(errc::shut_down, std::string(command->command_name) +
+                                             " not sent: the multiplexer was closed"));
+    return;
+  }
+  auto timer = std::make_shared<asio::steady_timer>(pool_->next_context(), delay);
+  std::weak_ptr<ClusterRouter> weak = weak_from_this();
+  timer->async_wait([weak, timer, held, task = std::move(task)](const asio::error_code&) {
+    auto self = weak.lock();
+    if (!self) return;
+    {
+      std::lock_guard lock(self->mutex_);
+      if (self->parked_.erase(held.get()) == 0) return;  // close() failed it already
+    }
+    task();
   });
 }
 
@@ -295,10 +506,8 @@ std::vector<Connection*> ClusterRouter::primaries() {
   std::shared_ptr<const SlotMap> current = map();
   std::vector<Connection*> out;
   if (!current) return out;
-  for (std::int16_t at : current->primary) {
-    if (at < 0) continue;
-    Connection* node = current->nodes[static_cast<std::size_t>(at)];
-    if (std::find(out.begin(), out.end(), node) == out.end()) out.push_back(node);
+  for (std::size_t i = 0; i < current->nodes.size(); ++i) {
+    if (current->slots[i] > 0) out.push_back(current->nodes[i]);
   }
   return out;
 }
@@ -306,7 +515,13 @@ std::vector<Connection*> ClusterRouter::primaries() {
 Connection* ClusterRouter::any_primary() {
   std::vector<Connection*> all = primaries();
   if (all.empty()) return nullptr;
-  return all[cursor_.fetch_add(1, std::memory_order_relaxed) % all.size()];
+  // A keyless command needs no particular node: not one that is down.
+  std::vector<Connection*> ready;
+  for (Connection* node : all) {
+    if (node->state() == ConnectionState::Ready) ready.push_back(node);
+  }
+  const std::vector<Connection*>& from = ready.empty() ? all : ready;
+  return from[cursor_.fetch_add(1, std::memory_order_relaxed) % from.size()];
 }
 
 std::size_t ClusterRouter::slots_covered() const {
@@ -318,6 +533,38 @@ std::size_t ClusterRouter::slots_covered() const {
 
 std::size_t ClusterRouter::primary_count() const {
   return const_cast<ClusterRouter*>(this)->primaries().size();
+}
+
+std::vector<ClusterRouter::NodeView> ClusterRouter::nodes() const {
+  std::shared_ptr<const SlotMap> current = map();
+  std::vector<std::shared_ptr<Connection>> all;
+  {
+    std::lock_guard lock(mutex_);
+    all = connections_;
+  }
+  std::vector<NodeView> out;
+  out.reserve(all.size());
+  for (const auto& connection : all) {
+    NodeView view;
+    view.connection = connection;
+    if (current) {
+      auto it = std::find(current->nodes.begin(), current->nodes.end(), connection.get());
+      if (it != current->nodes.end()) {
+        const auto at = static_cast<std::size_t>(it - current->nodes.begin());
+        view.slots = current->slots[at];
+        view.primary = view.slots > 0;
+        view.failed = current->failed[at];
+        for (const auto& replicas : current->replicas) {
+          if (std::find(replicas.begin(), replicas.end(), static_cast<std::int16_t>(at)) !=
+              replicas.end()) {
+            view.replica = true;
+          }
+        }
+      }
+    }
+    out.push_back(std::move(view));
+  }
+  return out;
 }
 
 Result<Connection*> ClusterRouter::route(const CommandInfo& info, std::span<const Arg> args,
@@ -358,461 +605,27 @@ Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::span
 std::size_t ClusterRouter::close(const std::function<void()>& closed) {
   std::vector<std::shared_ptr<Connection>> all;
   std::shared_ptr<asio::steady_timer> periodic;
+  std::vector<CommandState*> parked;
   {
     std::lock_guard lock(mutex_);
     if (closed_) return 0;
     closed_ = true;
     all = connections_;
     periodic = std::move(periodic_);
+    for (CommandState* command : parked_) {
+      command->add_ref();  // its timer's handler may run (and let go of it) meanwhile
+      parked.push_back(command);
+    }
+    parked_.clear();
+  }
+  for (CommandState* command : parked) {
+    command->fail(Error(errc::shut_down, std::string(command->command_name) +
+                                             " not sent: the multiplexer was closed"));
+    command->release();
   }
   if (periodic) asio::post(periodic->get_executor(), [periodic] { periodic->cancel(); });
   for (const auto& connection : all) connection->shutdown(closed);
   return all.size();
-}
-
-// ---------------------------------------------------------------------------------------
-// Sending: redirections and split commands
-
-namespace {
-
-/// Stands between the pipeline and the caller's state: follows MOVED, ASK and TRYAGAIN by
-/// resending the command's bytes (kept here) to the node named, up to kMaxHops times; any
-/// other reply, and every failure, goes to the caller's state.
-class RedirectState final : public CommandState {
- public:
-  RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target, std::string bytes,
-                PendingCommand prototype, int db, std::string host)
-      : router_(std::move(router)),
-        target_(target),
-        bytes_(std::move(bytes)),
-        prototype_(prototype),
-        db_(db),
-        host_(std::move(host)) {
-    target_->add_ref();
-  }
-
-  /// The command was sent by other means (a batch) to `connection`.
-  void sent_by_caller(Connection* connection) noexcept {
-    sent_to_ = connection;
-    host_ = connection->endpoint().host;
-  }
-
-  void deliver(NodeSpan reply) noexcept override {
-    if (is_error_reply(reply) && hops_ < kMaxHops) {
-      const std::string_view text = reply[0].value;
-      if (std::optional<ClusterRedirect> redirect = parse_redirect(text, host_)) {
-        ++hops_;
-        router_->shared().counters().redirects.fetch_add(1, std::memory_order_relaxed);
-        if (!redirect->ask) router_->moved(*redirect);
-        Connection* next = router_->connection_to(redirect->endpoint);
-        if (hops_ == 1) {
-          resend(next, redirect->ask);
-          return;
-        }
-        // Redirected again: the nodes disagree for a moment (a slot changing owner is
-        // announced node by node). Pause a little longer each time before following.
-        add_ref();
-        const bool ask = redirect->ask;
-        router_->after(kTryAgainPause * (hops_ - 1), [this, next, ask] {
-          resend(next, ask);
-          release();
-        });
-        return;
-      }
-      if (text.starts_with("TRYAGAIN")) {
-        // A multi-key command during a slot migration: its keys are split between the two
-        // nodes for a moment. Ask again shortly, on the node that answered.
-        ++hops_;
-        router_->shared().counters().redirects.fetch_add(1, std::memory_order_relaxed);
-        add_ref();
-        Connection* again = sent_to_;
-        router_->after(kTryAgainPause, [this, again] {
-          resend(again, false);
-          release();
-        });
-        return;
-      }
-      if (text.starts_with("CLUSTERDOWN")) router_->refresh();
-    }
-    target_->deliver(reply);
-  }
-  void fail(Error error) noexcept override { target_->fail(std::move(error)); }
-
-  /// Sends the command (first time, or again) to `connection`, behind ASKING when `ask`.
-  void resend(Connection* connection, bool ask) noexcept {
-    sent_to_ = connection;
-    host_ = connection->endpoint().host;
-    PendingCommand command = prototype_;
-    command.state = this;
-    add_ref();                               // the pipeline's reference
-    if (hops_ > 0) command.counted = false;  // the first send's slot was given back
-    if (!ask) {
-      command.bytes_begin = 0;
-      command.bytes_end = bytes_.size();
-      connection->submit_batch(db_, bytes_, std::span<PendingCommand>(&command, 1));
-      return;
-    }
-    static constexpr std::string_view kAsking = "ASKING";
-    std::string bytes;
-    resp::encode_command(bytes, {Arg(kAsking)});
-    PendingCommand asking = own_command(kAsking, PendingKind::FireAndForget);
-    asking.bytes_end = bytes.size();
-    command.bytes_begin = bytes.size();
-    bytes += bytes_;
-    command.bytes_end = bytes.size();
-    PendingCommand both[] = {asking, command};
-    connection->submit_batch(db_, bytes, both);
-  }
-
- protected:
-  ~RedirectState() override { target_->release(); }
-
- private:
-  std::shared_ptr<ClusterRouter> router_;
-  CommandState* target_;
-  std::string bytes_;
-  PendingCommand prototype_;
-  int db_;
-  std::string host_;
-  Connection* sent_to_ = nullptr;
-  int hops_ = 0;
-};
-
-/// Reassembles a command split per slot (or sent to every primary).
-struct Gather {
-  enum class Mode { Mget, Sum, AllOk, FirstReply };
-  std::mutex mutex;
-  Mode mode = Mode::AllOk;
-  CommandState* target = nullptr;  ///< one reference; null for fire-and-forget
-  std::string_view name;
-  std::size_t remaining = 0;
-  std::optional<Error> error;
-  long long sum = 0;
-  std::vector<std::optional<std::string>> values;  ///< Mget: by the key's position
-  std::vector<Node> first;                         ///< FirstReply: a copy of part 0's reply
-  std::deque<std::string> first_texts;
-
-  ~Gather() {
-    if (target) target->release();
-  }
-
-  void part_reply(const std::vector<std::size_t>& positions, bool keep, NodeSpan reply) {
-    std::unique_lock lock(mutex);
-    if (is_error_reply(reply)) {
-      if (!error) error = server_error_from(reply, name);
-    } else if (mode == Mode::Mget) {
-      std::size_t k = 0;
-      for (std::size_t i = 1; i < reply.size() && k < positions.size(); ++i, ++k) {
-        if (reply[i].type == ReplyType::Null) continue;
-        values[positions[k]] = std::string(reply[i].value);
-      }
-    } else if (mode == Mode::Sum && !reply.empty()) {
-      long long part = 0;
-      std::from_chars(reply[0].value.data(), reply[0].value.data() + reply[0].value.size(), part);
-      sum += part;
-    } else if (mode == Mode::FirstReply && keep) {
-      first.assign(reply.begin(), reply.end());
-      for (Node& node : first) {
-        if (node.value.empty()) continue;
-        first_texts.emplace_back(node.value);
-        node.value = first_texts.back();
-      }
-    }
-    finish_one(lock);
-  }
-  void part_error(const Error& failure) {
-    std::unique_lock lock(mutex);
-    if (!error) error = failure;
-    finish_one(lock);
-  }
-
- private:
-  void finish_one(std::unique_lock<std::mutex>& lock) {
-    if (--remaining != 0 || !target) return;
-    lock.unlock();
-    if (error) {
-      target->fail(*error);
-      return;
-    }
-    switch (mode) {
-      case Mode::Mget: {
-        std::vector<Node> nodes;
-        nodes.reserve(values.size() + 1);
-        nodes.push_back(Node{ReplyType::Array, 0, values.size(), {}});
-        for (const auto& value : values) {
-          if (value) {
-            nodes.push_back(Node{ReplyType::BulkString, 1, value->size(), *value});
-          } else {
-            nodes.push_back(Node{ReplyType::Null, 1, 0, {}});
-          }
-        }
-        target->deliver(nodes);
-        break;
-      }
-      case Mode::Sum: {
-        const std::string text = std::to_string(sum);
-        const Node node{ReplyType::Integer, 0, text.size(), text};
-        target->deliver(NodeSpan(&node, 1));
-        break;
-      }
-      case Mode::AllOk: {
-        static constexpr std::string_view kOk = "OK";
-        const Node node{ReplyType::SimpleString, 0, kOk.size(), kOk};
-        target->deliver(NodeSpan(&node, 1));
-        break;
-      }
-      case Mode::FirstReply:
-        target->deliver(first);
-        break;
-    }
-  }
-};
-
-/// One part of a Gather: the replies of its keys' positions.
-class PartState final : public CommandState {
- public:
-  PartState(std::shared_ptr<Gather> gather, std::vector<std::size_t> positions, bool keep)
-      : gather_(std::move(gather)), positions_(std::move(positions)), keep_(keep) {}
-  void deliver(NodeSpan reply) noexcept override {
-    if (!claim()) return;
-    gather_->part_reply(positions_, keep_, reply);
-    publish();
-  }
-  void fail(Error error) noexcept override {
-    if (!claim()) return;
-    gather_->part_error(error);
-    publish();
-  }
-
- private:
-  std::shared_ptr<Gather> gather_;
-  std::vector<std::size_t> positions_;
-  bool keep_;
-};
-
-/// SCAN over a whole cluster: the caller's cursor carries the primary (its index among the
-/// primaries ordered by address) in its top 16 bits and that node's own cursor below; each
-/// reply's cursor is rewritten so that when one primary is done the walk moves to the next,
-/// and 0 comes back only after the last one.
-constexpr int kScanNodeShift = 48;
-constexpr std::uint64_t kScanCursorMask = (std::uint64_t{1} << kScanNodeShift) - 1;
-
-class ScanState final : public CommandState {
- public:
-  ScanState(CommandState* target, std::uint64_t node, std::uint64_t nodes)
-      : target_(target), node_(node), nodes_(nodes) {
-    target_->add_ref();
-  }
-  void deliver(NodeSpan reply) noexcept override {
-    if (!claim()) return;
-    if (is_error_reply(reply) || reply.size() < 2) {
-      target_->deliver(reply);
-    } else {
-      std::uint64_t cursor = 0;
-      std::from_chars(reply[1].value.data(), reply[1].value.data() + reply[1].value.size(), cursor);
-      std::uint64_t next = 0;
-      if (cursor != 0) {
-        next = (node_ << kScanNodeShift) | (cursor & kScanCursorMask);
-      } else if (node_ + 1 < nodes_) {
-        next = (node_ + 1) << kScanNodeShift;
-      }
-      const std::string text = std::to_string(next);
-      std::vector<Node> nodes(reply.begin(), reply.end());
-      nodes[1].value = text;
-      nodes[1].size = text.size();
-      target_->deliver(nodes);
-    }
-    publish();
-  }
-  void fail(Error error) noexcept override {
-    if (!claim()) return;
-    target_->fail(std::move(error));
-    publish();
-  }
-
- protected:
-  ~ScanState() override { target_->release(); }
-
- private:
-  CommandState* target_;
-  std::uint64_t node_;
-  std::uint64_t nodes_;
-};
-
-bool name_is(const CommandInfo& info, std::string_view name) noexcept {
-  return info.name == name;
-}
-
-/// Sends `args` to `connection` through a RedirectState for `target` (or fire-and-forget).
-void send_one(ClusterRouter& router, Connection* connection, int db, const CommandInfo& info,
-              std::span<const Arg> args, CommandState* target, Clock::time_point deadline,
-              std::uint32_t timeout_ms, bool counted) {
-  PendingCommand command;
-  command.name = info.name;
-  command.deadline = deadline;
-  command.timeout_ms = timeout_ms;
-  command.counted = counted;
-  if (!target) {
-    command.kind = PendingKind::FireAndForget;
-    command.deadline = Clock::time_point::max();
-    connection->submit(db, args, command);
-    return;
-  }
-  command.kind = PendingKind::Caller;
-  std::string bytes;
-  resp::encode_command(bytes, args);
-  auto* redirect = new RedirectState(router.shared_from_this(), target, std::move(bytes), command,
-                                     db, connection->endpoint().host);
-  redirect->resend(connection, false);
-  redirect->release();  // the pipeline holds it now
-}
-
-}  // namespace
-
-CommandState* follow_redirects(ClusterRouter& router, CommandState* target,
-                               std::span<const Arg> args, const PendingCommand& prototype, int db,
-                               Connection* connection) {
-  std::string bytes;
-  resp::encode_command(bytes, args);
-  auto* redirect = new RedirectState(router.shared_from_this(), target, std::move(bytes), prototype,
-                                     db, connection->endpoint().host);
-  redirect->sent_by_caller(connection);
-  return redirect;
-}
-
-Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
-                        std::span<const Arg> args, CommandState* state, Flags flags,
-                        Clock::time_point deadline, std::uint32_t timeout_ms) {
-  auto refuse = [&](Error error) {
-    router.shared().release_slots(1);
-    if (state) state->fail(error);
-    return error;
-  };
-  router.shared().counters().commands.fetch_add(1, std::memory_order_relaxed);
-  std::vector<std::size_t> keys;
-  key_indexes(info, args, keys);
-
-  // Keyless commands that mean "the whole cluster": every primary, replies combined.
-  const bool every_primary =
-      keys.empty() && (name_is(info, "DBSIZE") || name_is(info, "FLUSHALL") ||
-                       name_is(info, "FLUSHDB") || name_is(info, "SCRIPT FLUSH") ||
-                       name_is(info, "FUNCTION LOAD") || name_is(info, "FUNCTION DELETE") ||
-                       name_is(info, "FUNCTION FLUSH") || name_is(info, "FUNCTION RESTORE"));
-  if (every_primary) {
-    std::vector<Connection*> nodes = router.primaries();
-    if (nodes.empty()) {
-      return refuse(Error(errc::not_sent, std::string(info.name) +
-                                              " not sent: the cluster's slot map is not loaded"));
-    }
-    auto gather = std::make_shared<Gather>();
-    gather->mode = name_is(info, "DBSIZE")          ? Gather::Mode::Sum
-                   : name_is(info, "FUNCTION LOAD") ? Gather::Mode::FirstReply
-                                                    : Gather::Mode::AllOk;
-    gather->name = info.name;
-    gather->remaining = nodes.size();
-    if (state) {
-      state->add_ref();
-      gather->target = state;
-    }
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      auto* part = new PartState(gather, {}, i == 0);
-      send_one(router, nodes[i], db, info, args, part, deadline, timeout_ms, i == 0);
-      part->release();
-    }
-    return Error();
-  }
-
-  if (name_is(info, "SCAN") && args.size() >= 2 && state) {
-    std::vector<Connection*> nodes = router.primaries();
-    std::sort(nodes.begin(), nodes.end(), [](Connection* a, Connection* b) {
-      return a->describe_endpoint() < b->describe_endpoint();
-    });
-    std::uint64_t cursor = 0;
-    const std::string_view text = args[1].bytes();
-    const auto parsed = std::from_chars(text.data(), text.data() + text.size(), cursor);
-    const std::uint64_t node = cursor >> kScanNodeShift;
-    if (parsed.ec != std::errc() || nodes.empty() || node >= nodes.size()) {
-      return refuse(Error(errc::invalid_argument, "SCAN refused: cursor " + std::string(text) +
-                                                      " is not one redmux gave for this cluster (" +
-                                                      std::to_string(nodes.size()) +
-                                                      " primaries)"));
-    }
-    std::vector<Arg> node_args(args.begin(), args.end());
-    const std::string node_cursor = std::to_string(cursor & kScanCursorMask);
-    node_args[1] = Arg(node_cursor);
-    auto* scan = new ScanState(state, node, nodes.size());
-    send_one(router, nodes[node], db, info, node_args, scan, deadline, timeout_ms, true);
-    scan->release();
-    return Error();
-  }
-
-  // One slot (or none): one node.
-  bool one_slot = true;
-  if (!keys.empty()) {
-    const std::uint16_t slot = slot_of(args[keys.front()].bytes());
-    for (std::size_t i = 1; i < keys.size() && one_slot; ++i) {
-      one_slot = slot_of(args[keys[i]].bytes()) == slot;
-    }
-  }
-  const bool splittable = name_is(info, "MGET") || name_is(info, "MSET") || name_is(info, "DEL") ||
-                          name_is(info, "UNLINK") || name_is(info, "EXISTS") ||
-                          name_is(info, "TOUCH");
-  if (one_slot || !splittable) {
-    Result<Connection*> connection = router.route_keys(info, args, keys, flags);
-    if (!connection) return refuse(std::move(connection).error());
-    send_one(router, *connection, db, info, args, state, deadline, timeout_ms, true);
-    return Error();
-  }
-
-  // Split per slot, in the order each slot first appears; reassembled in the caller's order.
-  const bool mset = name_is(info, "MSET");
-  const std::size_t step = mset ? 2 : 1;
-  struct Part {
-    std::uint16_t slot;
-    std::vector<Arg> args;
-    std::vector<std::size_t> positions;
-  };
-  std::vector<Part> parts;
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    const std::size_t at = keys[k];
-    if (at + step > args.size()) break;
-    const std::uint16_t slot = slot_of(args[at].bytes());
-    auto part =
-        std::find_if(parts.begin(), parts.end(), [&](const Part& p) { return p.slot == slot; });
-    if (part == parts.end()) {
-      parts.push_back(Part{slot, {args[0]}, {}});
-      part = parts.end() - 1;
-    }
-    for (std::size_t i = 0; i < step; ++i) part->args.push_back(args[at + i]);
-    part->positions.push_back(k);
-  }
-  const bool read_only = info.is(CommandFlag::ReadOnly);
-  const bool replica =
-      read_only && (has_flag(flags, Flags::PreferReplica) || has_flag(flags, Flags::DemandReplica));
-  std::vector<Connection*> targets;
-  for (const Part& part : parts) {
-    Result<Connection*> connection =
-        router.for_slot(part.slot, replica, has_flag(flags, Flags::DemandReplica));
-    if (!connection) return refuse(std::move(connection).error());
-    targets.push_back(*connection);
-  }
-  auto gather = std::make_shared<Gather>();
-  gather->mode = name_is(info, "MGET") ? Gather::Mode::Mget
-                 : mset                ? Gather::Mode::AllOk
-                                       : Gather::Mode::Sum;
-  gather->name = info.name;
-  gather->remaining = parts.size();
-  gather->values.resize(keys.size());
-  if (state) {
-    state->add_ref();
-    gather->target = state;
-  }
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    auto* part = new PartState(gather, parts[i].positions, false);
-    send_one(router, targets[i], db, info, parts[i].args, part, deadline, timeout_ms, i == 0);
-    part->release();
-  }
-  return Error();
 }
 
 }  // namespace redmux::detail

@@ -1,8 +1,18 @@
 // ClusterRouter: Redis Cluster support for one multiplexer. Holds the slot map (which
 // primary, and which replicas, serve each of the 16384 slots), one connection per node, and
-// the redirection logic: MOVED updates the slot and resends, ASK resends once behind ASKING,
-// TRYAGAIN resends after a short pause, each within a hop limit; a MOVED also schedules one
-// full refresh of the map (single flight, debounced).
+// what keeps commands moving when the map changes: MOVED updates the slot and resends, ASK
+// resends once behind ASKING (mux/cluster_redirect.hpp), CLUSTERDOWN and TRYAGAIN are waited
+// out within the command's deadline (retryClusterDown), and every new map moves the commands
+// still queued for a node that lost their slot to the slot's new owner, in order.
+//
+// Map refreshes: single flight, at most one every 250 ms; asked by a MOVED, a CLUSTERDOWN, a
+// node connection that fails (at once: a dead primary sends no MOVED), every 250 ms while a
+// primary of the map is unreachable, every 2 s while any node is, every 30 s otherwise.
+//
+// Ordering rule of a map change (install()): the commands still queued for a node that lost
+// a slot leave its queue, and reach the new owner's, before any command routed by the new
+// map can; a command pushed meanwhile with the old map is refused by the old node's queue
+// and handed on (forward()) after them. relocate_mutex_ orders the two.
 //
 // Threads: every public member is safe from any thread. The map is immutable once published
 // (copy on write under mutex_); readers take a reference and route without the lock held.
@@ -16,6 +26,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "commands/command_table.hpp"
@@ -54,7 +65,7 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
                                  std::span<const std::size_t> keys, Flags flags);
   /// The node serving `slot` (its primary, or a replica when `replica` and one is known).
   Result<Connection*> for_slot(std::uint16_t slot, bool replica, bool demand_replica);
-  /// A primary chosen round-robin; null when the map is empty.
+  /// A primary chosen round-robin, preferring connected ones; null when the map is empty.
   Connection* any_primary();
   /// Every primary's connection.
   std::vector<Connection*> primaries();
@@ -62,29 +73,61 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   Connection* connection_to(const Endpoint& endpoint);
   /// A MOVED reply: `slot` lives on `endpoint` now. Updates the map and schedules a refresh.
   void moved(const ClusterRedirect& redirect);
-  /// Runs `task` on an I/O thread after `delay` (TRYAGAIN pauses).
+  /// Runs `task` on an I/O thread after `delay` (refresh spacing).
   void after(std::chrono::milliseconds delay, std::function<void()> task);
+  /// Holds `command` (a reference of its own) for `delay`, then runs `task` on an I/O
+  /// thread — unless the router closes first: then `command` fails at once with
+  /// errc::shut_down and `task` never runs. For commands waiting between two sends.
+  void park(CommandState* command, std::chrono::milliseconds delay, std::function<void()> task);
+
+  /// Commands a node's queue refused because their slot moved (Connection::ForwardHook):
+  /// each goes to its slot's owner in the newest map (ASKING entries are dropped: their
+  /// command is asked again where it lands). Any thread.
+  void forward(int db, std::string_view bytes, std::span<PendingCommand> commands);
 
   /// How many slots have a primary; the number of primaries (for status and tests).
   std::size_t slots_covered() const;
   std::size_t primary_count() const;
 
+  /// One node connection as the map sees it (for status()).
+  struct NodeView {
+    std::shared_ptr<Connection> connection;
+    bool primary = false;   ///< serves slots as a primary in the map
+    bool replica = false;   ///< listed as a replica of a primary
+    std::size_t slots = 0;  ///< slots it serves as primary
+    bool failed = false;    ///< the cluster marks it failed (health "fail")
+  };
+  std::vector<NodeView> nodes() const;
+
   /// Shuts down every node connection; `closed` runs once per connection. Returns how many.
   std::size_t close(const std::function<void()>& closed);
 
   SharedContext& shared() noexcept { return *shared_; }
+  std::shared_ptr<SharedContext> shared_context() const { return shared_; }
 
  private:
   struct SlotMap {
     std::vector<Connection*> nodes;                   ///< owned by connections_
     std::array<std::int16_t, kSlotCount> primary{};   ///< node index, -1: no node
     std::vector<std::vector<std::int16_t>> replicas;  ///< by node index
+    std::vector<bool> failed;                         ///< by node index: health "fail"
+    std::vector<std::size_t> slots;                   ///< by node index: slots it serves
   };
   std::shared_ptr<const SlotMap> map() const;
+  /// The map forward() routes by: the one being installed, else the current one.
+  std::shared_ptr<const SlotMap> newest_map() const;
   void install(const std::vector<ClusterShard>& shards);
+  /// Sends `commands` (bytes in `bytes`) to their slots' owners in `map`; fails those whose
+  /// slot has none. REQUIRES: relocate_mutex_ held.
+  void hand_over(const SlotMap& map, int db, std::string_view bytes,
+                 std::span<PendingCommand> commands);
   void ask_shards(Connection& via, std::function<void(const Error&)> done, bool slots);
   Connection* ready_connection();
+  /// True when a primary of the current map has no ready connection.
+  bool primary_unreachable() const;
+  bool any_node_unreachable() const;
   void arm_periodic_refresh();
+  void on_event(const ConnectionEvent& event);
 
   std::shared_ptr<SharedContext> shared_;
   std::shared_ptr<IoPool> pool_;
@@ -93,22 +136,29 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
 
   mutable std::mutex mutex_;
   std::shared_ptr<const SlotMap> map_;
+  std::shared_ptr<const SlotMap> installing_;             ///< set while install() moves commands
   std::vector<std::shared_ptr<Connection>> connections_;  ///< one per node, never removed
+  std::unordered_set<CommandState*> parked_;              ///< see park()
   bool closed_ = false;
+  /// Held by install() while it moves queued commands, and by forward(): a command a queue
+  /// refused is handed on only after the commands moved out of that queue. Recursive: a
+  /// command failed while handing over may run a continuation that sends again.
+  std::recursive_mutex relocate_mutex_;
 
   std::atomic<bool> refreshing_{false};
   std::atomic<std::int64_t> last_refresh_{0};  ///< steady_clock ticks
+  std::atomic<std::int64_t> fast_until_{0};    ///< refresh every 250 ms until then (ticks)
   std::atomic<std::size_t> cursor_{0};         ///< round-robin over primaries / replicas
   std::shared_ptr<asio::steady_timer> periodic_;
 };
 
-/// For a command the caller queues itself (a batch) on `connection`: a state that follows
-/// MOVED / ASK / TRYAGAIN for `target` (taking its own reference to it) by resending the
-/// command's bytes, and gives every other outcome to `target`. Returns it with one
-/// reference, for the pipeline entry.
-CommandState* follow_redirects(ClusterRouter& router, CommandState* target,
-                               std::span<const Arg> args, const PendingCommand& prototype, int db,
-                               Connection* connection);
+/// For a command the caller queues itself (a batch) on `connection`: makes `command` (whose
+/// name, deadline and bytes are set) a cluster entry — for a caller (`target` not null) a
+/// state that follows MOVED / ASK / TRYAGAIN / CLUSTERDOWN for `target` (taking its own
+/// reference to it, and the command's slot of maxQueuedCommands) by resending the command's
+/// bytes; for fire-and-forget, the slot that lets it move if its node loses the slot.
+void prepare_cluster_entry(ClusterRouter& router, CommandState* target, std::span<const Arg> args,
+                           PendingCommand& command, int db, Connection* connection);
 
 /// Sends one command in cluster mode: routed by slot, redirections followed, MGET / MSET /
 /// DEL / UNLINK / EXISTS / TOUCH across slots split per slot and reassembled in order, and

@@ -339,12 +339,8 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   auto [deadline, timeout_ms] = deadline_for(options);
   if (!shared_->acquire_slot(deadline)) {
     shared_->counters().queue_full.fetch_add(1, std::memory_order_relaxed);
-    return refuse(Error(errc::queue_full,
-                        std::string(info.name) +
-                            " refused: " + std::to_string(shared_->outstanding()) +
-                            " commands are already queued or awaiting replies (maxQueuedCommands=" +
-                            std::to_string(shared_->config().max_queued_commands) +
-                            "); the server is slow or unreachable — back off and retry"));
+    return refuse(
+        shared_->queue_full_error(info.name, deadline, std::chrono::milliseconds(timeout_ms)));
   }
   if (ClusterRouter* router = cluster()) {
     if (db != 0 && db != -1) {

@@ -53,6 +53,13 @@ class DedicatedPool : public std::enable_shared_from_this<DedicatedPool> {
 
   /// Connections open now (leased or idle).
   std::size_t size() const;
+  /// Those connections (for status()).
+  std::vector<std::shared_ptr<Connection>> connections() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::shared_ptr<Connection>> out;
+    for (const Member& member : members_) out.push_back(member.connection);
+    return out;
+  }
   /// The cap (blockingPoolSize).
   std::size_t capacity() const noexcept { return capacity_; }
 

@@ -1,7 +1,10 @@
 #include "redmux/multiplexer.hpp"
 
+#include "mux/cluster.hpp"
 #include "mux/core.hpp"
+#include "mux/dedicated_pool.hpp"
 #include "mux/sentinel_connect.hpp"
+#include "pubsub/hub.hpp"
 #if REDMUX_WITH_TLS
 #include "net/tls_context.hpp"
 #endif
@@ -185,12 +188,145 @@ bool Multiplexer::is_connected() const noexcept {
   return false;
 }
 
+std::string_view to_string(ConnectionStatus::Purpose purpose) noexcept {
+  switch (purpose) {
+    case ConnectionStatus::Purpose::Interactive:
+      return "interactive";
+    case ConnectionStatus::Purpose::ClusterNode:
+      return "cluster node";
+    case ConnectionStatus::Purpose::Subscription:
+      return "subscription";
+    case ConnectionStatus::Purpose::ShardSubscription:
+      return "shard subscription";
+    case ConnectionStatus::Purpose::Dedicated:
+      return "dedicated";
+  }
+  return "?";
+}
+
+std::string_view to_string(ConnectionStatus::State state) noexcept {
+  switch (state) {
+    case ConnectionStatus::State::Idle:
+      return "idle";
+    case ConnectionStatus::State::Connecting:
+      return "connecting";
+    case ConnectionStatus::State::Handshaking:
+      return "handshaking";
+    case ConnectionStatus::State::Ready:
+      return "ready";
+    case ConnectionStatus::State::Reconnecting:
+      return "reconnecting";
+    case ConnectionStatus::State::Closed:
+      return "closed";
+  }
+  return "?";
+}
+
+std::string_view to_string(ConnectionStatus::Role role) noexcept {
+  switch (role) {
+    case ConnectionStatus::Role::Unknown:
+      return "unknown";
+    case ConnectionStatus::Role::Primary:
+      return "primary";
+    case ConnectionStatus::Role::Replica:
+      return "replica";
+  }
+  return "?";
+}
+
+namespace {
+
+ConnectionStatus::State public_state(detail::ConnectionState state) noexcept {
+  switch (state) {
+    case detail::ConnectionState::Idle:
+      return ConnectionStatus::State::Idle;
+    case detail::ConnectionState::Connecting:
+      return ConnectionStatus::State::Connecting;
+    case detail::ConnectionState::Handshaking:
+      return ConnectionStatus::State::Handshaking;
+    case detail::ConnectionState::Ready:
+      return ConnectionStatus::State::Ready;
+    case detail::ConnectionState::Reconnecting:
+      return ConnectionStatus::State::Reconnecting;
+    case detail::ConnectionState::Closed:
+      return ConnectionStatus::State::Closed;
+  }
+  return ConnectionStatus::State::Closed;
+}
+
+/// One connection's line in status(). The role is what its server said (HELLO, ROLE).
+ConnectionStatus describe(const detail::Connection& connection, ConnectionStatus::Purpose purpose) {
+  ConnectionStatus out;
+  out.endpoint = connection.describe_endpoint();
+  out.purpose = purpose;
+  out.state = public_state(connection.state());
+  const std::string role = connection.identity().role;
+  if (role == "master") out.role = ConnectionStatus::Role::Primary;
+  if (role == "replica" || role == "slave") out.role = ConnectionStatus::Role::Replica;
+  const detail::Connection::Tally tally = connection.tally();
+  out.queued = tally.queued;
+  out.in_flight = tally.in_flight;
+  return out;
+}
+
+}  // namespace
+
 MultiplexerStatus Multiplexer::status() const {
   const detail::Counters& c = core_->shared().counters();
   MultiplexerStatus s;
+  // Every connection first, then the counters: a command counted in a connection's queue
+  // or pipeline has been accepted (and counted in outstanding) before, so reading
+  // outstanding last keeps queued + in_flight <= outstanding under traffic too.
+  using Purpose = ConnectionStatus::Purpose;
+  for (const auto& group : core_->groups()) {
+    for (const auto& connection : group) {
+      s.per_connection.push_back(describe(*connection, Purpose::Interactive));
+    }
+  }
+  if (detail::ClusterRouter* router = core_->cluster()) {
+    // A node's role is what the slot map says now (a handshake's may be from before a
+    // failover), for the seeds as well.
+    std::vector<ConnectionStatus> nodes;
+    for (const detail::ClusterRouter::NodeView& node : router->nodes()) {
+      ConnectionStatus one = describe(*node.connection, Purpose::ClusterNode);
+      one.role = node.primary   ? ConnectionStatus::Role::Primary
+                 : node.replica ? ConnectionStatus::Role::Replica
+                                : ConnectionStatus::Role::Unknown;  // not in the map
+      one.slots = node.slots;
+      one.cluster_failed = node.failed;
+      nodes.push_back(std::move(one));
+    }
+    for (ConnectionStatus& seed : s.per_connection) {
+      seed.role = ConnectionStatus::Role::Unknown;
+      for (const ConnectionStatus& node : nodes) {
+        if (node.endpoint == seed.endpoint) seed.role = node.role;
+      }
+    }
+    s.per_connection.insert(s.per_connection.end(), nodes.begin(), nodes.end());
+  }
+  if (auto own = core_->subscription_hub()->own_connection()) {
+    s.per_connection.push_back(describe(*own, Purpose::Subscription));
+  }
+  for (const auto& hub : core_->shard_hubs()) {
+    if (auto own = hub->own_connection()) {
+      s.per_connection.push_back(describe(*own, Purpose::ShardSubscription));
+    }
+  }
+  for (const auto& connection : core_->dedicated_pool()->connections()) {
+    s.per_connection.push_back(describe(*connection, Purpose::Dedicated));
+  }
+  for (const ConnectionStatus& one : s.per_connection) {
+    ++s.connections;
+    if (one.state == ConnectionStatus::State::Ready) ++s.connected;
+    s.queued += one.queued;
+    s.in_flight += one.in_flight;
+  }
   s.commands = c.commands.load(std::memory_order_relaxed);
   s.replies = c.replies.load(std::memory_order_relaxed);
-  s.writes = c.writes.load(std::memory_order_relaxed);
+  s.writes = c.writes.load(std::memory_order_acquire);
+  // After writes: a write's commands are counted before the write is, so this keeps
+  // commands_written >= writes.
+  s.commands_written = c.commands_written.load(std::memory_order_relaxed);
   s.yields_for_callers = c.yields_for_callers.load(std::memory_order_relaxed);
   s.bytes_written = c.bytes_written.load(std::memory_order_relaxed);
   s.bytes_read = c.bytes_read.load(std::memory_order_relaxed);
@@ -204,15 +340,8 @@ MultiplexerStatus Multiplexer::status() const {
   s.connection_failures = c.connection_failures.load(std::memory_order_relaxed);
   s.loading_waits = c.loading_waits.load(std::memory_order_relaxed);
   s.redirects = c.redirects.load(std::memory_order_relaxed);
+  s.cluster_retries = c.cluster_retries.load(std::memory_order_relaxed);
   s.outstanding = core_->shared().outstanding();
-  for (const auto& group : core_->groups()) {
-    for (const auto& connection : group) {
-      ++s.connections;
-      if (connection->state() == detail::ConnectionState::Ready) ++s.connected;
-      s.queued += connection->queued_count();
-      s.in_flight += connection->in_flight_count();
-    }
-  }
   return s;
 }
 
@@ -222,28 +351,45 @@ std::string Multiplexer::status_text() const {
   if (!config().name.empty()) text += " \"" + config().name + "\"";
   text += ": ";
   bool first = true;
-  for (const auto& group : core_->groups()) {
-    for (const auto& connection : group) {
-      text += first ? "" : ", ";
-      first = false;
-      text += connection->describe_endpoint() + " " +
-              std::string(detail::to_string(connection->state()));
+  for (const ConnectionStatus& one : s.per_connection) {
+    text += first ? "" : ", ";
+    first = false;
+    text += one.endpoint;
+    if (one.purpose != ConnectionStatus::Purpose::Interactive) {
+      text += " (" + std::string(to_string(one.purpose)) + ")";
+    }
+    if (one.role != ConnectionStatus::Role::Unknown) {
+      text += " " + std::string(to_string(one.role));
+      if (one.role == ConnectionStatus::Role::Primary && one.slots > 0) {
+        text += " of " + std::to_string(one.slots) + " slots";
+      }
+    }
+    text += " " + std::string(to_string(one.state));
+    if (one.cluster_failed) text += " (failed, says the cluster)";
+    if (one.queued > 0 || one.in_flight > 0) {
+      text +=
+          " queued=" + std::to_string(one.queued) + " in-flight=" + std::to_string(one.in_flight);
     }
   }
   char per_write[32];
   std::snprintf(per_write, sizeof per_write, "%.1f", s.commands_per_write());
-  text += "; commands=" + std::to_string(s.commands) + " replies=" + std::to_string(s.replies) +
-          " writes=" + std::to_string(s.writes) + " (" + per_write + " commands/write)" +
-          " outstanding=" + std::to_string(s.outstanding) + " (queued=" + std::to_string(s.queued) +
-          " in-flight=" + std::to_string(s.in_flight) + ")" +
-          " timeouts=" + std::to_string(s.timeouts) +
+  text += "; connections=" + std::to_string(s.connections) +
+          " connected=" + std::to_string(s.connected) + " commands=" + std::to_string(s.commands) +
+          " replies=" + std::to_string(s.replies) + " writes=" + std::to_string(s.writes) + " (" +
+          per_write + " commands/write)" + " outstanding=" + std::to_string(s.outstanding) +
+          " (queued=" + std::to_string(s.queued) + " in-flight=" + std::to_string(s.in_flight) +
+          ")" + " timeouts=" + std::to_string(s.timeouts) +
           " queue-full=" + std::to_string(s.queue_full) +
           " reconnects=" + std::to_string(s.reconnects) +
           " connection-failures=" + std::to_string(s.connection_failures) +
           " resent=" + std::to_string(s.resent) +
           " dead-connections=" + std::to_string(s.dead_connections) +
-          " heartbeats=" + std::to_string(s.heartbeats) +
-          " bytes-out=" + std::to_string(s.bytes_written) +
+          " heartbeats=" + std::to_string(s.heartbeats);
+  if (core_->cluster()) {
+    text += " redirects=" + std::to_string(s.redirects) +
+            " cluster-retries=" + std::to_string(s.cluster_retries);
+  }
+  text += " bytes-out=" + std::to_string(s.bytes_written) +
           " bytes-in=" + std::to_string(s.bytes_read) + "; " + core_->pool().describe();
   return text;
 }

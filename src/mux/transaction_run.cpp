@@ -75,10 +75,7 @@ void TransactionRun::start() {
   MuxCore& core = *work_.core;
   const Clock::time_point wait_until = Clock::now() + timeout_;
   if (!core.shared().acquire_slot(wait_until)) {
-    finish(std::nullopt,
-           Error(errc::queue_full, "transaction refused: maxQueuedCommands=" +
-                                       std::to_string(core.config().max_queued_commands) +
-                                       " reached; back off and retry"));
+    finish(std::nullopt, core.shared().queue_full_error("transaction", wait_until, timeout_));
     return;
   }
   slot_held_ = true;

@@ -17,6 +17,7 @@
 #include "net/handler_arena.hpp"
 #include "net/io_load.hpp"
 #include "redmux/version.hpp"
+#include "resp/encoder.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -262,6 +263,15 @@ void Connection::note_role(std::string_view role) {
     identity_.role = replica ? "replica" : std::string(role);
   }
   if (was_replica != replica && role_hook_) role_hook_(*this);
+}
+
+void Connection::reconnect_now() {
+  asio::post(io_, [self = shared_from_this()] {
+    BusyScope busy(*self->load_);
+    // A new attempt makes the backoff timer's handler stale (connect_attempt() bumps the
+    // generation).
+    if (self->state() == ConnectionState::Reconnecting) self->connect_attempt();
+  });
 }
 
 void Connection::check_role() {
@@ -667,20 +677,34 @@ void Connection::submit(int db, std::span<const Arg> args, PendingCommand comman
     asio::post(io_, in_arena(wake_arena_, [self = shared_from_this()] { self->wake(); }));
   } else if (pushed == SubmissionQueue::Pushed::QueuedRearm) {
     rearm_for(command.deadline);
-  } else if (pushed == SubmissionQueue::Pushed::Closed) {
-    const Error error =
-        fail_fast ? Error(errc::disconnected,
-                          std::string(command.name) + " not sent: " + describe_endpoint() + " is " +
-                              std::string(to_string(state())) + " and backlogPolicy=failFast")
-                  : Error(errc::shut_down, std::string(command.name) +
-                                               " not sent: the multiplexer was "
-                                               "closed");
-    if (command.state) {
-      command.state->fail(error);
-      command.state->release();
-    }
-    if (command.counted) shared_->release_slots(1);
+  } else if (pushed != SubmissionQueue::Pushed::Queued) [[unlikely]] {
+    not_queued(pushed, fail_fast, db, args, command);
   }
+}
+
+void Connection::not_queued(SubmissionQueue::Pushed pushed, bool fail_fast, int db,
+                            std::span<const Arg> args, const PendingCommand& refused) {
+  PendingCommand command = refused;
+  if (pushed == SubmissionQueue::Pushed::Forward) {
+    std::string bytes;  // a command routed by a slot map just replaced
+    resp::encode_command(bytes, args);
+    command.bytes_begin = 0;
+    command.bytes_end = bytes.size();
+    forward_hook_(db, bytes, std::span<PendingCommand>(&command, 1));
+    return;
+  }
+  const Error error =
+      fail_fast ? Error(errc::disconnected,
+                        std::string(command.name) + " not sent: " + describe_endpoint() + " is " +
+                            std::string(to_string(state())) + " and backlogPolicy=failFast")
+                : Error(errc::shut_down, std::string(command.name) +
+                                             " not sent: the multiplexer was "
+                                             "closed");
+  if (command.state) {
+    command.state->fail(error);
+    command.state->release();
+  }
+  if (command.counted) shared_->release_slots(1);
 }
 
 void Connection::submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands) {
@@ -689,6 +713,14 @@ void Connection::submit_batch(int db, std::string_view bytes, std::span<PendingC
     write_inline();
   } else if (pushed == SubmissionQueue::Pushed::QueuedWake) {
     asio::post(io_, [self = shared_from_this()] { self->wake(); });
+  } else if (pushed == SubmissionQueue::Pushed::QueuedRearm) {
+    Clock::time_point earliest = Clock::time_point::max();
+    for (const PendingCommand& command : commands) {
+      if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
+    }
+    rearm_for(earliest);
+  } else if (pushed == SubmissionQueue::Pushed::Forward) {
+    forward_hook_(db, bytes, commands);
   } else if (pushed == SubmissionQueue::Pushed::Closed) {
     std::size_t slots = 0;
     for (PendingCommand& command : commands) {
@@ -765,7 +797,10 @@ void Connection::write_more() {
   }
   pipeline_push(batch_);
   queue_.publish_in_flight(pipeline_.size());
-  shared_->counters().writes.fetch_add(1, std::memory_order_relaxed);
+  // Commands before the write that carries them: status() then never sees fewer commands
+  // written than writes.
+  shared_->counters().commands_written.fetch_add(batch_.size(), std::memory_order_relaxed);
+  shared_->counters().writes.fetch_add(1, std::memory_order_release);
   if (earliest < timer_at_) arm_timer(earliest);
   writing_ = true;
   transport_.async_write(
@@ -810,6 +845,7 @@ void Connection::write_inline() {
   // commands reach its pipeline through the hand-off list before any reply is parsed.
   thread_local std::string bytes;
   std::uint64_t stream_begin = 0;
+  std::size_t taken = 0;
   bool needs_timer = false;
   std::size_t sent = 0;
   int error = 0;
@@ -818,7 +854,7 @@ void Connection::write_inline() {
     // Taken before the commands are: a break (close_socket() takes this lock first) then
     // finds them either not yet taken, or taken with their unsent bytes in inline_unsent_.
     std::lock_guard guard(socket_mutex_);
-    needs_timer = queue_.take_inline(bytes, &stream_begin);
+    needs_timer = queue_.take_inline(bytes, &stream_begin, &taken);
     ready = state() == ConnectionState::Ready && transport_.is_open();
     if (ready) {
       const ssize_t n = ::send(transport_.native_handle(), bytes.data(), bytes.size(),
@@ -840,7 +876,8 @@ void Connection::write_inline() {
   if (sent > 0) {
     auto& counters = shared_->counters();
     counters.bytes_written.fetch_add(sent, std::memory_order_relaxed);
-    counters.writes.fetch_add(1, std::memory_order_relaxed);
+    counters.commands_written.fetch_add(taken, std::memory_order_relaxed);
+    counters.writes.fetch_add(1, std::memory_order_release);
     last_write_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
   if (ready && error == 0 && sent == bytes.size()) {
@@ -1103,20 +1140,25 @@ void Connection::on_timer(const asio::error_code&) {
   timer_at_ = Clock::time_point::max();
   queue_.set_timer_armed_until(timer_at_);
   absorb_inline_writes();
-  std::size_t timed_out =
-      pipeline_.expire(now, [this](const PendingCommand& c, Clock::time_point t) {
+  std::size_t timed_out = pipeline_.expire(
+      now,
+      [this](const PendingCommand& c, Clock::time_point t) {
         return timeout_error(c, t, /*in_flight=*/true);
-      });
+      },
+      release_slot_);
   if (timed_out > 0) overdue_ = true;
   std::vector<PendingCommand> expired;
   const Clock::time_point queued_next = queue_.collect_expired(now, expired);
   for (PendingCommand& command : expired) {
+    if (command.counted) shared_->release_slots(1);  // before its future completes
     command.state->fail(timeout_error(command, now, /*in_flight=*/false));
     command.state->release();  // the extra reference collect_expired took
     ++timed_out;
   }
   shared_->counters().timeouts.fetch_add(timed_out, std::memory_order_relaxed);
-  if (state() != ConnectionState::Ready) {
+  // Their slots are back, so new commands come in: what timed out while queued must leave
+  // the queue too, also while a write is stuck (a stalled server), or memory would grow.
+  if (state() != ConnectionState::Ready || !expired.empty()) {
     std::vector<PendingCommand> dropped;
     queue_.purge_completed(dropped);
     release(dropped);

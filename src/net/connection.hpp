@@ -52,6 +52,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Runs on the I/O thread each time the connection becomes ready (first connect and every
   /// reconnect), after the handshake and before anything queued is written.
   using ReadyHook = std::function<void(Connection&)>;
+  /// Redis Cluster: gets commands a push refused with SubmissionQueue::Pushed::Forward (their
+  /// slot moved to another node), with their bytes, on the submitting thread. It must queue
+  /// or fail every one of them (each holds its reference and its slot).
+  using ForwardHook =
+      std::function<void(int db, std::string_view bytes, std::span<PendingCommand> commands)>;
 
   /// `tls`: the multiplexer's TLS settings when ssl=true (null: plain connections).
   Connection(asio::io_context& io, std::shared_ptr<IoPool::Load> load,
@@ -81,6 +86,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void set_push_handler(PushHandler handler) { push_handler_ = std::move(handler); }
   /// Call before start(). The pub/sub layer re-subscribes from here in one write.
   void set_ready_hook(ReadyHook hook) { ready_hook_ = std::move(hook); }
+  /// Call before start() (Redis Cluster node connections).
+  void set_forward_hook(ForwardHook hook) { forward_hook_ = std::move(hook); }
+  /// Redis Cluster, any thread: see SubmissionQueue::reroute().
+  void reroute(std::shared_ptr<const SlotSet> elsewhere, std::string& bytes,
+               std::vector<PendingCommand>& moved) {
+    queue_.reroute(std::move(elsewhere), bytes, moved);
+  }
+  /// Any thread: a connection waiting to reconnect tries now instead of after its backoff
+  /// (the cluster announced the node again). No-op in every other state.
+  void reconnect_now();
   /// Call before start(). Runs on the I/O thread when the server's role changed (replica ↔
   /// primary): seen by a ROLE probe, or by the handshake of a new connection.
   void set_role_hook(ReadyHook hook) { role_hook_ = std::move(hook); }
@@ -120,6 +135,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Commands queued and not yet written; commands written and awaiting replies (snapshots).
   std::size_t queued_count() const { return queue_.snapshot().commands; }
   std::size_t in_flight_count() const noexcept { return queue_.in_flight(); }
+  /// For status(): accepted commands whose callers still wait, queued (not yet written) and
+  /// in flight (written, awaiting replies). Timed-out and redmux's own commands not counted.
+  struct Tally {
+    std::size_t queued = 0;
+    std::size_t in_flight = 0;
+  };
+  Tally tally() const {
+    const SubmissionQueue::Tally queue = queue_.tally();
+    return {queue.queued, queue.written + pipeline_.awaited()};
+  }
 
  private:
   // --- connecting (I/O thread) ---
@@ -148,6 +173,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_health_tick();
 
   // --- writing ---
+  /// submit() when the queue did not take the command: Closed (or failFast while down) fails
+  /// it; Forward encodes it and hands it to forward_hook_. Rare, so out of submit()'s way.
+  [[gnu::cold, gnu::noinline]] void not_queued(SubmissionQueue::Pushed pushed, bool fail_fast,
+                                               int db, std::span<const Arg> args,
+                                               const PendingCommand& refused);
   void wake();
   void write_more();
   /// Commands a write waits for before it leaves (0: write at once).
@@ -212,6 +242,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   PushHandler push_handler_;
   ReadyHook ready_hook_;
   ReadyHook role_hook_;
+  ForwardHook forward_hook_;
 
   // writer
   bool writing_ = false;

@@ -124,6 +124,12 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   void move_to(const Endpoint& endpoint);
 
   SubscriberStatus status() const;
+  /// Its subscription connection of its own, for the multiplexer's status(): null before the
+  /// first subscribe, and when subscriptions ride an interactive connection (shared mode).
+  std::shared_ptr<Connection> own_connection() const {
+    std::lock_guard lock(mutex_);
+    return shared_mode_ ? nullptr : connection_;
+  }
   /// Ends everything (futures fail with errc::shut_down) and shuts the dedicated connection
   /// down; `closed` runs when it has. Returns the number of connections shut down (0 or 1).
   std::size_t close(const std::function<void()>& closed);

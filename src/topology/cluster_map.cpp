@@ -102,10 +102,13 @@ Result<std::vector<ClusterShard>> parse_cluster_shards(NodeSpan reply, std::stri
             if (name == "health") health = reply[data].value;
           }
           if (!valid_port(port)) continue;  // a TLS-only node lists tls-port instead
+          // Redis 7.0 answers "fail"; its documentation says "failed".
+          const bool failed = health == "fail" || health == "failed";
           if (role == "master") {
             shard.primary = make_endpoint(ip, port, seed_host);
+            shard.primary_failed = failed;
             has_primary = true;
-          } else if (health != "failed") {
+          } else if (!failed) {
             // "loading" too: 7.0 reports it for a replica whose offset it has not heard of
             // yet; a replica really loading is not used anyway (its connection waits).
             shard.replicas.push_back(make_endpoint(ip, port, seed_host));

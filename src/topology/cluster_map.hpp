@@ -19,7 +19,11 @@ namespace redmux::detail {
 struct ClusterShard {
   std::vector<std::pair<std::uint16_t, std::uint16_t>> ranges;
   Endpoint primary;
-  std::vector<Endpoint> replicas;  ///< not failed (CLUSTER SHARDS "health" is not "failed")
+  /// CLUSTER SHARDS says the primary failed ("health" is "fail", or "failed" as the
+  /// documentation spells it): the cluster is about to promote a replica. Always false from
+  /// CLUSTER SLOTS, which does not say.
+  bool primary_failed = false;
+  std::vector<Endpoint> replicas;  ///< not failed ("health" neither "fail" nor "failed")
 };
 
 /// CLUSTER SHARDS (Redis 7.0+), RESP3 maps or RESP2 flat arrays. Shards without slots are

@@ -243,6 +243,7 @@ TEST(ConfigOptions, Booleans) {
       {"abortConnect", &Config::abort_connect},
       {"sharedSubscriptionConnection", &Config::shared_subscription_connection},
       {"retryReadOnlyCommands", &Config::retry_read_only_commands},
+      {"retryClusterDown", &Config::retry_cluster_down},
       {"ssl", &Config::ssl},
   };
   for (const Case& c : cases) {
@@ -713,7 +714,8 @@ TEST(ConfigToString, RoundTripsEveryOption) {
       "syncTimeout=2,asyncTimeout=3,keepAlive=0,heartbeatInterval=5,maxQueuedCommands=6,"
       "queueFullPolicy=wait,ioThreads=7,connectionsPerEndpoint=8,"
       "sharedSubscriptionConnection=true,blockingPoolSize=9,reconnectBaseDelay=10,"
-      "reconnectMaxDelay=11,backlogPolicy=failFast,retryReadOnlyCommands=true,ssl=true,"
+      "reconnectMaxDelay=11,backlogPolicy=failFast,retryReadOnlyCommands=true,"
+      "retryClusterDown=false,ssl=true,"
       "sslHost=redis.internal,sslCaFile=/ca.pem,sslCaPath=/certs,sslCert=/c.pem,"
       "sslKey=/c.key,sslVerify=false,serviceName=mymaster,sentinelUser=sen,"
       "sentinelPassword=tiger7";
@@ -732,7 +734,8 @@ TEST(ConfigToString, RoundTripsEveryOption) {
             "syncTimeout=2,asyncTimeout=3,keepAlive=0,heartbeatInterval=5,maxQueuedCommands=6,"
             "queueFullPolicy=wait,ioThreads=7,connectionsPerEndpoint=8,"
             "sharedSubscriptionConnection=true,blockingPoolSize=9,reconnectBaseDelay=10,"
-            "reconnectMaxDelay=11,backlogPolicy=failFast,retryReadOnlyCommands=true,ssl=true,"
+            "reconnectMaxDelay=11,backlogPolicy=failFast,retryReadOnlyCommands=true,"
+            "retryClusterDown=false,ssl=true,"
             "sslHost=redis.internal,sslCaFile=/ca.pem,sslCaPath=/certs,sslCert=/c.pem,"
             "sslKey=/c.key,sslVerify=false,serviceName=mymaster,sentinelUser=sen,"
             "sentinelPassword=*****");
@@ -901,7 +904,7 @@ TEST(ConfigDocs, ReferenceListsEveryOption) {
   for (std::string name; std::getline(stream, name, ',');) {
     names.push_back(name.substr(name.find_first_not_of(' ')));
   }
-  EXPECT_EQ(names.size(), 33u);
+  EXPECT_EQ(names.size(), 34u);
 
   std::string source = __FILE__;
   source = source.substr(0, source.rfind("tests/unit/config/"));

@@ -69,7 +69,7 @@ TEST(PipelineTest, TimedOutCommandStaysInFlightSoLaterRepliesMatch) {
   PendingCommand cmds[] = {f.caller(10ms), f.caller(1s)};
   pipeline.push(cmds);
   EXPECT_EQ(pipeline.next_deadline(), f.t0 + 10ms);
-  EXPECT_EQ(pipeline.expire(f.t0 + 20ms, timeout), 1u);
+  EXPECT_EQ(pipeline.expire(f.t0 + 20ms, timeout, {}), 1u);
   EXPECT_EQ(f.states[0]->result().error().code(), errc::timeout);
   EXPECT_EQ(pipeline.size(), 2u);
   EXPECT_EQ(pipeline.next_deadline(), f.t0 + 1s);
@@ -80,13 +80,72 @@ TEST(PipelineTest, TimedOutCommandStaysInFlightSoLaterRepliesMatch) {
   EXPECT_EQ(f.states[1]->result().value(), "mine");
 }
 
+// Issue: a timed-out command kept its maxQueuedCommands slot until its late reply came, so a
+// stalled server turned timeouts into QueueFullErrors. Its entry stays (its reply must be
+// skipped), its slot does not.
+TEST(PipelineTest, TimedOutCommandGivesItsSlotBackAtOnceAndOnlyOnce) {
+  Fixture f;
+  Pipeline pipeline;
+  PendingCommand cmds[] = {f.caller(10ms), f.caller(5s), f.caller(20ms)};  // the last: early
+  pipeline.push(cmds);
+  EXPECT_EQ(pipeline.awaited(), 3u);
+  std::size_t released = 0;
+  bool completed_before_release = false;
+  auto release = [&] {  // the k-th slot comes back while fewer than k futures are complete
+    ++released;
+    const std::size_t ready = f.states[0]->ready() + f.states[2]->ready();
+    completed_before_release = completed_before_release || ready >= released;
+  };
+  EXPECT_EQ(pipeline.expire(f.t0 + 30ms, timeout, release), 2u);
+  EXPECT_EQ(released, 2u);                 // both slots back now, not at their replies
+  EXPECT_FALSE(completed_before_release);  // each before its future completed
+  EXPECT_EQ(pipeline.size(), 3u);          // the entries stay for their replies
+  EXPECT_EQ(pipeline.awaited(), 1u);       // only the one whose caller still waits
+  EXPECT_EQ(pipeline.expire(f.t0 + 40ms, timeout, release), 0u);  // never twice
+  Node late = bulk("late"), mine = bulk("mine"), late2 = bulk("late2");
+  pipeline.on_reply(NodeSpan(&late, 1), {}, release);
+  EXPECT_EQ(released, 2u);  // the late reply gives nothing back again
+  pipeline.on_reply(NodeSpan(&mine, 1), {}, release);
+  EXPECT_EQ(released, 3u);
+  pipeline.on_reply(NodeSpan(&late2, 1), {}, release);
+  EXPECT_EQ(released, 3u);
+  EXPECT_EQ(pipeline.awaited(), 0u);
+  EXPECT_EQ(f.states[1]->result().value(), "mine");
+}
+
+TEST(PipelineTest, AwaitedCountsCallersCommandsOnly) {
+  Fixture f;
+  Pipeline pipeline;
+  PendingCommand tallied = f.caller(1s);  // a cluster command: its state holds the slot
+  tallied.counted = false;
+  tallied.tallied = true;
+  PendingCommand part = f.caller(1s);  // a later part of a split command
+  part.counted = false;
+  PendingCommand cmds[] = {own_command("PING", PendingKind::Heartbeat), tallied, part,
+                           f.caller(1s)};
+  pipeline.push(cmds);
+  EXPECT_EQ(pipeline.awaited(), 2u);
+  std::size_t released = 0;
+  auto release = [&] { ++released; };
+  Node pong = bulk("PONG"), a = bulk("a"), b = bulk("b"), c = bulk("c");
+  pipeline.on_reply(NodeSpan(&pong, 1), {}, release);
+  EXPECT_EQ(pipeline.awaited(), 2u);
+  pipeline.on_reply(NodeSpan(&a, 1), {}, release);
+  EXPECT_EQ(pipeline.awaited(), 1u);
+  EXPECT_EQ(released, 0u);  // not the entry's to give back
+  pipeline.on_reply(NodeSpan(&b, 1), {}, release);
+  pipeline.on_reply(NodeSpan(&c, 1), {}, release);
+  EXPECT_EQ(pipeline.awaited(), 0u);
+  EXPECT_EQ(released, 1u);
+}
+
 TEST(PipelineTest, ShorterPerCallTimeoutBehindLongerOneStillExpiresOnTime) {
   Fixture f;
   Pipeline pipeline;
   PendingCommand cmds[] = {f.caller(5s), f.caller(50ms)};
   pipeline.push(cmds);
   EXPECT_EQ(pipeline.next_deadline(), f.t0 + 50ms);
-  EXPECT_EQ(pipeline.expire(f.t0 + 60ms, timeout), 1u);
+  EXPECT_EQ(pipeline.expire(f.t0 + 60ms, timeout, {}), 1u);
   EXPECT_FALSE(f.states[0]->ready());
   EXPECT_TRUE(f.states[1]->ready());
   EXPECT_EQ(pipeline.next_deadline(), f.t0 + 5s);
@@ -109,7 +168,7 @@ TEST(PipelineTest, AnOutOfOrderDeadlineIsReportedWithItsOwnTimeout) {
     seen.push_back(c);
     return Error(errc::timeout, "timeout");
   };
-  EXPECT_EQ(pipeline.expire(f.t0 + 499ms, record), 1u);
+  EXPECT_EQ(pipeline.expire(f.t0 + 499ms, record, {}), 1u);
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].name, "GET");
   EXPECT_EQ(seen[0].timeout_ms, 499u);
@@ -127,7 +186,7 @@ TEST(PipelineTest, FireAndForgetErrorsAreReportedAndDoNotBlockDeadlines) {
   ff.deadline = Clock::time_point::max();
   PendingCommand cmds[] = {ff, f.caller(10ms)};
   pipeline.push(cmds);
-  EXPECT_EQ(pipeline.expire(f.t0 + 20ms, timeout), 1u);
+  EXPECT_EQ(pipeline.expire(f.t0 + 20ms, timeout, {}), 1u);
   std::string reported;
   Node err;
   err.type = ReplyType::SimpleError;

@@ -128,6 +128,76 @@ TEST(SubmissionQueueTest, TimedOutQueuedCommandsAreNeverWritten) {
   b->release();
 }
 
+TEST(SubmissionQueueTest, ATimedOutQueuedCommandGivesItsSlotBackWhenCollected) {
+  // Issue: the slot came back only when take() dropped the entry, i.e. never while the
+  // connection stayed down.
+  SubmissionQueue queue;
+  const Clock::time_point t0 = Clock::now();
+  auto* a = new FutureState<long long>();
+  const Arg incr_a[] = {"INCR", "a"};
+  queue.push(-1, incr_a, caller(a, t0 + 10ms));
+  EXPECT_EQ(queue.tally().queued, 1u);
+  std::vector<PendingCommand> expired;
+  queue.collect_expired(t0 + 20ms, expired);
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_TRUE(expired[0].counted);  // the collector gives this slot back
+  expired[0].state->fail(Error(errc::timeout, "t"));
+  expired[0].state->release();
+  EXPECT_EQ(queue.tally().queued, 0u);  // its caller no longer waits
+  std::vector<PendingCommand> dropped;
+  queue.purge_completed(dropped);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_FALSE(dropped[0].counted);  // …so dropping it gives nothing back a second time
+  a->release();
+}
+
+PendingCommand in_slot(FutureState<long long>* state, std::uint16_t slot, bool follow_map) {
+  PendingCommand c = caller(state, Clock::now() + 10s);
+  c.slot = slot;
+  c.follow_map = follow_map;
+  return c;
+}
+
+TEST(SubmissionQueueTest, RerouteTakesOutTheQueuedCommandsOfSlotsServedElsewhereInOrder) {
+  SubmissionQueue queue;
+  std::vector<FutureState<long long>*> states;
+  for (int i = 0; i < 5; ++i) states.push_back(new FutureState<long long>());
+  const Arg k1[] = {"INCR", "k1"}, k2[] = {"INCR", "k2"}, ping[] = {"PING"};
+  queue.push(-1, k1, in_slot(states[0], 7, true));
+  queue.push(-1, k2, in_slot(states[1], 9, true));
+  queue.push(-1, ping, fire_and_forget());  // no slot: stays
+  queue.push(-1, k1, in_slot(states[2], 7, true));
+  auto elsewhere = std::make_shared<SlotSet>();
+  elsewhere->set(7);
+  std::string bytes;
+  std::vector<PendingCommand> moved;
+  queue.reroute(elsewhere, bytes, moved);
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_EQ(moved[0].state, states[0]);
+  EXPECT_EQ(moved[1].state, states[2]);
+  EXPECT_EQ(bytes, "*2\r\n$4\r\nINCR\r\n$2\r\nk1\r\n*2\r\n$4\r\nINCR\r\n$2\r\nk1\r\n");
+  EXPECT_EQ(moved[1].bytes_begin, 22u);
+  EXPECT_EQ(moved[1].bytes_end, 44u);
+  // From now on a command routed by the map to slot 7 is refused here, one sent where a
+  // server said (a redirection, a command handed on) is taken.
+  EXPECT_EQ(queue.push(-1, k1, in_slot(states[3], 7, true)), SubmissionQueue::Pushed::Forward);
+  PendingCommand batch[] = {in_slot(states[4], 7, true)};
+  EXPECT_EQ(queue.push_batch(-1, bytes.substr(0, 22), batch), SubmissionQueue::Pushed::Forward);
+  EXPECT_NE(queue.push(-1, k1, in_slot(states[3], 7, false)), SubmissionQueue::Pushed::Forward);
+  std::string written;
+  std::vector<PendingCommand> taken, dropped;
+  queue.take(written, taken, dropped);
+  ASSERT_EQ(taken.size(), 3u);
+  EXPECT_EQ(taken[0].state, states[1]);
+  EXPECT_EQ(taken[2].state, states[3]);
+  EXPECT_EQ(written,
+            "*2\r\n$4\r\nINCR\r\n$2\r\nk2\r\n*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nINCR\r\n$2\r\nk1\r\n");
+  // Every slot welcome again.
+  queue.reroute(nullptr, bytes, moved);
+  EXPECT_NE(queue.push(-1, k1, in_slot(states[4], 7, true)), SubmissionQueue::Pushed::Forward);
+  for (auto* state : states) state->release();
+}
+
 TEST(SubmissionQueueTest, ClosedQueueRefusesPushes) {
   SubmissionQueue queue;
   const Arg args[] = {"PING"};

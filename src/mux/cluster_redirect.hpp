@@ -1,0 +1,81 @@
+// RedirectState: stands between a cluster node's pipeline and the caller's state. It keeps
+// the command's bytes, follows MOVED and ASK by resending them to the node named (at most
+// kMaxHops times), waits out CLUSTERDOWN and TRYAGAIN and resends within the command's own
+// deadline (retryClusterDown), and gives every other reply, and every failure, to the caller.
+//
+// Completion rule (DESIGN, ordering and delivery): it claims itself when it completes its
+// target — by a final reply, a timeout, a broken connection, a refusal — so that the queue
+// and the timeout scan, which look at the state of each entry, drop it: a command whose
+// future has completed is never written afterwards, on any connection, after any hop. While
+// it waits between two sends it is in no queue; the router holds it (park()).
+//
+// Its slot of maxQueuedCommands is its own (when `holds_slot`): given back when it completes,
+// before the caller's future does, so the slot is held across every hop and wait.
+//
+// Threads: one entry of it is in one queue or pipeline at a time, or parked; each step runs
+// on the thread that owns it then. relocated() runs under the router's relocate_mutex_.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "conn/pending_command.hpp"
+#include "redmux/future.hpp"
+#include "redmux/reply.hpp"
+
+namespace redmux::detail {
+
+class ClusterRouter;
+class Connection;
+
+class RedirectState final : public CommandState {
+ public:
+  /// `bytes`: the command encoded. `prototype`: name, deadline, timeout, kind of its entries.
+  /// `holds_slot`: it gives back one slot of maxQueuedCommands when it completes. `tallied`:
+  /// its entries stand for the command in status() (false for the parts of a split command
+  /// but the first). Takes a reference to `target`.
+  RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target, std::string bytes,
+                PendingCommand prototype, int db, std::uint16_t slot, bool holds_slot,
+                bool tallied);
+
+  /// The command was sent by other means (a batch) to `connection`.
+  void sent_by_caller(Connection* connection) noexcept;
+  /// Its queued entry moved to `connection` (the slot changed owner).
+  void relocated(Connection* connection) noexcept;
+
+  void deliver(NodeSpan reply) noexcept override;
+  void fail(Error error) noexcept override;
+
+  /// Sends the command (first time, or again) to `connection`, behind ASKING when `ask`.
+  void resend(Connection* connection, bool ask) noexcept;
+
+  /// The entry for a send of it: `follow_map` for the first one (routed by the map).
+  PendingCommand entry(bool follow_map) noexcept;
+
+ protected:
+  ~RedirectState() override;
+
+ private:
+  /// CLUSTERDOWN / TRYAGAIN: parks and resends when the deadline leaves time; false when
+  /// it does not (the caller gets the refusal).
+  bool wait_and_resend(std::string_view text);
+  /// Completes the caller with `reply` (claims, gives the slot back first).
+  void finish(NodeSpan reply) noexcept;
+
+  std::shared_ptr<ClusterRouter> router_;
+  CommandState* target_;
+  std::string bytes_;
+  PendingCommand prototype_;
+  int db_;
+  std::uint16_t slot_;
+  bool holds_slot_;
+  bool tallied_;
+  std::string host_;
+  Connection* sent_to_ = nullptr;
+  bool last_ask_ = false;
+  int hops_ = 0;     ///< MOVED / ASK followed
+  int retries_ = 0;  ///< CLUSTERDOWN / TRYAGAIN waited out
+  Clock::time_point first_refusal_{};
+};
+
+}  // namespace redmux::detail

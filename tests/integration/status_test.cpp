@@ -1,0 +1,107 @@
+// Multiplexer::status(): every connection counted (interactive, subscription, dedicated),
+// and counters that agree — commands per write never below 1, in_flight never above
+// outstanding (redmux's own commands are neither).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "redmux/redmux.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+namespace redmux {
+namespace {
+
+using namespace std::chrono_literals;
+using test::wait_until;
+
+std::size_t count_purpose(const MultiplexerStatus& status, ConnectionStatus::Purpose purpose) {
+  std::size_t n = 0;
+  for (const ConnectionStatus& one : status.per_connection) n += one.purpose == purpose;
+  return n;
+}
+
+TEST(StatusTest, EveryConnectionIsCountedWithItsPurposeStateAndRole) {
+  test::RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",name=status");
+  Database db = mux->database();
+  ASSERT_EQ(db.incr("n").get(), 1);
+  MultiplexerStatus status = mux->status();
+  ASSERT_EQ(status.connections, 1u);
+  ASSERT_EQ(status.per_connection.size(), 1u);
+  EXPECT_EQ(status.per_connection[0].endpoint, server.address());
+  EXPECT_EQ(status.per_connection[0].purpose, ConnectionStatus::Purpose::Interactive);
+  EXPECT_EQ(status.per_connection[0].state, ConnectionStatus::State::Ready);
+  EXPECT_EQ(status.per_connection[0].role, ConnectionStatus::Role::Primary);
+
+  // A subscription connection, and a dedicated one for a blocking command.
+  Subscription subscription = mux->subscriber().subscribe("news", [](const Message&) {});
+  subscription.confirmed().get();
+  ASSERT_EQ(db.blpop("nothing", 50ms).get(), std::nullopt);
+  status = mux->status();
+  EXPECT_EQ(status.connections, 3u) << mux->status_text();
+  EXPECT_EQ(status.connected, 3u) << mux->status_text();
+  EXPECT_EQ(count_purpose(status, ConnectionStatus::Purpose::Subscription), 1u);
+  EXPECT_EQ(count_purpose(status, ConnectionStatus::Purpose::Dedicated), 1u);
+  const std::string text = mux->status_text();
+  EXPECT_NE(text.find(server.address() + " primary ready"), std::string::npos) << text;
+  EXPECT_NE(text.find(server.address() + " (subscription) primary ready"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(server.address() + " (dedicated) primary ready"), std::string::npos) << text;
+  EXPECT_NE(text.find("connections=3 connected=3"), std::string::npos) << text;
+
+  // A server gone: its connections say so.
+  server.kill();
+  ASSERT_TRUE(wait_until([&] { return mux->status().connected == 0; })) << mux->status_text();
+  status = mux->status();
+  EXPECT_EQ(status.connections, 3u);
+  for (const ConnectionStatus& one : status.per_connection) {
+    EXPECT_NE(one.state, ConnectionStatus::State::Ready) << one.endpoint;
+  }
+}
+
+TEST(StatusTest, CommandsPerWriteCountsRedmuxsOwnCommandsSoNeverReadsBelowOne) {
+  // Idle heartbeats are writes too; so are the parts of a command split over nodes. They
+  // used to be divided into the callers' commands alone.
+  test::RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",heartbeatInterval=20ms");
+  Database db = mux->database();
+  ASSERT_EQ(db.incr("n").get(), 1);
+  ASSERT_TRUE(wait_until([&] { return mux->status().heartbeats >= 5; }));
+  const MultiplexerStatus status = mux->status();
+  EXPECT_EQ(status.commands, 1u);
+  EXPECT_GE(status.writes, 6u);
+  EXPECT_GE(status.commands_written, status.writes);
+  EXPECT_GE(status.commands_per_write(), 1.0) << mux->status_text();
+}
+
+TEST(StatusTest, InFlightCountsCallersCommandsOnlySoNeverExceedsOutstanding) {
+  // An idle PING in flight is redmux's own: no slot of maxQueuedCommands, and no caller
+  // waits for it. It used to read in_flight=1 with outstanding=0.
+  test::RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",heartbeatInterval=20ms,asyncTimeout=30000");
+  Database db = mux->database();
+  ASSERT_EQ(db.incr("n").get(), 1);
+  server.pause();
+  const std::uint64_t heartbeats = mux->status().heartbeats;
+  ASSERT_TRUE(wait_until([&] { return mux->status().heartbeats > heartbeats; }));
+  MultiplexerStatus status = mux->status();
+  EXPECT_EQ(status.outstanding, 0u);
+  EXPECT_EQ(status.in_flight, 0u) << mux->status_text();
+  // A caller's command in flight is counted in both.
+  Future<long long> waiting = db.incr("n");
+  ASSERT_TRUE(wait_until([&] { return mux->status().in_flight == 1; })) << mux->status_text();
+  status = mux->status();
+  EXPECT_EQ(status.outstanding, 1u);
+  EXPECT_EQ(status.queued, 0u);
+  EXPECT_EQ(status.per_connection.at(0).in_flight, 1u);
+  server.resume();
+  EXPECT_EQ(waiting.get(), 2);
+  ASSERT_TRUE(wait_until([&] {
+    const MultiplexerStatus s = mux->status();
+    return s.outstanding == 0 && s.in_flight == 0;
+  }));
+}
+
+}  // namespace
+}  // namespace redmux
