@@ -256,6 +256,31 @@ const Row* find(const Table& table, std::string_view variant) {
 
 }  // namespace
 
+LoopRun run_callers_loop(int threads, double seconds, const std::string& what,
+                         const std::function<void(int)>& op) {
+  const RunResult run = run_threads(threads, seconds, what,
+                                    [&](int t, Clock::time_point deadline, ThreadResult& result) {
+                                      for (;;) {
+                                        const auto t0 = Clock::now();
+                                        if (t0 >= deadline) break;
+                                        try {
+                                          op(t);
+                                          result.latencies.push_back(ns_between(t0, Clock::now()));
+                                          ++result.completed;
+                                        } catch (const std::exception& e) {
+                                          record_error(result, e);
+                                        }
+                                      }
+                                    });
+  LoopRun out;
+  out.seconds = run.seconds;
+  out.completed = run.completed;
+  out.errors = run.errors;
+  out.first_error = run.first_error;
+  out.latency = run.latency;
+  return out;
+}
+
 void run_callers(Bench& bench, int threads, double seconds, int window,
                  long long redis_benchmark_requests) {
   const bool baselines = !bench.options().no_baselines && bench.hiredis_usable();
