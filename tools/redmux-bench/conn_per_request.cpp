@@ -115,6 +115,7 @@ void run_conn_per_request(Bench& bench, int requests) {
   table.notes.push_back(
       "per-request and shared times include connecting (the shared multiplexer connects once); "
       "latency is per request.");
+  for (const Row& r : table.rows) bench.del(Bench::key("conn-per-request", r.variant));
   bench.report().print(table);
 }
 

@@ -152,7 +152,9 @@ void run_io_threads(Bench& bench, int threads, double seconds) {
       "per thread (the hiredis rows) does.");
   table.notes.push_back(
       "on 2 cores the server's I/O threads compete with the client's threads and the main "
-      "thread: what the table shows is how work is split, not what 4 free cores would give.");
+      "thread: what the table shows is how work is split, not what 4 free cores would give. "
+      "Redis's I/O threads spin while they wait for work, so io-threads above the cores the "
+      "server has to itself can cost far more than they give (the io-threads hiredis row).");
   bench.report().print(table);
 }
 
