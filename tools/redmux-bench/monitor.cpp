@@ -77,15 +77,12 @@ void run_monitor(Bench& bench, long long sets, long long benchmark_requests) {
   const std::string key = Bench::key("monitor", "value");
   const std::string value(kValueBytes, 'x');
 
-  // 1. The unread MONITOR.
-  const long long before = bench.info_integer("memory", "used_memory");
-  auto stalled = std::make_unique<MonitorClient>(bench, "stalled-monitor", false);
   auto mux = bench.connect("redmux-bench-monitor");
   redmux::Database db = mux->database();
-  Clock::time_point start, end;
-  {
-    Progress progress("monitor: " + with_commas(sets) + " SETs with an unread MONITOR");
-    start = Clock::now();
+  // N SETs in windows; returns the time they took.
+  auto set_all = [&](const std::string& what) {
+    Progress progress("monitor: " + with_commas(sets) + " SETs " + what);
+    const auto start = Clock::now();
     std::vector<redmux::Future<bool>> window;
     window.reserve(kWindow);
     for (long long i = 0; i < sets;) {
@@ -93,8 +90,26 @@ void run_monitor(Bench& bench, long long sets, long long benchmark_requests) {
       for (int w = 0; w < kWindow && i < sets; ++w, ++i) window.push_back(db.set(key, value));
       for (auto& f : window) f.get();
     }
-    end = Clock::now();
-  }
+    return ms_between(start, Clock::now());
+  };
+
+  // 0. The same SETs with no MONITOR, for what the unread one costs the writer.
+  Row alone;
+  alone.scenario = "monitor";
+  alone.variant = "sets-no-monitor";
+  alone.client = "redmux";
+  alone.threads = 1;
+  alone.commands = sets;
+  alone.ms = set_all("with no MONITOR");
+  alone.ops_per_sec = static_cast<double>(sets) / (alone.ms / 1000.0);
+  alone.add("set_ops_per_sec", alone.ops_per_sec, 0);
+  alone.check = "no MONITOR";
+  table.rows.push_back(std::move(alone));
+
+  // 1. The unread MONITOR.
+  const long long before = bench.info_integer("memory", "used_memory");
+  auto stalled = std::make_unique<MonitorClient>(bench, "stalled-monitor", false);
+  const double unread_ms = set_all("with an unread MONITOR");
   const std::optional<redmux::ClientInfo> monitor = client_named(bench, "stalled-monitor");
   const long long during = bench.info_integer("memory", "used_memory");
   const long long clients_normal = bench.info_integer("memory", "mem_clients_normal");
@@ -104,7 +119,7 @@ void run_monitor(Bench& bench, long long sets, long long benchmark_requests) {
   unread.client = "redmux";
   unread.threads = 1;
   unread.commands = sets;
-  unread.ms = ms_between(start, end);
+  unread.ms = unread_ms;
   unread.ops_per_sec = static_cast<double>(sets) / (unread.ms / 1000.0);
   unread.add("set_ops_per_sec", unread.ops_per_sec, 0).with_seed(198413, 0);
   unread.add("omem_mib", mib(monitor ? monitor->omem : 0), 1).with_seed(106292736 / 1048576.0, 1);

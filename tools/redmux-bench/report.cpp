@@ -191,11 +191,20 @@ void Report::print_text(const Table& table) {
   if (any([](const Row& r) { return r.commands > 0; })) {
     columns.push_back({"commands", [](const Row& r) { return with_commas(r.commands); }});
   }
+  auto seed_cell = [](double value, int decimals) {
+    return value < 0 ? std::string() : "(" + fixed(value, decimals) + ")";
+  };
   if (any([](const Row& r) { return r.ms >= 0; })) {
     columns.push_back({"ms", [](const Row& r) { return number_or_dash(r.ms, 1); }});
   }
+  if (any([](const Row& r) { return r.seed_ms >= 0; })) {
+    columns.push_back({"seed", [seed_cell](const Row& r) { return seed_cell(r.seed_ms, 0); }});
+  }
   if (any([](const Row& r) { return r.ops_per_sec > 0; })) {
     columns.push_back({"ops/s", [](const Row& r) { return fixed(r.ops_per_sec, 0); }});
+  }
+  if (any([](const Row& r) { return r.seed_ops >= 0; })) {
+    columns.push_back({"seed", [seed_cell](const Row& r) { return seed_cell(r.seed_ops, 0); }});
   }
   if (any([](const Row& r) { return r.p50_us >= 0; })) {
     columns.push_back({"p50 µs", [](const Row& r) { return number_or_dash(r.p50_us, 1); }});
@@ -286,6 +295,8 @@ void Report::write_json(std::FILE* out, const Table& table) {
                  {"p50_us", json_number(row.p50_us, 2)},
                  {"p99_us", json_number(row.p99_us, 2)}};
     if (row.ms >= 0) line["ms"] = json_number(row.ms, 3);
+    if (row.seed_ms >= 0) line["seed_ms"] = json_number(row.seed_ms, 3);
+    if (row.seed_ops >= 0) line["seed_ops_per_sec"] = json_number(row.seed_ops, 1);
     for (const Field& f : row.extra) {
       line[f.name] = field_value(f.text, f.numeric);
       if (!f.seed.empty()) line["seed_" + f.name] = field_value(f.seed, f.seed_numeric);

@@ -44,6 +44,8 @@ struct Row {
   double p50_us = -1;  ///< negative: not measured
   double p99_us = -1;
   double ms = -1;     ///< total time; negative when the scenario has none
+  double seed_ms = -1;   ///< the seed write-up's total time for this variant, if it has one
+  double seed_ops = -1;  ///< the seed write-up's ops/s for this variant, if it has one
   bool ok = true;     ///< the harness's own checks passed (counts match the server)
   std::string check;  ///< what was checked, e.g. "counter=10000"
   std::vector<Field> extra;
