@@ -442,29 +442,12 @@ TEST_F(CliTest, LatencyModesPrintRedisCliShapes) {
 namespace redmux {
 namespace {
 
-// A file of the source tree: next to this test's source when __FILE__ is absolute, else in
-// the first folder above the test executable that has it (ccache's base_dir makes __FILE__
-// relative to the build folder). Empty when not found.
-std::filesystem::path source_file(const std::string& relative) {
-  const std::filesystem::path from_source =
-      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / relative;
-  if (std::filesystem::path(__FILE__).is_absolute() && std::filesystem::exists(from_source)) {
-    return from_source;
-  }
-  std::error_code ec;
-  for (auto dir = std::filesystem::canonical("/proc/self/exe", ec).parent_path();
-       !ec && !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
-    if (std::filesystem::exists(dir / relative)) return dir / relative;
-  }
-  return {};
-}
-
 // scripts/lab's standalone topology, reached with redmux-cli through the configuration
 // string the lab prints; stop ends exactly the server it started.
 TEST(LabTest, StandaloneStartsOnLoopbackAndStopsWhatItStarted) {
   if (kCli == nullptr) GTEST_SKIP() << "redmux-cli was not built";
-  const std::filesystem::path lab = source_file("scripts/lab");
-  ASSERT_FALSE(lab.empty()) << "scripts/lab not found";
+  const std::filesystem::path lab =
+      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "scripts" / "lab";
   const auto dir =
       std::filesystem::temp_directory_path() / ("redmux-lab-test-" + std::to_string(::getpid()));
   const std::uint16_t port = test::free_loopback_port();
