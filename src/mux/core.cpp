@@ -337,15 +337,7 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     return submit_blocking(*this, db, options, args, info, state);
   }
   auto [deadline, timeout_ms] = deadline_for(options);
-  if (!shared_->acquire_slot(deadline)) {
-    shared_->counters().queue_full.fetch_add(1, std::memory_order_relaxed);
-    return refuse(Error(errc::queue_full,
-                        std::string(info.name) +
-                            " refused: " + std::to_string(shared_->outstanding()) +
-                            " commands are already queued or awaiting replies (maxQueuedCommands=" +
-                            std::to_string(shared_->config().max_queued_commands) +
-                            "); the server is slow or unreachable — back off and retry"));
-  }
+  if (Error error = take_slot(info, deadline)) return refuse(std::move(error));
   if (ClusterRouter* router = cluster()) {
     if (db != 0 && db != -1) {
       shared_->release_slots(1);
@@ -364,6 +356,23 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     shared_->release_slots(1);
     return refuse(std::move(error));
   }
+  hand_over(**connection, db, options, args, info, state, deadline, timeout_ms);
+  return Error();
+}
+
+Error MuxCore::take_slot(const CommandInfo& info, Clock::time_point deadline) {
+  if (shared_->acquire_slot(deadline)) return Error();
+  shared_->counters().queue_full.fetch_add(1, std::memory_order_relaxed);
+  return Error(errc::queue_full,
+               std::string(info.name) + " refused: " + std::to_string(shared_->outstanding()) +
+                   " commands are already queued or awaiting replies (maxQueuedCommands=" +
+                   std::to_string(shared_->config().max_queued_commands) +
+                   "); the server is slow or unreachable — back off and retry");
+}
+
+void MuxCore::hand_over(Connection& connection, int db, const CallOptions& options,
+                        std::span<const Arg> args, const CommandInfo& info, CommandState* state,
+                        Clock::time_point deadline, std::uint32_t timeout_ms) {
   PendingCommand command;
   command.name = info.name;
   command.deadline = deadline;
@@ -380,8 +389,7 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     command.deadline = Clock::time_point::max();
   }
   shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
-  (*connection)->submit(db, args, command);
-  return Error();
+  connection.submit(db, args, command);
 }
 
 }  // namespace redmux::detail

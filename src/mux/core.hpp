@@ -37,6 +37,7 @@ class MuxCore {
   const Config& config() const noexcept { return shared_->config(); }
   SharedContext& shared() noexcept { return *shared_; }
   IoPool& pool() noexcept { return *pool_; }
+  std::shared_ptr<IoPool> shared_pool() const noexcept { return pool_; }
 
   /// Starts every connection; `done(errors)` runs once all have reported their first
   /// outcome (errors empty when at least one connected).
@@ -60,6 +61,14 @@ class MuxCore {
                       bool allow_blocking = false) const;
   /// Refuses a database index the connection's server does not have (or a negative one).
   Error check_database(int db, const Connection& connection, const CommandInfo& info) const;
+  /// Takes one maxQueuedCommands slot (waiting until `deadline` under queueFullPolicy=wait);
+  /// the QueueFullError when none could be had.
+  Error take_slot(const CommandInfo& info, Clock::time_point deadline);
+  /// Hands a checked command that holds a queue slot to `connection` (which takes its own
+  /// reference to `state`; null for fire-and-forget).
+  void hand_over(Connection& connection, int db, const CallOptions& options,
+                 std::span<const Arg> args, const CommandInfo& info, CommandState* state,
+                 Clock::time_point deadline, std::uint32_t timeout_ms);
   /// The deadline for a command with these options, and its timeout in ms.
   std::pair<Clock::time_point, std::uint32_t> deadline_for(const CallOptions& options) const;
 
