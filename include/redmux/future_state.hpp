@@ -9,10 +9,11 @@
 
 #include <coroutine>
 #include <exception>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "redmux/command_state.hpp"
@@ -80,7 +81,7 @@ class FutureState final : public CommandState {
   /// ran (so the callback may drop every other reference).
   template <class F>
   void then(F&& callback) {
-    callback_ = std::forward<F>(callback);
+    callback_ = std::make_unique<CallbackOf<std::decay_t<F>>>(std::forward<F>(callback));
     set_continuation(+[](CommandState* self) { static_cast<FutureState*>(self)->run_callback(); });
   }
   void resume_on_ready(std::coroutine_handle<> handle) {
@@ -93,10 +94,9 @@ class FutureState final : public CommandState {
   void run_callback() noexcept {
     {
       IoThreadScope scope;  // a callback must not block, even when run on the caller's thread
-      auto callback = std::move(callback_);
-      callback_ = nullptr;
+      std::unique_ptr<Callback> callback = std::move(callback_);
       try {
-        callback(std::move(*result_));
+        callback->run(std::move(*result_));
       } catch (...) {
         // A throwing callback must not take the I/O thread down; the exception is dropped.
       }
@@ -105,7 +105,19 @@ class FutureState final : public CommandState {
   }
 
   std::optional<Result<T>> result_;
-  std::function<void(Result<T>)> callback_;
+  // The then() callback, type-erased and move-only (a continuation may own a Future).
+  struct Callback {
+    virtual ~Callback() = default;
+    virtual void run(Result<T> result) = 0;
+  };
+  template <class F>
+  struct CallbackOf final : Callback {
+    explicit CallbackOf(F&& f) : callable(std::move(f)) {}
+    explicit CallbackOf(const F& f) : callable(f) {}
+    void run(Result<T> result) override { callable(std::move(result)); }
+    F callable;
+  };
+  std::unique_ptr<Callback> callback_;
   std::coroutine_handle<> coroutine_;
 };
 

@@ -57,13 +57,13 @@ class [[nodiscard]] Result {
 
   /// The error; an empty Error (errc::ok, converts to false) when there is a value.
   const Error& error() const& noexcept {
-    const Error* error = std::get_if<1>(&storage_);
-    return error ? *error : detail::no_error();
+    if (has_value()) return detail::no_error();
+    return *std::get_if<1>(&storage_);
   }
   /// The error, moved out; an empty Error when there is a value.
   Error error() && noexcept {
-    Error* error = std::get_if<1>(&storage_);
-    return error ? std::move(*error) : Error();
+    if (has_value()) return Error();
+    return std::move(*std::get_if<1>(&storage_));
   }
 
  private:

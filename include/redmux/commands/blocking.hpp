@@ -101,38 +101,31 @@ template <class Derived>
 class BlockingCommands {
  public:
   using Milliseconds = std::chrono::milliseconds;
+  using PoppedElement = Future<std::optional<KeyedElement>>;
+  using PoppedMember = Future<std::optional<KeyedScoredMember>>;
 
   /// Pops the head of the first non-empty list of `keys`, waiting up to `timeout` (0:
   /// forever) for one; nullopt when none arrived in time. BLPOP key… timeout.
   template <detail::StringRange Keys>
-  Future<std::optional<KeyedElement>> blpop(const Keys& keys, Milliseconds timeout,
-                                            CallOptions options = {}) {
+  PoppedElement blpop(const Keys& keys, Milliseconds timeout, CallOptions options = {}) {
     return send_blocking<std::optional<KeyedElement>>("BLPOP", keys, timeout, options);
   }
-  Future<std::optional<KeyedElement>> blpop(std::initializer_list<std::string_view> keys,
-                                            Milliseconds timeout, CallOptions options = {}) {
-    return send_blocking<std::optional<KeyedElement>>("BLPOP", keys, timeout, options);
+  PoppedElement blpop(detail::StringList keys, Milliseconds timeout, CallOptions options = {}) {
+    return blpop<detail::StringList>(keys, timeout, options);
   }
-  /// BLPOP on one list.
-  Future<std::optional<KeyedElement>> blpop(std::string_view key, Milliseconds timeout,
-                                            CallOptions options = {}) {
-    return detail::send_command<std::optional<KeyedElement>>(
-        *this, options, {"BLPOP", key, detail::blocking_seconds(timeout)});
+  PoppedElement blpop(std::string_view key, Milliseconds timeout, CallOptions options = {}) {
+    return blpop(detail::StringList{key}, timeout, options);
   }
   /// Like blpop(), from the tail. BRPOP key… timeout.
   template <detail::StringRange Keys>
-  Future<std::optional<KeyedElement>> brpop(const Keys& keys, Milliseconds timeout,
-                                            CallOptions options = {}) {
+  PoppedElement brpop(const Keys& keys, Milliseconds timeout, CallOptions options = {}) {
     return send_blocking<std::optional<KeyedElement>>("BRPOP", keys, timeout, options);
   }
-  Future<std::optional<KeyedElement>> brpop(std::initializer_list<std::string_view> keys,
-                                            Milliseconds timeout, CallOptions options = {}) {
-    return send_blocking<std::optional<KeyedElement>>("BRPOP", keys, timeout, options);
+  PoppedElement brpop(detail::StringList keys, Milliseconds timeout, CallOptions options = {}) {
+    return brpop<detail::StringList>(keys, timeout, options);
   }
-  Future<std::optional<KeyedElement>> brpop(std::string_view key, Milliseconds timeout,
-                                            CallOptions options = {}) {
-    return detail::send_command<std::optional<KeyedElement>>(
-        *this, options, {"BRPOP", key, detail::blocking_seconds(timeout)});
+  PoppedElement brpop(std::string_view key, Milliseconds timeout, CallOptions options = {}) {
+    return brpop(detail::StringList{key}, timeout, options);
   }
   /// LMOVE that waits up to `timeout` for `source` to have an element; the element moved,
   /// or nullopt. BLMOVE.
@@ -174,35 +167,14 @@ class BlockingCommands {
   /// Pops the lowest-scored member of the first non-empty sorted set of `keys`, waiting up
   /// to `timeout`; nullopt when none arrived. BZPOPMIN key… timeout.
   template <detail::StringRange Keys>
-  Future<std::optional<KeyedScoredMember>> bzpopmin(const Keys& keys, Milliseconds timeout,
-                                                    CallOptions options = {}) {
+  PoppedMember bzpopmin(const Keys& keys, Milliseconds timeout, CallOptions options = {}) {
     return send_blocking<std::optional<KeyedScoredMember>>("BZPOPMIN", keys, timeout, options);
   }
-  Future<std::optional<KeyedScoredMember>> bzpopmin(std::initializer_list<std::string_view> keys,
-                                                    Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return send_blocking<std::optional<KeyedScoredMember>>("BZPOPMIN", keys, timeout, options);
+  PoppedMember bzpopmin(detail::StringList keys, Milliseconds timeout, CallOptions options = {}) {
+    return bzpopmin<detail::StringList>(keys, timeout, options);
   }
-  Future<std::optional<KeyedScoredMember>> bzpopmin(std::string_view key, Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return detail::send_command<std::optional<KeyedScoredMember>>(
-        *this, options, {"BZPOPMIN", key, detail::blocking_seconds(timeout)});
-  }
-  /// Like bzpopmin(), the highest score. BZPOPMAX key… timeout.
-  template <detail::StringRange Keys>
-  Future<std::optional<KeyedScoredMember>> bzpopmax(const Keys& keys, Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return send_blocking<std::optional<KeyedScoredMember>>("BZPOPMAX", keys, timeout, options);
-  }
-  Future<std::optional<KeyedScoredMember>> bzpopmax(std::initializer_list<std::string_view> keys,
-                                                    Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return send_blocking<std::optional<KeyedScoredMember>>("BZPOPMAX", keys, timeout, options);
-  }
-  Future<std::optional<KeyedScoredMember>> bzpopmax(std::string_view key, Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return detail::send_command<std::optional<KeyedScoredMember>>(
-        *this, options, {"BZPOPMAX", key, detail::blocking_seconds(timeout)});
+  PoppedMember bzpopmin(std::string_view key, Milliseconds timeout, CallOptions options = {}) {
+    return bzpopmin(detail::StringList{key}, timeout, options);
   }
   /// Pops up to `count` members from one end of the first non-empty sorted set of `keys`,
   /// waiting up to `timeout`; nullopt when none arrived. BZMPOP timeout numkeys key…
@@ -225,6 +197,18 @@ class BlockingCommands {
                                              long long count = 1, CallOptions options = {}) {
     return bzmpop<std::initializer_list<std::string_view>>(keys, end, timeout, count, options);
   }
+  /// Like bzpopmin(), the highest score. BZPOPMAX key… timeout.
+  template <detail::StringRange Keys>
+  PoppedMember bzpopmax(const Keys& keys, Milliseconds timeout, CallOptions options = {}) {
+    return send_blocking<std::optional<KeyedScoredMember>>("BZPOPMAX", keys, timeout, options);
+  }
+  PoppedMember bzpopmax(detail::StringList keys, Milliseconds timeout, CallOptions options = {}) {
+    return bzpopmax<detail::StringList>(keys, timeout, options);
+  }
+  PoppedMember bzpopmax(std::string_view key, Milliseconds timeout, CallOptions options = {}) {
+    return bzpopmax(detail::StringList{key}, timeout, options);
+  }
+
   /// Waits until `replicas` replicas acknowledged this connection's writes, or `timeout`
   /// (0: forever); how many did. On a dedicated connection, so it covers writes made on
   /// that connection only: call it to wait for replication in general, not for one write

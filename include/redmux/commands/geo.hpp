@@ -5,8 +5,10 @@
 // for the duration of the call. Thread-safety: that of the sink's send().
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,18 +55,11 @@ struct GeoMatch {
 };
 
 namespace detail {
+/// The unit's word in GEO commands ("m", "km", "mi", "ft"), by the enumerator's value.
 inline std::string_view unit_text(GeoUnit unit) noexcept {
-  switch (unit) {
-    case GeoUnit::Meters:
-      return "m";
-    case GeoUnit::Kilometers:
-      return "km";
-    case GeoUnit::Miles:
-      return "mi";
-    case GeoUnit::Feet:
-      return "ft";
-  }
-  return "m";
+  constexpr std::string_view kWords[] = {"m", "km", "mi", "ft"};
+  const auto at = static_cast<std::size_t>(unit);
+  return at < std::size(kWords) ? kWords[at] : kWords[0];
 }
 }  // namespace detail
 

@@ -118,10 +118,8 @@ class KeyCommands {
   Future<bool> expireat(std::string_view key, std::chrono::system_clock::time_point when,
                         ExpireCondition condition = ExpireCondition::Always,
                         CallOptions options = {}) {
-    using std::chrono::duration_cast;
-    return send_expire("EXPIREAT", key,
-                       duration_cast<std::chrono::seconds>(when.time_since_epoch()).count(),
-                       condition, options);
+    return send_expire("EXPIREAT", key, since_epoch<std::chrono::seconds>(when), condition,
+                       options);
   }
   Future<bool> expireat(std::string_view key, std::chrono::system_clock::time_point when,
                         CallOptions options) {
@@ -131,10 +129,8 @@ class KeyCommands {
   Future<bool> pexpireat(std::string_view key, std::chrono::system_clock::time_point when,
                          ExpireCondition condition = ExpireCondition::Always,
                          CallOptions options = {}) {
-    using std::chrono::duration_cast;
-    return send_expire("PEXPIREAT", key,
-                       duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count(),
-                       condition, options);
+    return send_expire("PEXPIREAT", key, since_epoch<std::chrono::milliseconds>(when), condition,
+                       options);
   }
   Future<bool> pexpireat(std::string_view key, std::chrono::system_clock::time_point when,
                          CallOptions options) {
@@ -234,6 +230,10 @@ class KeyCommands {
   }
 
  private:
+  template <class Unit>
+  static long long since_epoch(std::chrono::system_clock::time_point when) noexcept {
+    return std::chrono::duration_cast<Unit>(when.time_since_epoch()).count();
+  }
   Future<bool> send_expire(const char* command, std::string_view key, long long value,
                            ExpireCondition condition, const CallOptions& options) {
     switch (condition) {

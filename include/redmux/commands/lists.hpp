@@ -50,19 +50,20 @@ class ListCommands {
                           CallOptions options = {}) {
     return detail::send_with_key<long long>(*this, "LPUSH", key, elements, options);
   }
-  /// Pushes at the tail; the new length. RPUSH.
-  Future<long long> rpush(std::string_view key, std::string_view element,
-                          CallOptions options = {}) {
-    return detail::send_command<long long>(*this, options, {"RPUSH", key, element});
-  }
+  /// Pushes `elements` at the tail, in order; the new length. RPUSH.
   template <detail::StringRange Elements>
   Future<long long> rpush(std::string_view key, const Elements& elements,
                           CallOptions options = {}) {
     return detail::send_with_key<long long>(*this, "RPUSH", key, elements, options);
   }
-  Future<long long> rpush(std::string_view key, std::initializer_list<std::string_view> elements,
+  Future<long long> rpush(std::string_view key, detail::StringList elements,
                           CallOptions options = {}) {
-    return detail::send_with_key<long long>(*this, "RPUSH", key, elements, options);
+    return rpush<detail::StringList>(key, elements, options);
+  }
+  /// Pushes one element at the tail; the new length. RPUSH.
+  Future<long long> rpush(std::string_view key, std::string_view element,
+                          CallOptions options = {}) {
+    return detail::send_command<long long>(*this, options, {"RPUSH", key, element});
   }
   /// LPUSH only if the list exists; the new length, 0 when it does not. LPUSHX.
   Future<long long> lpushx(std::string_view key, std::string_view element,

@@ -82,12 +82,18 @@ class ServerCommands {
   }
 
   /// Any command, its reply converted to T (Reply when not named), with call options:
-  /// `command<long long>({.timeout = 100ms}, "OBJECT", "FREQ", key)`. Refused and converted
+  /// `command<long long>(Flags::PreferReplica, "OBJECT", "FREQ", key)`. Refused and converted
   /// like execute(); a reply that does not convert to T completes with UnexpectedReplyError.
   template <class T = Reply, class... Args>
   requires(std::constructible_from<Arg, const Args&>&&...) Future<T> command(
       const CallOptions& options, std::string_view name, const Args&... args) {
     return detail::send_command<T>(*this, options, {Arg(name), Arg(args)...});
+  }
+  /// command<T>() with the options named: `command<long long>({.timeout = 100ms}, "DBSIZE")`.
+  template <class T = Reply, class... Args>
+  requires(std::constructible_from<Arg, const Args&>&&...) Future<T> command(
+      const CallSpec& options, std::string_view name, const Args&... args) {
+    return command<T>(CallOptions(options), name, args...);
   }
   /// command<T>() with default call options: `command<std::string>("CLIENT", "INFO")`.
   template <class T = Reply, class Name, class... Args>

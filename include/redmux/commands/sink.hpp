@@ -44,6 +44,8 @@ concept StringPairRange = std::ranges::input_range<R> &&
 };
 
 using StringPairs = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+/// A braced list of strings: `{"a", "b"}`.
+using StringList = std::initializer_list<std::string_view>;
 
 /// Arguments of a variable-length command. A vector: one allocation on the calling thread,
 /// never on the I/O thread.
