@@ -27,9 +27,11 @@ namespace redmux {
 namespace detail {
 class MuxCore;
 struct BatchBuffer;
-/// Encodes and records one command of a batch; fails `state` when refused.
-void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
-               CommandState* state);
+/// Encodes and records one command of a batch. When it is refused (admin gate,
+/// connection-state command, queue full, routing) nothing is recorded, `state` (if any) is
+/// failed, and the refusal is returned.
+Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
+                CommandState* state);
 }  // namespace detail
 
 class Batch : public Commands<Batch> {
@@ -39,12 +41,13 @@ class Batch : public Commands<Batch> {
   ~Batch();
 
   /// Adds a command; its future completes after execute(), when its reply arrives.
-  /// FireAndForget in a batch: the future is complete at once with T{}.
+  /// FireAndForget in a batch: the future is complete at once with T{}, or failed when the
+  /// command was refused (admin gate, connection-state command, queue full …), which then
+  /// is not part of the batch (size() does not count it).
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
     return detail::send_through<T>(options, [&](detail::CommandState* state) {
-      detail::batch_add(*buffer_, options, args, state);
-      return Error();  // a refusal fails `state`; see batch_add()
+      return detail::batch_add(*buffer_, options, args, state);
     });
   }
 

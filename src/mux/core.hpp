@@ -54,11 +54,13 @@ class MuxCore {
 
   /// The checks and the connection choice, without sending (used by Batch as well).
   Result<Connection*> route(const CommandInfo& info, std::span<const Arg> args, Flags flags);
+  /// Where a command is headed, for check_allowed(): a blocking command is no harm on a
+  /// dedicated connection or inside MULTI (where it answers at once); a connection-state
+  /// command is refused everywhere, with advice that fits the place.
+  enum class Site : std::uint8_t { Shared, Dedicated, Batch, Transaction };
   /// Refusals that do not depend on the connection (admin gate, connection-state and
-  /// blocking commands, empty command). Ok Error when allowed. `allow_blocking`: the command
-  /// goes to a dedicated connection (or into a transaction), where blocking is no harm.
-  Error check_allowed(const CommandInfo& info, std::span<const Arg> args,
-                      bool allow_blocking = false) const;
+  /// blocking commands, empty command). Ok Error when allowed.
+  Error check_allowed(const CommandInfo& info, std::span<const Arg> args, Site site) const;
   /// Refuses a database index the connection's server does not have (or a negative one).
   Error check_database(int db, const Connection& connection, const CommandInfo& info) const;
   /// Takes one maxQueuedCommands slot (waiting until `deadline` under queueFullPolicy=wait);
@@ -80,6 +82,7 @@ class MuxCore {
     command.name = info.name;
     command.deadline = deadline;
     command.timeout_ms = timeout_ms;
+    if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
     if (state) {
       state->add_ref();  // the connection's reference
       command.state = state;

@@ -69,7 +69,8 @@ Error submit_to_server(MuxCore& core, const Endpoint& endpoint, const CallOption
     if (state) state->fail(error);
     return error;
   };
-  if (Error error = core.check_allowed(info, args, /*allow_blocking=*/true)) {
+  // Site::Dedicated leaves the blocking check to the message below, which fits a handle.
+  if (Error error = core.check_allowed(info, args, MuxCore::Site::Dedicated)) {
     return refuse(std::move(error));
   }
   if (info.is(CommandFlag::Blocking) && is_blocking(info, args)) {

@@ -283,8 +283,7 @@ namespace {
 // string the lab prints; stop ends exactly the server it started.
 TEST(LabTest, StandaloneStartsOnLoopbackAndStopsWhatItStarted) {
   if (kCli == nullptr) GTEST_SKIP() << "redmux-cli was not built";
-  const std::filesystem::path lab =
-      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "scripts" / "lab";
+  const std::filesystem::path lab = std::filesystem::path(REDMUX_SOURCE_DIR) / "scripts" / "lab";
   const auto dir =
       std::filesystem::temp_directory_path() / ("redmux-lab-test-" + std::to_string(::getpid()));
   const std::uint16_t port = test::free_loopback_port();
