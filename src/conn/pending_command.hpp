@@ -31,6 +31,13 @@ enum class PendingKind : std::uint8_t {
                   ///< be an internal handler that is given the refusal
 };
 
+/// Which setting the deadline came from, so that a timeout names the one to raise.
+enum class TimeoutSource : std::uint8_t {
+  AsyncTimeout,  ///< the configuration's asyncTimeout
+  Call,          ///< the call's own CallOptions::timeout
+  Blocking,      ///< a blocking command: its block time plus the call's timeout
+};
+
 struct PendingCommand {
   CommandState* state = nullptr;  ///< one reference owned by this entry; may be null
   std::string_view name;          ///< static storage (command table)
@@ -38,27 +45,29 @@ struct PendingCommand {
   std::size_t bytes_end = 0;      ///< end offset of its bytes in the buffer it was queued in
   std::size_t bytes_begin = 0;
   std::uint32_t timeout_ms = 0;  ///< for diagnostics: the timeout the deadline came from
-  PendingKind kind = PendingKind::Caller;
-  bool counted = true;  ///< holds one slot of maxQueuedCommands until it leaves
+  int select_db = -1;            ///< for an Internal SELECT: the database it selects
+  int db = -1;                   ///< the database it runs against (set when queued; for resending)
+  /// PubSub: confirmation pushes still expected (one per channel, pattern or shard channel).
+  std::uint32_t confirmations = 0;
   /// Redis Cluster: the slot of its keys (kNoSlot: keyless, or not a cluster command). Lets
   /// a command still queued for a node that lost the slot move to the slot's new owner.
   std::uint16_t slot = kNoSlot;
-  int select_db = -1;  ///< for an Internal SELECT: the database it selects
-  int db = -1;         ///< the database it runs against (set when queued; for resending)
+  PendingKind kind = PendingKind::Caller;
+  TimeoutSource timeout_source = TimeoutSource::AsyncTimeout;
+  bool counted = true;       ///< holds one slot of maxQueuedCommands until it leaves
+  std::uint8_t resends = 0;  ///< automatic resends so far (written ones: at most one)
   /// Resend after a break even when it was already written (Flags::Retryable, or a read-only
   /// command under retryReadOnlyCommands): its bytes are kept in state->retained_command.
-  bool retry_written = false;
-  std::uint8_t resends = 0;  ///< automatic resends so far (written ones: at most one)
+  bool retry_written : 1 = false;
   /// Redis Cluster: sent where the slot map said. A queue whose node no longer serves the
   /// slot hands it on (SubmissionQueue::Pushed::Forward) instead of queuing it.
-  bool follow_map = false;
+  bool follow_map : 1 = false;
   /// Stands for one accepted command in status() (queued, in_flight) although `counted` is
   /// false: its state holds the slot of maxQueuedCommands (a cluster redirect follower).
-  bool tallied = false;
-  /// PubSub: confirmation pushes still expected (one per channel, pattern or shard channel).
-  std::uint32_t confirmations = 0;
+  bool tallied : 1 = false;
 };
-// The cluster fields sit in what was padding: copying an entry costs what it did.
+// The cluster fields fit in what was padding (the three rare flags share a byte): copying an
+// entry costs what it did.
 static_assert(sizeof(PendingCommand) <= 72, "PendingCommand grew: it is copied per command");
 
 /// An accepted command whose caller still waits for it (status(): queued, in_flight): it
