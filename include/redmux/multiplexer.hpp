@@ -52,6 +52,9 @@ struct ConnectionStatus {
   bool cluster_failed = false;  ///< ClusterNode: the cluster marks the node failed
   std::size_t queued = 0;       ///< accepted commands waiting to be written
   std::size_t in_flight = 0;    ///< accepted commands written, awaiting their replies
+  /// When not ready: why its last connection attempt failed, or why its last session broke
+  /// (a refused port, a failed authentication …); empty when ready or nothing failed yet.
+  std::string last_failure;
 };
 
 std::string_view to_string(ConnectionStatus::Purpose purpose) noexcept;

@@ -266,6 +266,7 @@ ConnectionStatus describe(const detail::Connection& connection, ConnectionStatus
   const detail::Connection::Tally tally = connection.tally();
   out.queued = tally.queued;
   out.in_flight = tally.in_flight;
+  if (out.state != ConnectionStatus::State::Ready) out.last_failure = connection.last_failure();
   return out;
 }
 
@@ -365,6 +366,7 @@ std::string Multiplexer::status_text() const {
       }
     }
     text += " " + std::string(to_string(one.state));
+    if (!one.last_failure.empty()) text += " (last failure: " + one.last_failure + ")";
     if (one.cluster_failed) text += " (failed, says the cluster)";
     if (one.queued > 0 || one.in_flight > 0) {
       text +=

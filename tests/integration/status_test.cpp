@@ -13,6 +13,7 @@ namespace redmux {
 namespace {
 
 using namespace std::chrono_literals;
+using test::RedisServer;
 using test::wait_until;
 
 std::size_t count_purpose(const MultiplexerStatus& status, ConnectionStatus::Purpose purpose) {
@@ -58,6 +59,50 @@ TEST(StatusTest, EveryConnectionIsCountedWithItsPurposeStateAndRole) {
   for (const ConnectionStatus& one : status.per_connection) {
     EXPECT_NE(one.state, ConnectionStatus::State::Ready) << one.endpoint;
   }
+}
+
+TEST(StatusTest, AConnectionThatIsNotReadySaysWhyItsLastAttemptFailed) {
+  // With abortConnect=false a wrong password shows nowhere but in timeouts: status_text()
+  // must say it too, without any part of the password.
+  test::ServerOptions options;
+  options.acl_file_contents =
+      "user default on nopass ~* &* +@all\n"
+      "user bookstore on >s3cret ~bookstore:* +@all\n";
+  RedisServer server(options);
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",user=bookstore,password=\"wr0ng,pa55\",abortConnect=false,"
+                                  "reconnectBaseDelay=50,reconnectMaxDelay=200");
+  const std::string failure =
+      "(last failure: authentication to " + server.address() + " failed for user \"bookstore\"";
+  ASSERT_TRUE(wait_until([&] { return mux->status_text().find(failure) != std::string::npos; }))
+      << mux->status_text();
+  const MultiplexerStatus status = mux->status();
+  ASSERT_EQ(status.per_connection.size(), 1u);
+  EXPECT_NE(status.per_connection[0].state, ConnectionStatus::State::Ready);
+  EXPECT_NE(status.per_connection[0].last_failure.find("failed for user \"bookstore\""),
+            std::string::npos)
+      << status.per_connection[0].last_failure;
+  const std::string text = mux->status_text();
+  for (const char* part : {"wr0ng", "pa55"}) {
+    EXPECT_EQ(text.find(part), std::string::npos) << "password shows in: " << text;
+  }
+}
+
+TEST(StatusTest, AReadyConnectionShowsNoPastFailure) {
+  test::RedisServer server;
+  auto mux = Multiplexer::connect(
+      server.address() + ",reconnectBaseDelay=50,reconnectMaxDelay=200,abortConnect=false");
+  Database db = mux->database();
+  ASSERT_EQ(db.incr("n").get(), 1);
+  server.restart();  // the session breaks, and a new one is made
+  ASSERT_TRUE(wait_until([&] {
+    const MultiplexerStatus s = mux->status();
+    return s.reconnects >= 1 && s.connected == 1;
+  })) << mux->status_text();
+  const MultiplexerStatus status = mux->status();
+  EXPECT_TRUE(status.per_connection.at(0).last_failure.empty())
+      << status.per_connection.at(0).last_failure;
+  EXPECT_EQ(mux->status_text().find("last failure"), std::string::npos) << mux->status_text();
 }
 
 TEST(StatusTest, CommandsPerWriteCountsRedmuxsOwnCommandsSoNeverReadsBelowOne) {
