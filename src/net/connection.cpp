@@ -17,6 +17,7 @@
 #include "net/handler_arena.hpp"
 #include "net/io_load.hpp"
 #include "redmux/version.hpp"
+#include "resp/classify.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -40,19 +41,6 @@ long long ms_since(Clock::time_point then, Clock::time_point now) {
 std::string ago(Clock::time_point then, Clock::time_point now) {
   const long long ms = ms_since(then, now);
   return ms < 0 ? std::string("never") : std::to_string(ms) + " ms ago";
-}
-
-/// RESP2 has no push type: on a subscribed connection, messages and (un)subscribe
-/// confirmations are arrays of at least 3 elements led by their kind.
-bool is_resp2_pubsub(NodeSpan reply) noexcept {
-  if (reply.size() < 4 || reply[0].type != ReplyType::Array || reply[0].size < 3) return false;
-  const Node& kind = reply[1];
-  if (kind.type != ReplyType::BulkString) return false;
-  for (std::string_view known : {"message", "pmessage", "smessage", "subscribe", "psubscribe",
-                                 "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe"}) {
-    if (kind.value == known) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -92,13 +80,13 @@ Connection::Connection(asio::io_context& io, std::shared_ptr<IoPool::Load> load,
       queue_(config_.default_database) {
   read_buffer_.resize(kReadChunk);
   release_slot_ = [shared = shared_.get()] { shared->release_slots(1); };
-  report_error_ = [this](std::string_view name, NodeSpan error_reply) {
-    // Error replies nobody waits for: fire-and-forget commands, redmux's SELECT, and refused
-    // SUBSCRIBE-family commands (whose confirmations fail as well).
-    if (name != "SELECT" && !name.ends_with("SUBSCRIBE")) {
+  report_error_ = [this](const PendingCommand& command, NodeSpan error_reply) {
+    // Error replies nobody waits for: fire-and-forget commands (counted), redmux's SELECT,
+    // and refused SUBSCRIBE-family commands (whose confirmations fail as well).
+    if (command.kind == PendingKind::FireAndForget) {
       shared_->counters().fire_and_forget_errors.fetch_add(1, std::memory_order_relaxed);
     }
-    shared_->report_error(server_error_from(error_reply, name));
+    shared_->report_error(server_error_from(error_reply, command.name));
   };
 }
 
@@ -1026,13 +1014,12 @@ void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
 
 bool Connection::on_reply(NodeSpan reply) {
   if ((!reply.empty() && reply[0].type == ReplyType::Push) ||
-      (subscriber_mode_ && is_resp2_pubsub(reply))) {
+      (subscriber_mode_ && resp::is_resp2_pubsub(reply))) {
     // Out of band (a RESP3 push, or a RESP2 pub/sub array on a subscriber connection): a
     // message, or the confirmation of one name of a SUBSCRIBE-family command in flight.
     shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
-    if (reply[0].size >= 2 && reply.size() > 1 && reply[1].type == ReplyType::BulkString) {
-      pipeline_.on_confirmation(reply[1].value);
-    }
+    const resp::PushKind kind = resp::push_kind(reply);
+    if (resp::is_confirmation(kind) && reply[0].size >= 2) pipeline_.on_confirmation(kind);
     if (push_handler_) push_handler_(reply);
     return true;
   }
@@ -1053,10 +1040,7 @@ bool Connection::on_reply(NodeSpan reply) {
         return true;
     }
   }
-  if (!reply.empty() && is_error_reply(reply) &&
-      (reply[0].value.starts_with("READONLY") || reply[0].value.starts_with("MASTERDOWN"))) {
-    probe_role();
-  }
+  if (is_error_reply(reply) && resp::says_role_changed(reply)) probe_role();
   const Pipeline::ReplyOutcome outcome = pipeline_.on_reply(reply, report_error_, release_slot_);
   if (outcome == Pipeline::ReplyOutcome::InternalFailed) {
     connection_broken(Error(

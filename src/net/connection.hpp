@@ -261,7 +261,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Memory for the one outstanding operation of each kind (see handler_arena.hpp).
   HandlerArena wake_arena_;
   HandlerArena write_arena_;
-  HandlerArena read_arena_;  ///< bumps on every new socket; stale handlers check it
 };
 
 }  // namespace redmux::detail
