@@ -12,8 +12,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::bulk;
+using testing::error_of;
 using testing::handshake_replies;
 using testing::ScriptedRunner;
+using testing::value_of;
 
 std::string get_bytes(std::string_view key) {
   return "*2\r\n$3\r\nGET\r\n" + bulk(key);
@@ -50,7 +52,7 @@ TEST(ConnectionMachineTest, StartConnectsHandshakesAndBecomesReady) {
   r.complete_write();
   r.feed(bulk("v"));
   ASSERT_TRUE(call.state->ready());
-  EXPECT_EQ(call.state->result().value(), "v");
+  EXPECT_EQ(value_of(call), "v");
 }
 
 // A server still loading its dataset answers the handshake with loading:1: the connection
@@ -85,7 +87,7 @@ TEST(ConnectionMachineTest, ALoadingReplyInTheHandshakeHoldsCommandsUntilTheServ
   EXPECT_EQ(*r.writing, get_bytes("k"));
   r.complete_write();
   r.feed(bulk("v"));
-  EXPECT_EQ(call.state->result().value(), "v");
+  EXPECT_EQ(value_of(call), "v");
 }
 
 // Sentinel moves a connection to a new primary while it is still in its handshake: the
@@ -122,7 +124,7 @@ TEST(ConnectionMachineTest, ARetargetDuringTheHandshakeStartsAFreshAttemptAtOnce
   EXPECT_EQ(*r.writing, get_bytes("k"));
   r.complete_write();
   r.feed(bulk("from the new primary"));
-  EXPECT_EQ(call.state->result().value(), "from the new primary");
+  EXPECT_EQ(value_of(call), "from the new primary");
 }
 
 // A command for database 1 makes the queue insert SELECT 1 before it. The connection breaks
@@ -152,14 +154,14 @@ TEST(ConnectionMachineTest, AReconnectWhileAnInsertedSelectIsInFlightKeepsComman
   EXPECT_EQ(*r.writing, select_bytes(1) + get_bytes("k1"));
   r.complete_write();
   r.feed("+OK\r\n" + bulk("v1"));
-  EXPECT_EQ(call.state->result().value(), "v1");
+  EXPECT_EQ(value_of(call), "v1");
 
   auto& back = r.get("k0", 5000ms, /*db=*/0);
   r.run_posted();
   if (r.writing) r.complete_write();
   EXPECT_EQ(r.take_wire(), select_bytes(1) + get_bytes("k1") + select_bytes(0) + get_bytes("k0"));
   r.feed("+OK\r\n" + bulk("v0"));
-  EXPECT_EQ(back.state->result().value(), "v0");
+  EXPECT_EQ(value_of(back), "v0");
 }
 
 // Both the SELECT and the command were written when the connection broke: the command's
@@ -173,7 +175,7 @@ TEST(ConnectionMachineTest, AfterABreakWithTheSelectAnsweredTheNextCommandSelect
   r.feed("+OK\r\n");  // SELECT 1 answered, GET k1 not yet
   r.server_closes();
   ASSERT_TRUE(lost.state->ready());
-  EXPECT_EQ(lost.state->result().error().code(), errc::outcome_unknown);
+  EXPECT_EQ(error_of(lost).code(), errc::outcome_unknown);
   r.advance(2s);
   r.connected();
   r.feed(handshake_replies(r.shared->config()));
@@ -183,7 +185,7 @@ TEST(ConnectionMachineTest, AfterABreakWithTheSelectAnsweredTheNextCommandSelect
   EXPECT_EQ(*r.writing, select_bytes(1) + get_bytes("k2"));
   r.complete_write();
   r.feed("+OK\r\n" + bulk("v2"));
-  EXPECT_EQ(next.state->result().value(), "v2");
+  EXPECT_EQ(value_of(next), "v2");
 }
 
 // The write of a, b, c fails after the socket took a and part of b: a and b may have run
@@ -202,10 +204,9 @@ TEST(ConnectionMachineTest, ABreakAfterAPartialWriteResendsOnlyWhatTheSocketNeve
   r.fail_write(get_bytes("a").size() + 5);
   ASSERT_TRUE(a.state->ready());
   ASSERT_TRUE(b.state->ready());
-  EXPECT_EQ(a.state->result().error().code(), errc::outcome_unknown);
-  EXPECT_EQ(b.state->result().error().code(), errc::outcome_unknown);
-  EXPECT_NE(b.state->result().error().message().find("it may or may not have run"),
-            std::string::npos);
+  EXPECT_EQ(error_of(a).code(), errc::outcome_unknown);
+  EXPECT_EQ(error_of(b).code(), errc::outcome_unknown);
+  EXPECT_NE(error_of(b).message().find("it may or may not have run"), std::string::npos);
   EXPECT_FALSE(c.state->ready());
   EXPECT_EQ(r.counters().resent.load(), 1u);
 
@@ -217,8 +218,8 @@ TEST(ConnectionMachineTest, ABreakAfterAPartialWriteResendsOnlyWhatTheSocketNeve
   EXPECT_EQ(*r.writing, get_bytes("c") + get_bytes("d"));
   r.complete_write();
   r.feed(bulk("C") + bulk("D"));
-  EXPECT_EQ(c.state->result().value(), "C");
-  EXPECT_EQ(d.state->result().value(), "D");
+  EXPECT_EQ(value_of(c), "C");
+  EXPECT_EQ(value_of(d), "D");
 }
 
 // A break while a write is still in progress: how much of it reached the socket is unknown,
@@ -234,8 +235,8 @@ TEST(ConnectionMachineTest, ABreakDuringAWriteCountsAllOfItAsPossiblySent) {
   r.server_closes();
   ASSERT_TRUE(a.state->ready());
   ASSERT_TRUE(b.state->ready());
-  EXPECT_EQ(a.state->result().error().code(), errc::outcome_unknown);
-  EXPECT_EQ(b.state->result().error().code(), errc::outcome_unknown);
+  EXPECT_EQ(error_of(a).code(), errc::outcome_unknown);
+  EXPECT_EQ(error_of(b).code(), errc::outcome_unknown);
   EXPECT_EQ(r.counters().resent.load(), 0u);
 }
 
@@ -264,7 +265,7 @@ TEST(ConnectionMachineTest, AnInlineWriteTheSocketDidNotTakeIsResentAfterABreak)
   EXPECT_EQ(*r.writing, get_bytes("k"));
   r.complete_write();
   r.feed(bulk("v"));
-  EXPECT_EQ(call.state->result().value(), "v");
+  EXPECT_EQ(value_of(call), "v");
 }
 
 // The deadline passes while the reply is half read: the caller gets its timeout (saying the
@@ -279,7 +280,7 @@ TEST(ConnectionMachineTest, ADeadlineWhileAReplyIsHalfReadFailsTheCallerAndLater
   r.facts.unread_bytes = 3;
   r.advance(100ms);
   ASSERT_TRUE(slow.state->ready());
-  const Error& error = slow.state->result().error();
+  const Error& error = error_of(slow);
   EXPECT_EQ(error.code(), errc::timeout);
   EXPECT_NE(error.message().find("command was sent"), std::string::npos) << error.message();
   EXPECT_NE(error.message().find("sent-awaiting-reply=1"), std::string::npos);
@@ -289,8 +290,8 @@ TEST(ConnectionMachineTest, ADeadlineWhileAReplyIsHalfReadFailsTheCallerAndLater
   auto& next = r.get("next");
   if (r.writing) r.complete_write();
   r.feed("world\r\n" + bulk("mine"));
-  EXPECT_EQ(next.state->result().value(), "mine");
-  EXPECT_EQ(slow.state->result().error().code(), errc::timeout);  // not overwritten
+  EXPECT_EQ(value_of(next), "mine");
+  EXPECT_EQ(error_of(slow).code(), errc::timeout);  // not overwritten
   EXPECT_EQ(r.machine.state(), ConnectionState::Ready);
 }
 
@@ -318,7 +319,7 @@ TEST(ConnectionMachineTest, AHeartbeatDueDuringALongReplyNeitherPingsNorDeclares
     r.feed(value.substr(sent, 100));
   }
   ASSERT_TRUE(big.state->ready());
-  EXPECT_EQ(big.state->result().error().code(), errc::timeout);  // at 300 ms
+  EXPECT_EQ(error_of(big).code(), errc::timeout);  // at 300 ms
   EXPECT_EQ(r.machine.state(), ConnectionState::Ready);
   EXPECT_EQ(r.counters().dead_connections.load(), 0u);
   EXPECT_EQ(r.counters().heartbeats.load(), 0u);
@@ -327,7 +328,7 @@ TEST(ConnectionMachineTest, AHeartbeatDueDuringALongReplyNeitherPingsNorDeclares
   auto& after = r.get("after");
   if (r.writing) r.complete_write();
   r.feed("\r\n" + bulk("fine"));  // the end of the long reply, then the next one
-  EXPECT_EQ(after.state->result().value(), "fine");
+  EXPECT_EQ(value_of(after), "fine");
   r.take_wire();
   r.advance(250ms);
   EXPECT_EQ(r.counters().heartbeats.load(), 1u);
@@ -344,13 +345,12 @@ TEST(ConnectionMachineTest, NothingReadForTwoTimeoutsWhileOverdueDeclaresTheConn
   r.complete_write();
   r.advance(550ms);
   EXPECT_EQ(r.machine.state(), ConnectionState::Ready);  // overdue, but not silent for long
-  EXPECT_EQ(call.state->result().error().code(), errc::timeout);
+  EXPECT_EQ(error_of(call).code(), errc::timeout);
   r.advance(50ms);  // the tick at 600 ms: nothing read for 2 × asyncTimeout
   EXPECT_EQ(r.machine.state(), ConnectionState::Reconnecting);
   EXPECT_EQ(r.counters().dead_connections.load(), 1u);
-  EXPECT_EQ(call.state->result().error().code(), errc::timeout);
-  ASSERT_FALSE(r.events.empty());
-  const Error& cause = r.events[r.events.size() - 2].error;  // Failed, then Reconnecting
+  EXPECT_EQ(error_of(call).code(), errc::timeout);
+  const Error cause = r.last_failure();
   EXPECT_NE(cause.message().find("looks dead or half-open"), std::string::npos) << cause.message();
   EXPECT_EQ(r.counters().resent.load(), 0u);
 }
@@ -375,7 +375,7 @@ TEST(ConnectionMachineTest, UnderLoadAFewNewCommandsWaitForTheNextRepliesNotForA
   std::string replies;
   for (int i = 1; i < 16; ++i) replies += bulk("v" + std::to_string(i));
   r.feed(replies + bulk("L"));
-  EXPECT_EQ(late.state->result().value(), "L");
+  EXPECT_EQ(value_of(late), "L");
 }
 
 TEST(ConnectionMachineTest, TheFirstSeriesGivesUpAfterConnectRetryAndSaysWhyEachAttemptFailed) {
@@ -437,11 +437,11 @@ TEST(ConnectionMachineTest, ShutdownFailsQueuedAndInFlightCommandsSayingWhetherT
   ASSERT_FALSE(r.writing.has_value());
   r.perform(r.machine.shutdown(r.now));
   EXPECT_EQ(r.machine.state(), ConnectionState::Closed);
-  EXPECT_EQ(sent.state->result().error().code(), errc::outcome_unknown);
-  EXPECT_EQ(unsent.state->result().error().code(), errc::shut_down);
-  EXPECT_EQ(unsent.state->result().error().message(), "GET not sent: the multiplexer was closed");
+  EXPECT_EQ(error_of(sent).code(), errc::outcome_unknown);
+  EXPECT_EQ(error_of(unsent).code(), errc::shut_down);
+  EXPECT_EQ(error_of(unsent).message(), "GET not sent: the multiplexer was closed");
   auto& late = r.get("late");
-  EXPECT_EQ(late.state->result().error().message(), "GET not sent: the multiplexer was closed");
+  EXPECT_EQ(error_of(late).message(), "GET not sent: the multiplexer was closed");
 }
 
 // Pushes never answer a command: they go to the push handler; a subscribe confirmation
@@ -462,7 +462,7 @@ TEST(ConnectionMachineTest, PushesGoToTheHandlerAndConfirmTheSubscribeInFlight) 
   r.feed(">3\r\n" + bulk("message") + bulk("other") + bulk("hi"));  // not a confirmation
   EXPECT_FALSE(call.state->ready());
   r.feed(">3\r\n" + bulk("subscribe") + bulk("news") + ":1\r\n" + bulk("v"));
-  EXPECT_EQ(call.state->result().value(), "v");
+  EXPECT_EQ(value_of(call), "v");
   EXPECT_EQ(pushes, (std::vector<std::string>{"message", "subscribe"}));
   EXPECT_EQ(r.counters().pushes.load(), 2u);
 }

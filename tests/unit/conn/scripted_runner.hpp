@@ -48,6 +48,34 @@ struct Call {
   PendingCommand command;
 };
 
+/// The error `call` completed with; a test failure (and an ok Error) when it has not.
+inline Error error_of(const Call& call) {
+  if (!call.state->ready()) {
+    ADD_FAILURE() << "the call has not completed";
+    return Error();
+  }
+  Result<std::string>& result = call.state->result();
+  if (result.has_value()) {
+    ADD_FAILURE() << "the call succeeded with \"" << result.value() << "\"";
+    return Error();
+  }
+  return result.error();
+}
+
+/// The value `call` completed with; a test failure (and "") when it has not, or failed.
+inline std::string value_of(const Call& call) {
+  if (!call.state->ready()) {
+    ADD_FAILURE() << "the call has not completed";
+    return {};
+  }
+  Result<std::string>& result = call.state->result();
+  if (!result.has_value()) {
+    ADD_FAILURE() << "the call failed: " << result.error().message();
+    return {};
+  }
+  return result.value();
+}
+
 class ScriptedRunner {
  public:
   explicit ScriptedRunner(Config config = Config(),
@@ -212,6 +240,15 @@ class ScriptedRunner {
     const Arg args[] = {Arg("GET"), Arg(keys_.back())};
     submit_entry(db, args, call.command);
     return calls.back();
+  }
+
+  /// The error of the last Failed event (a test failure and an ok Error when there is none).
+  Error last_failure() const {
+    for (auto it = events.rbegin(); it != events.rend(); ++it) {
+      if (it->kind == ConnectionEventKind::Failed) return it->error;
+    }
+    ADD_FAILURE() << "no Failed event";
+    return Error();
   }
 
   /// The callers' stream bytes the socket accepted since the last call.
