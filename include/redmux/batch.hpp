@@ -27,9 +27,11 @@ namespace redmux {
 namespace detail {
 class MuxCore;
 struct BatchBuffer;
-/// Encodes and records one command of a batch; fails `state` when refused.
-void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
-               CommandState* state);
+/// Encodes and records one command of a batch. When it is refused (admin gate,
+/// connection-state command, queue full, routing) nothing is recorded, `state` (if any) is
+/// failed, and the refusal is returned.
+Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
+                CommandState* state);
 }  // namespace detail
 
 class Batch : public Commands<Batch> {
@@ -39,11 +41,14 @@ class Batch : public Commands<Batch> {
   ~Batch();
 
   /// Adds a command; its future completes after execute(), when its reply arrives.
-  /// FireAndForget in a batch: the future is complete at once with T{}.
+  /// FireAndForget in a batch: the future is complete at once with T{}, or failed when the
+  /// command was refused (admin gate, connection-state command, queue full …), which then
+  /// is not part of the batch (size() does not count it).
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
     if (has_flag(options.flags, Flags::FireAndForget)) {
-      detail::batch_add(*buffer_, options, args, nullptr);
+      Error refused = detail::batch_add(*buffer_, options, args, nullptr);
+      if (refused) return Future<T>::ready_with(std::move(refused));
       if constexpr (std::is_void_v<T>) {
         return Future<T>::ready_with(Result<void>());
       } else {

@@ -52,8 +52,9 @@ WaitPolicy wait_policy() noexcept;
 
 namespace detail {
 
-/// True on a thread that is running redmux I/O work (an IoPool thread, or any thread while
-/// it runs one of redmux's completion handlers).
+/// True on a thread that is running redmux I/O work: an IoPool thread, any thread while it
+/// runs one of redmux's completion handlers, or a thread inside the run() of an io_context
+/// handed to IoPool::wrap() (the user's own handlers there included).
 bool on_io_thread() noexcept;
 
 /// Under WaitPolicy::Adaptive, the longest a blocking wait starting now would yield before

@@ -46,9 +46,10 @@ namespace detail {
 class MuxCore;
 struct TransactionBuffer;
 struct ConditionCheck;
-/// Encodes and records one queued command; fails `state` when refused.
-void transaction_add(TransactionBuffer& buffer, const CallOptions& options,
-                     std::span<const Arg> args, CommandState* state);
+/// Encodes and records one queued command. When it is refused, `state` (if any) is failed,
+/// the transaction will fail with the refusal at execute(), and the refusal is returned.
+Error transaction_add(TransactionBuffer& buffer, const CallOptions& options,
+                      std::span<const Arg> args, CommandState* state);
 }  // namespace detail
 
 /// How a length compares with the expected one (Condition::list_length).
@@ -138,11 +139,13 @@ class Transaction : public Commands<Transaction> {
 
   /// Queues a command (the sink every typed command uses); its future completes after
   /// execute(). Connection-state commands (SELECT, WATCH, MULTI …) are refused, which
-  /// aborts the transaction. With FireAndForget the future is complete at once (T{}).
+  /// aborts the transaction. With FireAndForget the future is complete at once (T{}), or
+  /// failed with the refusal.
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
     if (has_flag(options.flags, Flags::FireAndForget)) {
-      detail::transaction_add(*buffer_, options, args, nullptr);
+      Error refused = detail::transaction_add(*buffer_, options, args, nullptr);
+      if (refused) return Future<T>::ready_with(std::move(refused));
       if constexpr (std::is_void_v<T>) {
         return Future<T>::ready_with(Result<void>());
       } else {

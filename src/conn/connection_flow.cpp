@@ -321,6 +321,9 @@ Error ConnectionMachine::timeout_error_of(const PendingCommand& command, bool in
   timeout.last_read = health_.last_read();
   timeout.last_write = writer_.last_write();
   timeout.io_busy_percent = facts.io_busy_percent;
+  timeout.ready = phase_ == Phase::Ready;
+  timeout.held_for_replies = writer_.holding();
+  timeout.last_attempt = &attempts_.last_error();
   return timeout_error(command, now_, in_flight, timeout);
 }
 

@@ -70,6 +70,16 @@ std::string ConnectionMachine::describe_endpoint() const {
   return endpoint_text_;
 }
 
+std::string ConnectionMachine::last_failure() const {
+  std::lock_guard lock(endpoint_mutex_);
+  return last_failure_;
+}
+
+void ConnectionMachine::note_failure(const Error& error) {
+  std::lock_guard lock(endpoint_mutex_);
+  last_failure_ = error.message();
+}
+
 std::string ConnectionMachine::tls_server_name() const {
   return config_.ssl_host.empty() ? endpoint_.host : config_.ssl_host;
 }
@@ -182,7 +192,9 @@ ConnectionMachine::Actions ConnectionMachine::on_read_failed(bool closed_by_peer
                                                              std::string_view hint,
                                                              Clock::time_point now) {
   begin(now);
-  connection_broken(break_cause::read_failed(endpoint_text_, closed_by_peer, reason, hint));
+  const bool plain_handshake = state() == ConnectionState::Handshaking && !tls_;
+  connection_broken(break_cause::read_failed(endpoint_text_, closed_by_peer, reason, hint,
+                                             plain_handshake, reader_.unparsed()));
   return actions_;
 }
 
@@ -347,6 +359,7 @@ void ConnectionMachine::attempt_failed(Error error) {
   cancel(IoTimer::Connect);
   handshake_.reset();
   std::optional<Error> gave_up = attempts_.failed(error, endpoint_text_, first_result_ != nullptr);
+  note_failure(attempts_.last_error());
   shared_->counters().connection_failures.fetch_add(1, std::memory_order_relaxed);
   report_event(ConnectionEventKind::Failed, attempts_.last_error());
   if (gave_up) {
@@ -415,6 +428,7 @@ void ConnectionMachine::connection_broken(const Error& cause) {
   pipeline_.take_all(broken_);
   settle_broken(broken_, cause);
   attempts_.broke(cause);
+  note_failure(cause);
   shared_->counters().connection_failures.fetch_add(1, std::memory_order_relaxed);
   report_event(ConnectionEventKind::Failed, cause);
   if (config_.backlog_policy == BacklogPolicy::FailFast) {

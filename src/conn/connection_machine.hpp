@@ -92,6 +92,9 @@ class ConnectionMachine {
   const ServerRole& role() const noexcept { return *role_; }
   Endpoint endpoint() const;
   std::string describe_endpoint() const;
+  /// Why the last connection attempt failed, or why the last session broke; empty when
+  /// neither happened yet. Kept while ready again: status shows it only when not ready.
+  std::string last_failure() const;
   std::size_t queued_count() const { return queue_.snapshot().commands; }
   std::size_t in_flight_count() const noexcept { return queue_.in_flight(); }
 
@@ -193,6 +196,8 @@ class ConnectionMachine {
   void schedule_reconnect();
   void become_ready();
   void connection_broken(const Error& cause);
+  /// Keeps `error`'s message for last_failure().
+  void note_failure(const Error& error);
   void close_socket();
   void fail_queued(const Error& error, errc code, std::string_view why);
 
@@ -215,10 +220,11 @@ class ConnectionMachine {
   std::shared_ptr<SharedContext> shared_;
   const Config& config_;
   const bool tls_;
-  /// Written on the I/O thread only (retarget()), under endpoint_mutex_; the I/O thread reads
-  /// them without it, other threads through endpoint() and describe_endpoint().
+  /// Written on the I/O thread only, under endpoint_mutex_; the I/O thread reads them
+  /// without it, other threads through endpoint(), describe_endpoint() and last_failure().
   Endpoint endpoint_;
   std::string endpoint_text_;
+  std::string last_failure_;  ///< the last attempt's or break's message, for other threads
   mutable std::mutex endpoint_mutex_;
 
   Phase phase_ = Phase::Idle;

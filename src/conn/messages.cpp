@@ -27,13 +27,31 @@ Error timeout_error(const PendingCommand& command, Clock::time_point now, bool i
       ms_since(command.deadline - std::chrono::milliseconds(command.timeout_ms), now);
   // In flight, offsets count bytes since the connection started; queued, nothing is sent.
   const bool sent = in_flight && command.bytes_end <= facts.written;
+  std::string_view which;
+  switch (command.timeout_source) {
+    case TimeoutSource::AsyncTimeout:
+      which = "asyncTimeout";
+      break;
+    case TimeoutSource::Call:
+      which = "this call's timeout";
+      break;
+    case TimeoutSource::Blocking:
+      which = "the block time plus the call's timeout";
+      break;
+  }
   std::string message = "Timeout awaiting reply to " + text(command.name) + " after " +
-                        std::to_string(elapsed_ms) + " ms (timeout " +
+                        std::to_string(elapsed_ms) + " ms (" + text(which) + " " +
                         std::to_string(command.timeout_ms) + " ms) from " + text(facts.endpoint);
   if (!facts.client_name.empty()) message += " (client name \"" + text(facts.client_name) + "\")";
   message += ": command " + std::string(sent        ? "was sent"
                                         : in_flight ? "was being written"
                                                     : "was still queued, not sent");
+  if (!in_flight && facts.ready && facts.held_for_replies) {
+    // Not a stall: under load a small write waits for the replies already due
+    // (Writer::coalescing_threshold()), and this command's deadline came first.
+    message += " (held for the next replies: " + std::to_string(facts.in_flight) +
+               " commands were awaiting theirs)";
+  }
   message += "; queued-unsent=" + std::to_string(facts.queued_commands);
   message += ", sent-awaiting-reply=" + std::to_string(facts.in_flight);
   message +=
@@ -44,9 +62,28 @@ Error timeout_error(const PendingCommand& command, Clock::time_point now, bool i
   message += ", last-write=" + ago(facts.last_write, now);
   message += ", io=" + std::to_string(facts.io_busy_percent) + "% busy";
   message += ", redmux " + std::string(kVersion);
-  message +=
-      ". If the server is busy or far away raise asyncTimeout; if replies are slow to be"
-      " read, check the I/O thread is not blocked by callbacks.";
+  if (!facts.ready && facts.last_attempt && *facts.last_attempt) {
+    // With abortConnect=false a connection that cannot be made shows only as timeouts:
+    // say why the last attempt failed (a wrong password, a refused port …).
+    message +=
+        ". The connection is not ready; its last attempt failed: " + facts.last_attempt->message();
+  }
+  switch (command.timeout_source) {
+    case TimeoutSource::AsyncTimeout:
+      message +=
+          ". If the server is busy or far away raise asyncTimeout (or give this call a "
+          "longer CallOptions::timeout)";
+      break;
+    case TimeoutSource::Call:
+      message += ". If the server is busy or far away raise this call's CallOptions::timeout";
+      break;
+    case TimeoutSource::Blocking:
+      message +=
+          ". A blocking command's deadline is its block time plus the call's timeout "
+          "(CallOptions::timeout, else asyncTimeout): raise that";
+      break;
+  }
+  message += "; if replies are slow to be read, check the I/O thread is not blocked by callbacks.";
   return Error(errc::timeout, std::move(message));
 }
 
@@ -123,11 +160,18 @@ std::string log_line(int attempt, const Error& error) {
 namespace break_cause {
 
 Error read_failed(std::string_view endpoint, bool closed_by_peer, std::string_view reason,
-                  std::string_view hint) {
-  return Error(errc::outcome_unknown,
-               (closed_by_peer ? text(endpoint) + " closed the connection"
-                               : "reading from " + text(endpoint) + " failed: " + text(reason)) +
-                   text(hint));
+                  std::string_view hint, bool plain_handshake, std::size_t partial) {
+  std::string why = closed_by_peer ? text(endpoint) + " closed the connection"
+                                   : "reading from " + text(endpoint) + " failed: " + text(reason);
+  why += hint;
+  if (closed_by_peer && plain_handshake) {
+    // A TLS port closes a plain connection at its first bytes (the HELLO).
+    why += " during the handshake: is this a TLS port? set ssl=true (or use rediss://)";
+  }
+  if (partial > 0) {
+    why += "; a reply was cut short (" + std::to_string(partial) + " bytes of it had arrived)";
+  }
+  return Error(errc::outcome_unknown, std::move(why));
 }
 
 Error write_failed(std::string_view endpoint, std::string_view reason) {

@@ -33,6 +33,9 @@ struct TimeoutFacts {
   Clock::time_point last_read{};
   Clock::time_point last_write{};
   int io_busy_percent = 0;
+  bool ready = false;                   ///< the connection is ready
+  bool held_for_replies = false;        ///< the writer holds queued commands for the next replies
+  const Error* last_attempt = nullptr;  ///< why the last attempt failed (or the last break)
 };
 
 /// The timeout error of `command` at `now`: in flight (`in_flight`) or still queued.
@@ -70,8 +73,10 @@ std::string log_line(int attempt, const Error& error);
 }  // namespace connect_error
 
 namespace break_cause {
+/// `hint`: the transport's (TLS alerts); `plain_handshake`: a plain connection was in its
+/// handshake (a TLS port closes it at the first bytes); `partial`: bytes of a reply read.
 Error read_failed(std::string_view endpoint, bool closed_by_peer, std::string_view reason,
-                  std::string_view hint);
+                  std::string_view hint, bool plain_handshake, std::size_t partial);
 Error write_failed(std::string_view endpoint, std::string_view reason);
 Error not_resp(std::string_view endpoint, const Error& parser_error);
 Error unexpected_reply(std::string_view endpoint);

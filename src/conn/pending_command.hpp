@@ -25,6 +25,13 @@ enum class PendingKind : std::uint8_t {
                   ///< be an internal handler that is given the refusal
 };
 
+/// Which setting the deadline came from, so that a timeout names the one to raise.
+enum class TimeoutSource : std::uint8_t {
+  AsyncTimeout,  ///< the configuration's asyncTimeout
+  Call,          ///< the call's own CallOptions::timeout
+  Blocking,      ///< a blocking command: its block time plus the call's timeout
+};
+
 struct PendingCommand {
   CommandState* state = nullptr;  ///< one reference owned by this entry; may be null
   std::string_view name;          ///< static storage (command table)
@@ -33,6 +40,7 @@ struct PendingCommand {
   std::size_t bytes_begin = 0;
   std::uint32_t timeout_ms = 0;  ///< for diagnostics: the timeout the deadline came from
   PendingKind kind = PendingKind::Caller;
+  TimeoutSource timeout_source = TimeoutSource::AsyncTimeout;
   bool counted = true;  ///< holds one slot of maxQueuedCommands until it leaves
   int select_db = -1;   ///< for an Internal SELECT: the database it selects
   int db = -1;          ///< the database it runs against (set when queued; for resending)

@@ -108,6 +108,8 @@ class Writer {
     return !writing_;
   }
   bool writing() const noexcept { return writing_; }
+  /// take() left commands queued for the next replies (Take::Held), and they have not come.
+  bool holding() const noexcept { return holding_; }
 
   /// The connection breaks. A write in progress counts as written entirely: how much of it
   /// reached the socket is unknown, so none of its commands may look "safe to retry".

@@ -144,12 +144,18 @@ std::pair<Clock::time_point, std::uint32_t> MuxCore::deadline_for(
   return {Clock::now() + timeout, static_cast<std::uint32_t>(timeout.count())};
 }
 
-Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args,
-                             bool allow_blocking) const {
+Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args, Site site) const {
   if (args.empty() || args[0].bytes().empty()) {
     return Error(errc::invalid_argument, "redmux: empty command");
   }
   if (info.is(CommandFlag::ConnectionState)) {
+    if (site == Site::Transaction) {
+      // The transaction's connection is its own, but the transaction sends MULTI, EXEC and
+      // the WATCHes itself, and runs on the database it was taken from.
+      return Error(errc::not_allowed, upper(args[0].bytes()) +
+                                          " cannot be queued in a transaction: " +
+                                          std::string(transaction_advice(info)));
+    }
     return Error(errc::not_allowed,
                  upper(args[0].bytes()) +
                      " changes the state of the connection it runs on, and this connection is "
@@ -162,7 +168,8 @@ Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args,
                      " is an admin command and is refused unless the configuration says "
                      "allowAdmin=true");
   }
-  if (!allow_blocking && info.is(CommandFlag::Blocking) && is_blocking(info, args)) {
+  const bool blocking_harmless = site == Site::Dedicated || site == Site::Transaction;
+  if (!blocking_harmless && info.is(CommandFlag::Blocking) && is_blocking(info, args)) {
     return Error(errc::not_allowed,
                  std::string(info.name) +
                      " blocks the connection it runs on: in a batch it would stall every other "
@@ -326,7 +333,9 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   };
   // Blocking commands never ride the shared connection: they get one of their own.
   const bool blocking = info.is(CommandFlag::Blocking) && is_blocking(info, args);
-  if (Error error = check_allowed(info, args, blocking)) return refuse(std::move(error));
+  if (Error error = check_allowed(info, args, blocking ? Site::Dedicated : Site::Shared)) {
+    return refuse(std::move(error));
+  }
   if (info.is(CommandFlag::Unknown)) learn_unknown(info.name);
   if (state) state->command_name = info.name;
   if (blocking) {
@@ -368,6 +377,7 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   command.name = info.name;
   command.deadline = deadline;
   command.timeout_ms = timeout_ms;
+  if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
   if (state) {
     state->add_ref();  // the connection's reference
     command.state = state;

@@ -53,11 +53,13 @@ class MuxCore {
 
   /// The checks and the connection choice, without sending (used by Batch as well).
   Result<Connection*> route(const CommandInfo& info, std::span<const Arg> args, Flags flags);
+  /// Where a command is headed, for check_allowed(): a blocking command is no harm on a
+  /// dedicated connection or inside MULTI (where it answers at once); a connection-state
+  /// command is refused everywhere, with advice that fits the place.
+  enum class Site : std::uint8_t { Shared, Dedicated, Batch, Transaction };
   /// Refusals that do not depend on the connection (admin gate, connection-state and
-  /// blocking commands, empty command). Ok Error when allowed. `allow_blocking`: the command
-  /// goes to a dedicated connection (or into a transaction), where blocking is no harm.
-  Error check_allowed(const CommandInfo& info, std::span<const Arg> args,
-                      bool allow_blocking = false) const;
+  /// blocking commands, empty command). Ok Error when allowed.
+  Error check_allowed(const CommandInfo& info, std::span<const Arg> args, Site site) const;
   /// Refuses a database index the connection's server does not have (or a negative one).
   Error check_database(int db, const Connection& connection, const CommandInfo& info) const;
   /// The deadline for a command with these options, and its timeout in ms.

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <asio/connect.hpp>
+#include <asio/ip/address.hpp>
 #include <asio/local/stream_protocol.hpp>
 #include <asio/post.hpp>
 #include <vector>
 
 #include "net/io_load.hpp"
+#include "net/resolver_thread_name.hpp"
 
 namespace redmux::detail {
 
@@ -190,18 +192,29 @@ void Connection::perform(ConnectionMachine::Actions actions) {
 void Connection::connect(std::uint64_t generation) {
   transport_.renew();  // a fresh TLS session: one cannot be reused after its socket closed
   const Endpoint& target = machine_.target();
+  auto connected =
+      current(generation, [](Connection& self, const asio::error_code& ec) { self.connected(ec); });
   if (target.is_unix()) {
     asio::local::stream_protocol::endpoint local(target.unix_path);
-    transport_.socket().async_connect(
-        asio::generic::stream_protocol::endpoint(local),
-        current(generation,
-                [](Connection& self, const asio::error_code& ec) { self.connected(ec); }));
+    transport_.socket().async_connect(asio::generic::stream_protocol::endpoint(local),
+                                      std::move(connected));
     return;
   }
+  asio::error_code not_numeric;
+  const asio::ip::address address = asio::ip::make_address(target.host, not_numeric);
+  if (!not_numeric) {
+    // An IP address needs no resolver (and so no resolver thread).
+    transport_.socket().async_connect(
+        asio::generic::stream_protocol::endpoint(asio::ip::tcp::endpoint(address, target.port)),
+        std::move(connected));
+    return;
+  }
+  ResolverThreadName naming;  // the resolver thread this may start is named redmux-dns-N
   resolver_.async_resolve(
       target.host, std::to_string(target.port),
-      current(generation, [generation](Connection& self, const asio::error_code& ec,
-                                       asio::ip::tcp::resolver::results_type results) {
+      current(generation, [connected = std::move(connected)](
+                              Connection& self, const asio::error_code& ec,
+                              asio::ip::tcp::resolver::results_type results) mutable {
         if (ec) {
           self.perform(self.machine_.on_resolve_failed(ec.message(), Clock::now()));
           return;
@@ -209,8 +222,8 @@ void Connection::connect(std::uint64_t generation) {
         std::vector<asio::generic::stream_protocol::endpoint> endpoints;
         for (const auto& entry : results) endpoints.emplace_back(entry.endpoint());
         asio::async_connect(self.transport_.socket(), endpoints,
-                            self.current(generation, [](Connection& me, const asio::error_code& e,
-                                                        const auto&) { me.connected(e); }));
+                            [connected = std::move(connected)](
+                                const asio::error_code& e, const auto&) mutable { connected(e); });
       }));
 }
 
