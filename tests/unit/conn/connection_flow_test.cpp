@@ -52,8 +52,40 @@ TEST(ConnectionFlowTest, AReplyCutByABreakIsNeverDeliveredAndTheNextConnectionPa
   r.server_closes();
   ASSERT_TRUE(big.state->ready());
   EXPECT_EQ(error_of(big).code(), errc::outcome_unknown);
+  EXPECT_EQ(r.last_failure().message(),
+            "10.0.0.1:6379 closed the connection; a reply was cut short (10 bytes of it had "
+            "arrived)");
   reconnect(r);
   EXPECT_EQ(r.machine.state(), ConnectionState::Ready);
+}
+
+// A TLS port closes a plain connection at its first bytes: the error says what to change.
+TEST(ConnectionFlowTest, APlainConnectionClosedInTheHandshakeAsksWhetherItIsATlsPort) {
+  ScriptedRunner r;
+  r.start();
+  r.connected();
+  r.server_closes();
+  EXPECT_EQ(r.last_failure().message(),
+            "10.0.0.1:6379 closed the connection during the handshake: is this a TLS port? set "
+            "ssl=true (or use rediss://)");
+  EXPECT_EQ(r.machine.last_failure(), r.last_failure().message());
+}
+
+// With abortConnect=false a connection that cannot be made shows only as timeouts: they say
+// why its last attempt failed.
+TEST(ConnectionFlowTest, ATimeoutWhileNotReadySaysWhyTheLastAttemptFailed) {
+  ScriptedRunner r;
+  r.start();
+  r.perform(r.machine.on_connect_failed("Connection refused", r.now));
+  auto& call = r.get("k", 100ms);
+  r.advance(100ms);
+  const std::string message = error_of(call).message();
+  EXPECT_NE(message.find("command was still queued, not sent"), std::string::npos) << message;
+  EXPECT_NE(message.find(". The connection is not ready; its last attempt failed: connecting to "
+                         "10.0.0.1:6379 failed: Connection refused."),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(r.machine.last_failure(), "connecting to 10.0.0.1:6379 failed: Connection refused");
 }
 
 // READONLY (or MASTERDOWN) says the server may have been demoted: one ROLE probe goes out at

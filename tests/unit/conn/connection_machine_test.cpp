@@ -368,6 +368,13 @@ TEST(ConnectionMachineTest, UnderLoadAFewNewCommandsWaitForTheNextRepliesNotForA
   auto& late = r.get("late");
   EXPECT_FALSE(r.writing.has_value());  // held for the next replies
   EXPECT_TRUE(r.timers.count(IoTimer::Deadline) > 0);
+  auto& hurried = r.get("hurried", 10ms);  // held too, and its deadline comes first
+  r.advance(10ms);
+  EXPECT_NE(error_of(hurried).message().find(
+                "was still queued, not sent (held for the next replies: 16 commands were "
+                "awaiting theirs)"),
+            std::string::npos)
+      << error_of(hurried).message();
   r.feed(bulk("v0"));
   ASSERT_TRUE(r.writing.has_value());
   EXPECT_EQ(*r.writing, get_bytes("late"));
