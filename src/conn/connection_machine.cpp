@@ -90,21 +90,6 @@ std::string ConnectionMachine::take_handshake_bytes() {
   return bytes;
 }
 
-void ConnectionMachine::begin(Clock::time_point now) {
-  now_ = now;
-  actions_.clear();
-  own_commands_.clear();
-}
-
-void ConnectionMachine::emit_action(IoAction::Kind kind, IoTimer timer, Clock::time_point at) {
-  IoAction action;
-  action.kind = kind;
-  action.timer = timer;
-  action.at = at;
-  action.generation = generation_.load(std::memory_order_relaxed);
-  actions_.push_back(action);
-}
-
 void ConnectionMachine::set_phase(Phase phase) noexcept {
   // What other layers see of each phase, in the order of Phase: the TLS handshake and the
   // loading wait are part of handshaking, the backoff is reconnecting.

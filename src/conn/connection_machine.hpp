@@ -173,9 +173,15 @@ class ConnectionMachine {
   };
 
   /// Starts an event at `now`: the actions of the previous one have been performed.
-  void begin(Clock::time_point now);
+  void begin(Clock::time_point now) {
+    now_ = now;
+    actions_.clear();
+    own_commands_.clear();
+  }
   void emit_action(IoAction::Kind kind, IoTimer timer = IoTimer::Deadline,
-                   Clock::time_point at = {});
+                   Clock::time_point at = {}) {
+    actions_.push_back({kind, timer, 0, generation_.load(std::memory_order_relaxed), at});
+  }
   void arm(IoTimer timer, Clock::time_point at) {
     emit_action(IoAction::Kind::ArmTimer, timer, at);
   }

@@ -38,7 +38,10 @@ class Reader {
   void reset();
 
   /// Room for the next read (compacts or grows the buffer first when little is left).
-  std::span<char> free_space();
+  std::span<char> free_space() {
+    if (buffer_.size() - end_ < kMinFreeForRead) make_room();
+    return std::span<char>(buffer_.data() + end_, buffer_.size() - end_);
+  }
   /// `bytes` were read into free_space().
   void commit(std::size_t bytes) noexcept { end_ += bytes; }
 
@@ -63,9 +66,19 @@ class Reader {
 
   /// After the frames of one read: rewinds an empty buffer, and gives back what a large
   /// reply grew it to.
-  void settle();
+  void settle() {
+    if (begin_ != end_) return;
+    begin_ = end_ = 0;
+    if (buffer_.size() > kShrinkAbove) shrink();
+  }
 
  private:
+  static constexpr std::size_t kMinFreeForRead = 16 * 1024;  // below this, compact or grow
+  static constexpr std::size_t kShrinkAbove = 1024 * 1024;   // give back a buffer grown past this
+
+  void make_room();
+  void shrink();
+
   resp::Parser parser_;
   std::vector<char> buffer_;
   std::size_t begin_ = 0;  ///< first byte not parsed into a frame yet

@@ -179,14 +179,17 @@ void Connection::perform(ConnectionMachine::Actions actions) {
       case IoAction::Kind::CancelTimer:
         cancel(action.timer);
         break;
-      case IoAction::Kind::Submit: {
-        const PendingCommand& command = machine_.to_submit(action.own);
-        const Arg args[] = {Arg(command.name)};
-        submit(-1, args, command);
+      case IoAction::Kind::Submit:
+        submit_own(action.own);
         break;
-      }
     }
   }
+}
+
+void Connection::submit_own(std::uint8_t index) {
+  const PendingCommand& command = machine_.to_submit(index);
+  const Arg args[] = {Arg(command.name)};  // ROLE, PING: the name is the whole command
+  submit(-1, args, command);
 }
 
 void Connection::connect(std::uint64_t generation) {

@@ -114,6 +114,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void write(std::uint64_t generation);
   void arm(IoTimer timer, Clock::time_point at, std::uint64_t generation);
   void cancel(IoTimer timer);
+  /// Queues redmux's own command of a Submit action like any caller's.
+  void submit_own(std::uint8_t index);
   /// A caller writes its command itself when the connection is ready and idle (any thread).
   void write_inline();
   void post_wake();
