@@ -46,20 +46,14 @@ class Batch : public Commands<Batch> {
   /// is not part of the batch (size() does not count it).
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
-    if (has_flag(options.flags, Flags::FireAndForget)) {
-      Error refused = detail::batch_add(*buffer_, options, args, nullptr);
-      if (refused) return Future<T>::ready_with(std::move(refused));
-      if constexpr (std::is_void_v<T>) {
-        return Future<T>::ready_with(Result<void>());
-      } else {
-        return Future<T>::ready_with(T{});
-      }
-    }
-    auto* state = new detail::FutureState<T>();
-    detail::batch_add(*buffer_, options, args, state);
-    return Future<T>(state);
+    return detail::send_through<T>(options, [&](detail::CommandState* state) {
+      return detail::batch_add(*buffer_, options, args, state);
+    });
   }
 
+  /// The generic commands of every sink add to the batch like typed ones:
+  /// `batch.execute({"OBJECT", "FREQ", key})`, `batch.execute("PING")`, `batch.command<T>(…)`.
+  using Commands<Batch>::execute;
   /// Sends every command added so far, contiguously, on one connection (the one the first
   /// keyed command routes to). The batch is empty afterwards and may be reused.
   void execute();

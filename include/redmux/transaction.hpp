@@ -143,18 +143,9 @@ class Transaction : public Commands<Transaction> {
   /// failed with the refusal.
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
-    if (has_flag(options.flags, Flags::FireAndForget)) {
-      Error refused = detail::transaction_add(*buffer_, options, args, nullptr);
-      if (refused) return Future<T>::ready_with(std::move(refused));
-      if constexpr (std::is_void_v<T>) {
-        return Future<T>::ready_with(Result<void>());
-      } else {
-        return Future<T>::ready_with(T{});
-      }
-    }
-    auto* state = new detail::FutureState<T>();
-    detail::transaction_add(*buffer_, options, args, state);
-    return Future<T>(state);
+    return detail::send_through<T>(options, [&](detail::CommandState* state) {
+      return detail::transaction_add(*buffer_, options, args, state);
+    });
   }
 
   /// Adds a condition checked before the commit; returns its index (reported in
@@ -163,6 +154,9 @@ class Transaction : public Commands<Transaction> {
   /// WATCHes `key`: the transaction does not commit if anyone changes it before EXEC.
   Transaction& watch(std::string_view key);
 
+  /// The generic commands of every sink queue like typed ones:
+  /// `tx.execute({"OBJECT", "FREQ", key})`, `tx.execute("PING")`, `tx.command<T>(…)`.
+  using Commands<Transaction>::execute;
   /// Runs the transaction and waits for the outcome. Throws the error (ConnectionError,
   /// TimeoutError …) when it could not run; on an I/O thread, DeadlockError (use
   /// execute_async()). The transaction is empty afterwards.

@@ -346,15 +346,7 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     return submit_blocking(*this, db, options, args, info, state);
   }
   auto [deadline, timeout_ms] = deadline_for(options);
-  if (!shared_->acquire_slot(deadline)) {
-    shared_->counters().queue_full.fetch_add(1, std::memory_order_relaxed);
-    return refuse(Error(errc::queue_full,
-                        std::string(info.name) +
-                            " refused: " + std::to_string(shared_->outstanding()) +
-                            " commands are already queued or awaiting replies (maxQueuedCommands=" +
-                            std::to_string(shared_->config().max_queued_commands) +
-                            "); the server is slow or unreachable — back off and retry"));
-  }
+  if (!take_slot(deadline)) return refuse(queue_full_error(info));
   if (ClusterRouter* router = cluster()) {
     if (db != 0 && db != -1) {
       shared_->release_slots(1);
@@ -373,25 +365,16 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     shared_->release_slots(1);
     return refuse(std::move(error));
   }
-  PendingCommand command;
-  command.name = info.name;
-  command.deadline = deadline;
-  command.timeout_ms = timeout_ms;
-  if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
-  if (state) {
-    state->add_ref();  // the connection's reference
-    command.state = state;
-    command.kind = PendingKind::Caller;
-    command.retry_written =
-        has_flag(options.flags, Flags::Retryable) ||
-        (shared_->config().retry_read_only_commands && info.is(CommandFlag::ReadOnly));
-  } else {
-    command.kind = PendingKind::FireAndForget;
-    command.deadline = Clock::time_point::max();
-  }
-  shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
-  (*connection)->submit(db, args, command);
+  hand_over(**connection, db, options, args, info, state, deadline, timeout_ms);
   return Error();
+}
+
+Error MuxCore::queue_full_error(const CommandInfo& info) const {
+  return Error(errc::queue_full,
+               std::string(info.name) + " refused: " + std::to_string(shared_->outstanding()) +
+                   " commands are already queued or awaiting replies (maxQueuedCommands=" +
+                   std::to_string(shared_->config().max_queued_commands) +
+                   "); the server is slow or unreachable — back off and retry");
 }
 
 }  // namespace redmux::detail
