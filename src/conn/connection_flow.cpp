@@ -334,7 +334,7 @@ void ConnectionMachine::on_health_tick() {
   absorb_inline_writes();
   const bool quiet = pipeline_.empty() && !writer_.writing() && queue_.snapshot().commands == 0;
   const Health::Tick tick =
-      health_.on_tick(now_, pipeline_, role_->is_replica(), quiet, writer_.last_write());
+      health_.on_tick(now_, pipeline_, server_->is_replica(), quiet, writer_.last_write());
   if (tick.dead) {
     shared_->counters().dead_connections.fetch_add(1, std::memory_order_relaxed);
     connection_broken(break_cause::dead(endpoint_text_, tick.silent_ms, config_));
@@ -358,7 +358,7 @@ ConnectionMachine::Actions ConnectionMachine::check_role(Clock::time_point now) 
 void ConnectionMachine::probe_role() {
   // The server's role may have changed under us (a failover demoted or promoted it): ask it
   // with ROLE, one probe at a time, so that routing sees the truth.
-  if (std::optional<PendingCommand> probe = role_->begin_probe()) submit_own(*probe);
+  if (std::optional<PendingCommand> probe = server_->begin_probe()) submit_own(*probe);
 }
 
 void ConnectionMachine::submit_own(PendingCommand command) {

@@ -27,7 +27,7 @@ ConnectionMachine::ConnectionMachine(std::shared_ptr<SharedContext> shared, Endp
       writer_(shared_->counters()),
       health_(config_),
       attempts_(config_),
-      role_(std::make_shared<ServerRole>()) {
+      server_(std::make_shared<ServerProfile>()) {
   actions_.reserve(8);
   release_slot_ = [shared = shared_.get()] { shared->release_slots(1); };
   report_error_ = [this](const PendingCommand& command, NodeSpan error_reply) {
@@ -57,7 +57,7 @@ ConnectionMachine::~ConnectionMachine() {
 
 void ConnectionMachine::set_role_hook(Hook hook) {
   role_hook_ = hook;
-  role_->set_changed_hook(std::move(hook));
+  server_->set_changed_hook(std::move(hook));
 }
 
 Endpoint ConnectionMachine::endpoint() const {
@@ -369,13 +369,13 @@ void ConnectionMachine::schedule_reconnect() {
 
 void ConnectionMachine::become_ready() {
   cancel(IoTimer::Connect);
-  const bool role_changed = role_->adopt(handshake_->identity());
+  const bool role_changed = server_->adopt(handshake_->identity());
   handshake_.reset();
   const bool restored = attempts_.succeeded();
   if (restored) shared_->counters().reconnects.fetch_add(1, std::memory_order_relaxed);
   health_.on_ready(now_);
   loading_probes_ = 0;
-  role_->forget_probe();
+  server_->forget_probe();
   queue_.reset_stream_database(config_.default_database);
   queue_.reset_stream_offsets();
   writer_.restart();

@@ -13,7 +13,7 @@
 // Its pieces, each a file of its own: the SubmissionQueue (callers → I/O thread), the
 // Writer (the next write, coalescing, the yield, inline writes), the Reader (parse loop,
 // reply or push), the Pipeline (commands in flight), the Handshake, Health (heartbeat and
-// the dead-connection rule), Attempts (retries and backoff), ServerRole, the break policy
+// the dead-connection rule), Attempts (retries and backoff), ServerProfile, the break policy
 // (what is resent) and the messages.
 //
 // Threads: submit(), submit_batch(), write_inline() and the accessors marked "any thread"
@@ -37,7 +37,7 @@
 #include "conn/pending_command.hpp"
 #include "conn/pipeline.hpp"
 #include "conn/reader.hpp"
-#include "conn/server_role.hpp"
+#include "conn/server_profile.hpp"
 #include "conn/shared_context.hpp"
 #include "conn/submission_queue.hpp"
 #include "conn/writer.hpp"
@@ -89,7 +89,7 @@ class ConnectionMachine {
   // --- any thread ---
   ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
   std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
-  const ServerRole& role() const noexcept { return *role_; }
+  const ServerProfile& server() const noexcept { return *server_; }
   Endpoint endpoint() const;
   std::string describe_endpoint() const;
   /// Why the last connection attempt failed, or why the last session broke; empty when
@@ -251,7 +251,7 @@ class ConnectionMachine {
   int loading_probes_ = 0;
   Health health_;
   Attempts attempts_;
-  std::shared_ptr<ServerRole> role_;
+  std::shared_ptr<ServerProfile> server_;
   FirstResult first_result_;
   PushHandler push_handler_;
   Hook ready_hook_;

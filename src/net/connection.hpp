@@ -89,10 +89,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// my hook has not run yet" (the state turns Ready just before the hook runs).
   std::uint64_t generation() const noexcept { return machine_.generation(); }
   /// True when the server said (HELLO role, or ROLE) it is a replica.
-  bool is_replica() const noexcept { return machine_.role().is_replica(); }
+  bool is_replica() const noexcept { return machine_.server().is_replica(); }
   /// Logical databases the server has (0: unknown until connected, or not disclosed).
-  int databases() const noexcept { return machine_.role().databases(); }
-  ServerIdentity identity() const { return machine_.role().identity(); }
+  int databases() const noexcept { return machine_.server().databases(); }
+  ServerIdentity identity() const { return machine_.server().identity(); }
   /// The server it connects to (a copy: retarget() may change it meanwhile).
   Endpoint endpoint() const { return machine_.endpoint(); }
   std::string describe_endpoint() const { return machine_.describe_endpoint(); }

@@ -108,10 +108,10 @@ TEST(ConnectionFlowTest, AReadonlyReplyAsksTheServerItsRoleOnce) {
   EXPECT_EQ(r.take_wire(),
             "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n"
             "*1\r\n$4\r\nROLE\r\n");
-  EXPECT_FALSE(r.machine.role().is_replica());
+  EXPECT_FALSE(r.machine.server().is_replica());
   r.feed("*5\r\n" + bulk("slave") + bulk("10.0.0.9") + ":6379\r\n" + bulk("connected") + ":42\r\n");
-  EXPECT_TRUE(r.machine.role().is_replica());
-  EXPECT_EQ(r.machine.role().identity().role, "replica");
+  EXPECT_TRUE(r.machine.server().is_replica());
+  EXPECT_EQ(r.machine.server().identity().role, "replica");
   EXPECT_EQ(role_changes, 1);
 }
 

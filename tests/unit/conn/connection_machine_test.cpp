@@ -37,8 +37,8 @@ TEST(ConnectionMachineTest, StartConnectsHandshakesAndBecomesReady) {
   EXPECT_TRUE(r.reading);
   r.feed(handshake_replies(r.shared->config()));
   EXPECT_EQ(r.machine.state(), ConnectionState::Ready);
-  EXPECT_EQ(r.machine.role().identity().version, "7.0.0");
-  EXPECT_EQ(r.machine.role().databases(), 16);
+  EXPECT_EQ(r.machine.server().identity().version, "7.0.0");
+  EXPECT_EQ(r.machine.server().databases(), 16);
   ASSERT_TRUE(r.first_result.has_value());
   EXPECT_FALSE(*r.first_result) << r.first_result->message();
   EXPECT_EQ(r.timers.count(IoTimer::Connect), 0u);  // the attempt's bound is cancelled

@@ -1,4 +1,4 @@
-// ServerRole: what a connection knows about its server — the identity its handshake
+// ServerProfile: what a connection knows about its server — the identity its handshake
 // learned, whether the server is a replica (kept up to date by ROLE probes), how many
 // databases it has — and the one ROLE probe that may be in flight to ask again.
 //
@@ -21,7 +21,7 @@
 
 namespace redmux::detail {
 
-class ServerRole : public std::enable_shared_from_this<ServerRole> {
+class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
  public:
   /// Runs on the I/O thread when a ROLE probe found the role changed (replica ↔ primary).
   void set_changed_hook(std::function<void()> hook) { changed_ = std::move(hook); }

@@ -1,4 +1,4 @@
-#include "conn/server_role.hpp"
+#include "conn/server_profile.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -13,33 +13,33 @@ bool names_replica(std::string_view role) noexcept {
 
 /// The reply to a ROLE probe: ["master" | "slave" | "sentinel", …]. Its one reference is the
 /// pipeline's.
-class ServerRole::Probe final : public CommandState {
+class ServerProfile::Probe final : public CommandState {
  public:
-  explicit Probe(std::weak_ptr<ServerRole> role) : role_(std::move(role)) {}
+  explicit Probe(std::weak_ptr<ServerProfile> server) : server_(std::move(server)) {}
   void deliver(NodeSpan reply) noexcept override {
     if (!claim()) return;
-    if (auto role = role_.lock()) {
-      role->probe_pending_ = false;
-      if (!is_error_reply(reply) && reply.size() > 1) role->note(reply[1].value);
+    if (auto server = server_.lock()) {
+      server->probe_pending_ = false;
+      if (!is_error_reply(reply) && reply.size() > 1) server->note(reply[1].value);
     }
     publish();
   }
   void fail(Error) noexcept override {
     if (!claim()) return;
-    if (auto role = role_.lock()) role->probe_pending_ = false;
+    if (auto server = server_.lock()) server->probe_pending_ = false;
     publish();
   }
 
  private:
-  std::weak_ptr<ServerRole> role_;
+  std::weak_ptr<ServerProfile> server_;
 };
 
-ServerIdentity ServerRole::identity() const {
+ServerIdentity ServerProfile::identity() const {
   std::lock_guard lock(identity_mutex_);
   return identity_;
 }
 
-bool ServerRole::adopt(const ServerIdentity& identity) {
+bool ServerProfile::adopt(const ServerIdentity& identity) {
   std::lock_guard lock(identity_mutex_);
   identity_ = identity;
   const bool replica = names_replica(identity_.role);
@@ -47,7 +47,7 @@ bool ServerRole::adopt(const ServerIdentity& identity) {
   return is_replica_.exchange(replica, std::memory_order_acq_rel) != replica;
 }
 
-void ServerRole::note(std::string_view role) {
+void ServerProfile::note(std::string_view role) {
   const bool replica = names_replica(role);
   const bool was_replica = is_replica_.exchange(replica, std::memory_order_acq_rel);
   {
@@ -57,7 +57,7 @@ void ServerRole::note(std::string_view role) {
   if (was_replica != replica && changed_) changed_();
 }
 
-std::optional<PendingCommand> ServerRole::begin_probe() {
+std::optional<PendingCommand> ServerProfile::begin_probe() {
   if (probe_pending_) return std::nullopt;
   probe_pending_ = true;
   return own_command(kRole, PendingKind::Internal, new Probe(weak_from_this()));
