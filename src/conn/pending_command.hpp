@@ -8,6 +8,7 @@
 
 #include "redmux/flags.hpp"
 #include "redmux/future.hpp"
+#include "resp/classify.hpp"
 
 namespace redmux::detail {
 
@@ -56,6 +57,8 @@ struct PendingCommand {
   TimeoutSource timeout_source = TimeoutSource::AsyncTimeout;
   bool counted = true;       ///< holds one slot of maxQueuedCommands until it leaves
   std::uint8_t resends = 0;  ///< automatic resends so far (written ones: at most one)
+  /// PubSub: the push that confirms one of its names (Subscribe for SUBSCRIBE …).
+  resp::PushKind confirmed_by = resp::PushKind::Other;
   /// Resend after a break even when it was already written (Flags::Retryable, or a read-only
   /// command under retryReadOnlyCommands): its bytes are kept in state->retained_command.
   bool retry_written : 1 = false;
@@ -87,6 +90,17 @@ inline PendingCommand own_command(std::string_view name, PendingKind kind,
   command.kind = kind;
   command.deadline = Clock::time_point::max();
   command.counted = false;
+  return command;
+}
+
+/// A SUBSCRIBE-family command redmux sends: answered by one `confirmed_by` push per name, or
+/// refused as a whole by one error reply (given to `refusal`, when there is one).
+inline PendingCommand pubsub_command(std::string_view name, resp::PushKind confirmed_by,
+                                     std::uint32_t names,
+                                     CommandState* refusal = nullptr) noexcept {
+  PendingCommand command = own_command(name, PendingKind::PubSub, refusal);
+  command.confirmed_by = confirmed_by;
+  command.confirmations = names;
   return command;
 }
 
