@@ -12,20 +12,23 @@
 //
 // Which piece owns which rule (each a file of its own in src/conn/; the machine only
 // sequences them — connection_machine.cpp the lifecycle, connection_flow.cpp the data path):
-//   submission_queue  callers → I/O thread, the writer role, the SELECT it inserts
+//   submission_queue  callers → I/O thread, the writer role, the SELECT it inserts, the
+//                     commands a cluster node hands on when their slot moved (reroute)
 //   writer            what goes into the next write, coalescing and the hold, the yield for
 //                     released callers, inline writes and their hand-off, stream offsets
 //   reader            the parse loop; a frame is a reply, a handshake reply or a push
 //   pipeline          commands in flight, replies in order, deadlines (a timed-out command
-//                     stays in flight until its reply), pub/sub confirmations
+//                     stays in flight until its reply, its slot given back at once), pub/sub
+//                     confirmations
 //   handshake         HELLO/AUTH/SELECT/SETINFO/INFO, RESP2 fallback, the LOADING answer
 //   health            the idle heartbeat, the dead-connection rule, when to ask ROLE
 //   attempts          connectRetry, the first series' error, the reconnect backoff
 //   server_profile    the server's identity and role, the one ROLE probe in flight
 //   break_policy      after a break: never sent / outcome unknown / retryable, resend order
 //   messages          every error text of the connection
-//   the machine       the loading wait, retarget, shutdown, backlogPolicy=failFast, the
-//                     generations that make an old attempt's completions stale
+//   the machine       the loading wait, retarget, reconnect_now (a backoff cut short),
+//                     shutdown, backlogPolicy=failFast, the generations that make an old
+//                     attempt's completions stale
 //
 // Threads: submit(), submit_batch(), write_inline() and the accessors marked "any thread"
 // are safe from any thread. Every event runs on the connection's I/O thread; events never
