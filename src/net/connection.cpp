@@ -7,7 +7,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <asio/connect.hpp>
 #include <asio/local/stream_protocol.hpp>
 #include <asio/post.hpp>
 #include <asio/read.hpp>
@@ -144,13 +143,12 @@ void Connection::connect_attempt() {
 
   if (endpoint_.is_unix()) {
     asio::local::stream_protocol::endpoint local(endpoint_.unix_path);
-    transport_.socket().async_connect(
-        asio::generic::stream_protocol::endpoint(local),
-        [self = shared_from_this(), generation](const asio::error_code& ec) {
-          if (generation != self->generation_) return;
-          BusyScope busy(*self->load_);
-          self->on_connected(ec);
-        });
+    transport_.async_connect({asio::generic::stream_protocol::endpoint(local)},
+                             [self = shared_from_this(), generation](const asio::error_code& ec) {
+                               if (generation != self->generation_) return;
+                               BusyScope busy(*self->load_);
+                               self->on_connected(ec);
+                             });
     return;
   }
   resolver_.async_resolve(
@@ -166,12 +164,12 @@ void Connection::connect_attempt() {
         }
         std::vector<asio::generic::stream_protocol::endpoint> endpoints;
         for (const auto& entry : results) endpoints.emplace_back(entry.endpoint());
-        asio::async_connect(self->transport_.socket(), endpoints,
-                            [self, generation](const asio::error_code& ec2, const auto&) {
-                              if (generation != self->generation_) return;
-                              BusyScope busy2(*self->load_);
-                              self->on_connected(ec2);
-                            });
+        self->transport_.async_connect(std::move(endpoints),
+                                       [self, generation](const asio::error_code& ec2) {
+                                         if (generation != self->generation_) return;
+                                         BusyScope busy2(*self->load_);
+                                         self->on_connected(ec2);
+                                       });
       });
 }
 
