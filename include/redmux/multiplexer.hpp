@@ -24,6 +24,7 @@
 #include "redmux/io_pool.hpp"
 #include "redmux/server_info.hpp"
 #include "redmux/subscriber.hpp"
+#include "redmux/topology.hpp"
 
 namespace redmux {
 
@@ -83,7 +84,12 @@ class Multiplexer {
   /// redmux/subscriber.hpp). The subscription connection opens on the first subscribe.
   Subscriber subscriber() const;
 
+  /// What the application configured, unchanged (under Sentinel: the Sentinels and
+  /// serviceName, not the servers they named). See topology() for what redmux found.
   const Config& config() const noexcept;
+  /// The servers in use now: which takes writes, which replicas serve reads, which are
+  /// connected (redmux/topology.hpp). Changes with failovers; a snapshot.
+  Topology topology() const;
   /// What the first connected server said about itself (product, version, mode, role).
   ServerIdentity server_identity() const;
   /// True when at least one connection is ready.

@@ -19,5 +19,6 @@
 #include "redmux/result.hpp"
 #include "redmux/server_info.hpp"
 #include "redmux/subscriber.hpp"
+#include "redmux/topology.hpp"
 #include "redmux/transaction.hpp"
 #include "redmux/version.hpp"

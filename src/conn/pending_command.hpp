@@ -24,6 +24,14 @@ enum class PendingKind : std::uint8_t {
                   ///< be an internal handler that is given the refusal
 };
 
+/// Where the multiplexer may place a caller's command again when the connection it was queued
+/// on loses its server (Sentinel; mux/held_commands.hpp). Set by the router.
+enum class ReplicaUse : std::uint8_t {
+  None,    ///< the primary only: a write, or a read under PreferMaster or DemandMaster
+  Prefer,  ///< a read under PreferReplica: a replica in sync, else the primary
+  Demand,  ///< a read under DemandReplica: a replica in sync only
+};
+
 struct PendingCommand {
   CommandState* state = nullptr;  ///< one reference owned by this entry; may be null
   std::string_view name;          ///< static storage (command table)
@@ -39,6 +47,7 @@ struct PendingCommand {
   /// command under retryReadOnlyCommands): its bytes are kept in state->retained_command.
   bool retry_written = false;
   std::uint8_t resends = 0;  ///< automatic resends so far (written ones: at most one)
+  ReplicaUse replica_use = ReplicaUse::None;
   /// PubSub: confirmation pushes still expected (one per channel, pattern or shard channel).
   std::uint32_t confirmations = 0;
 };

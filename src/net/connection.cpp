@@ -222,16 +222,22 @@ void Connection::wait_for_loading() {
 void Connection::probe_role() {
   // A READONLY or MASTERDOWN reply: the server's role may have changed under us (a failover
   // demoted it). Ask it with ROLE (once at a time) so routing sees the truth: writes are not
-  // sent to a connection known to be a replica when a primary is known.
+  // sent to a connection known to be a replica when a primary is known. INFO replication
+  // instead under replicaHealthCheck: the role, and whether a replica is in sync.
   if (role_probe_pending_) return;
   class RoleProbe final : public CommandState {
    public:
-    explicit RoleProbe(std::weak_ptr<Connection> connection) : connection_(std::move(connection)) {}
+    RoleProbe(std::weak_ptr<Connection> connection, bool info)
+        : connection_(std::move(connection)), info_(info) {}
     void deliver(NodeSpan reply) noexcept override {
       if (!claim()) return;
       if (auto connection = connection_.lock()) {
         connection->role_probe_pending_ = false;
-        if (!is_error_reply(reply) && reply.size() > 1) connection->note_role(reply[1].value);
+        if (info_) {
+          connection->note_replication(reply);
+        } else if (!is_error_reply(reply) && reply.size() > 1) {
+          connection->note_role(reply[1].value);
+        }
       }
       publish();
     }
@@ -243,13 +249,21 @@ void Connection::probe_role() {
 
    private:
     std::weak_ptr<Connection> connection_;
+    bool info_;
   };
   static constexpr std::string_view kRole = "ROLE";
+  static constexpr std::string_view kInfo = "INFO";
+  const bool info = config_.replica_health_check && !info_refused_;
   const Arg role[] = {Arg(kRole)};
-  PendingCommand command = own_command(kRole, PendingKind::Internal,
-                                       new RoleProbe(weak_from_this()));  // its one reference
+  const Arg replication[] = {Arg(kInfo), Arg("replication")};
+  PendingCommand command = own_command(info ? kInfo : kRole, PendingKind::Internal,
+                                       new RoleProbe(weak_from_this(), info));  // its one reference
   role_probe_pending_ = true;
-  submit(-1, role, command);
+  if (info) {
+    submit(-1, replication, command);
+  } else {
+    submit(-1, role, command);
+  }
 }
 
 void Connection::note_role(std::string_view role) {
@@ -260,6 +274,41 @@ void Connection::note_role(std::string_view role) {
     identity_.role = replica ? "replica" : std::string(role);
   }
   if (was_replica != replica && role_hook_) role_hook_(*this);
+}
+
+void Connection::note_replication(NodeSpan reply) {
+  if (reply.empty() || is_error_reply(reply)) {
+    // Refused (an ACL without INFO): the role comes from ROLE from now on, and a replica is
+    // trusted as before the check existed.
+    info_refused_ = true;
+    health_.store(ReplicaHealth::InSync, std::memory_order_release);
+    {
+      std::lock_guard lock(identity_mutex_);
+      replication_state_.clear();
+    }
+    probe_role();
+    report_connected();
+    return;
+  }
+  const std::optional<ReplicationInfo> info = parse_replication_info(reply[0].value);
+  if (!info) return;
+  ReplicaVerdict verdict;
+  if (info->role == "slave") verdict = judge_replica(*info, config_.replica_max_lag);
+  {
+    std::lock_guard lock(identity_mutex_);
+    replication_state_ = std::move(verdict.reason);
+  }
+  // Before the role: a role hook that routes (a replica promoted) sees the new health.
+  health_.store(verdict.health, std::memory_order_release);
+  note_role(info->role);
+  report_connected();
+}
+
+void Connection::report_connected() {
+  if (!first_result_ || !ever_ready_) return;
+  auto first = std::move(first_result_);
+  first_result_ = nullptr;
+  first(Error());
 }
 
 void Connection::check_role() {
@@ -283,6 +332,9 @@ void Connection::retarget(Endpoint endpoint) {
       self->endpoint_ = std::move(endpoint);
       self->endpoint_text_ = self->endpoint_.to_string();
     }
+    // Another server: not known to be a primary (nor a replica in sync) until it answers.
+    self->is_replica_.store(true, std::memory_order_release);
+    self->health_.store(ReplicaHealth::Unfit, std::memory_order_release);
     switch (self->state()) {
       case ConnectionState::Idle:  // start() connects to the new endpoint
       case ConnectionState::Closed:
@@ -293,6 +345,7 @@ void Connection::retarget(Endpoint endpoint) {
       case ConnectionState::Ready:
         break;
     }
+    if (self->down_hook_) self->down_hook_(*self, /*retargeted=*/true);
     // Now, not after the reconnect backoff: the new server is expected to be up. A new
     // generation makes every handler of the attempt or wait in progress stale.
     self->connect_attempt();
@@ -401,6 +454,7 @@ void Connection::attempt_failed(Error error) {
     fail_queued(last_attempt_error_, errc::disconnected, " (backlogPolicy=failFast)");
   }
   schedule_reconnect();
+  if (down_hook_) down_hook_(*this, /*retargeted=*/false);
 }
 
 void Connection::schedule_reconnect() {
@@ -428,12 +482,19 @@ void Connection::schedule_reconnect() {
 void Connection::become_ready() {
   connect_timer_.cancel();
   bool role_changed = false;
+  bool check_replication = false;
   {
     std::lock_guard lock(identity_mutex_);
     identity_ = handshake_->identity();
     const bool replica = identity_.role == "replica" || identity_.role == "slave";
     role_changed = is_replica_.exchange(replica, std::memory_order_acq_rel) != replica;
     databases_.store(identity_.databases, std::memory_order_release);
+    // A replica serves reads only once its INFO replication says it is in sync (a server
+    // that restarts and resynchronises answers from its old data set meanwhile).
+    check_replication = replica && config_.replica_health_check && !info_refused_;
+    replication_state_ = check_replication ? "its first INFO replication is not answered yet" : "";
+    health_.store(check_replication ? ReplicaHealth::Unfit : ReplicaHealth::InSync,
+                  std::memory_order_release);
   }
   handshake_.reset();
   const bool restored = ever_ready_;
@@ -466,7 +527,11 @@ void Connection::become_ready() {
   // leaves in the same write as the commands held while the connection was down.
   if (ready_hook_ && state() == ConnectionState::Ready) ready_hook_(*this);
   if (role_changed && restored && role_hook_) role_hook_(*this);
-  if (first_result_) {
+  if (check_replication) {
+    // connect() returns once the replica's state is known (one more round trip), so reads
+    // sent right after it find the replicas that are in sync; note_replication() reports.
+    probe_role();
+  } else if (first_result_) {
     auto first = std::move(first_result_);
     first_result_ = nullptr;
     first(Error());
@@ -494,6 +559,7 @@ void Connection::connection_broken(const Error& cause) {
     return;
   }
   ++generation_;
+  report_connected();  // it was ready: the replica check that connect() awaited is moot
   close_socket();
   absorb_inline_writes();
   if (writing_) {
@@ -687,6 +753,12 @@ void Connection::submit_batch(int db, std::string_view bytes, std::span<PendingC
     write_inline();
   } else if (pushed == SubmissionQueue::Pushed::QueuedWake) {
     asio::post(io_, [self = shared_from_this()] { self->wake(); });
+  } else if (pushed == SubmissionQueue::Pushed::QueuedRearm) {
+    Clock::time_point earliest = Clock::time_point::max();
+    for (const PendingCommand& command : commands) {
+      if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
+    }
+    rearm_for(earliest);
   } else if (pushed == SubmissionQueue::Pushed::Closed) {
     std::size_t slots = 0;
     for (PendingCommand& command : commands) {
@@ -698,6 +770,36 @@ void Connection::submit_batch(int db, std::string_view bytes, std::span<PendingC
     }
     shared_->release_slots(slots);
   }
+}
+
+void Connection::take_queued(std::string& bytes, std::vector<PendingCommand>& commands) {
+  bytes.clear();
+  commands.clear();
+  std::string taken;
+  std::vector<PendingCommand> queued;
+  dropped_.clear();
+  queue_.take(taken, queued, dropped_);
+  release(dropped_);
+  if (queued.empty()) return;
+  // take() counted these as written to the stream: offsets are stream offsets from here.
+  const std::uint64_t base = queued.front().bytes_begin;
+  std::vector<SubmissionQueue::Resend> staying;
+  for (PendingCommand& command : queued) {
+    const std::string_view encoded(taken.data() + (command.bytes_begin - base),
+                                   command.bytes_end - command.bytes_begin);
+    if (command.kind == PendingKind::Internal && command.select_db >= 0 && !command.state) {
+      continue;  // a SELECT redmux queued: wherever they go, commands select their own `db`
+    }
+    if (command.kind == PendingKind::Caller || command.kind == PendingKind::FireAndForget) {
+      command.bytes_begin = bytes.size();
+      bytes.append(encoded);
+      command.bytes_end = bytes.size();
+      commands.push_back(command);
+    } else {
+      staying.push_back({command, encoded});  // ROLE, PING, SUBSCRIBE …: this server's
+    }
+  }
+  queue_.requeue_front(staying);
 }
 
 void Connection::wake() {

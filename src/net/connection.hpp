@@ -30,6 +30,7 @@
 #include "redmux/io_pool.hpp"
 #include "redmux/server_info.hpp"
 #include "resp/parser.hpp"
+#include "topology/replication.hpp"
 
 namespace redmux::detail {
 
@@ -84,7 +85,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Call before start(). Runs on the I/O thread when the server's role changed (replica ↔
   /// primary): seen by a ROLE probe, or by the handshake of a new connection.
   void set_role_hook(ReadyHook hook) { role_hook_ = std::move(hook); }
-  /// Asks the server its role now (ROLE), from any thread; routing follows the answer.
+  /// Runs on the I/O thread when the connection is not connected and commands queued on it
+  /// would wait for it: after retarget() (`retargeted` true) and after each failed attempt
+  /// to connect. The multiplexer takes out those that may run elsewhere (take_queued()).
+  using DownHook = std::function<void(Connection&, bool retargeted)>;
+  /// Call before start().
+  void set_down_hook(DownHook hook) { down_hook_ = std::move(hook); }
+  /// I/O thread, while not ready: removes the callers' commands queued and not yet written
+  /// (Caller and FireAndForget), in order, with their encoded bytes (offsets into `bytes`;
+  /// each command's `db` is the database it runs against). Commands already completed (timed
+  /// out) are released here; redmux's own commands stay queued.
+  void take_queued(std::string& bytes, std::vector<PendingCommand>& commands);
+  /// Asks the server its role now, from any thread; routing follows the answer. With
+  /// replicaHealthCheck (the default) it asks INFO replication, which also says whether a
+  /// replica is in sync; otherwise (or when the server refuses INFO) ROLE.
   void check_role();
   /// Points the connection at another server (any thread; Sentinel follows a failover with
   /// it). Runs on the I/O thread: a ready connection is broken the normal way (queued
@@ -103,8 +117,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// ready. A ready hook records it to tell "ready, and my hook ran" from "ready again, and
   /// my hook has not run yet" (the state turns Ready just before the hook runs).
   std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
-  /// True when the server said (HELLO role) it is a replica.
+  /// True when the server said (HELLO role, ROLE, INFO) it is a replica; also from retarget()
+  /// until the new server's handshake, which is not known to be a primary before it answers.
   bool is_replica() const noexcept { return is_replica_.load(std::memory_order_acquire); }
+  /// For a replica: what its last INFO replication said about serving reads
+  /// (topology/replication.hpp); InSync when the check is off or refused, Unfit from its
+  /// handshake until the first answer.
+  ReplicaHealth replica_health() const noexcept { return health_.load(std::memory_order_acquire); }
+  /// Why a replica is not in sync ("" when it is), from its last INFO replication.
+  std::string replication_state() const {
+    std::lock_guard lock(identity_mutex_);
+    return replication_state_;
+  }
   /// Logical databases the server has (0: unknown until connected, or not disclosed).
   int databases() const noexcept { return databases_.load(std::memory_order_acquire); }
   ServerIdentity identity() const;
@@ -140,8 +164,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void arm_connect_timeout();
   void wait_for_loading();
   void probe_role();
-  /// What ROLE said ("master", "slave" …), on the I/O thread.
+  /// What ROLE or INFO said ("master", "slave" …), on the I/O thread.
   void note_role(std::string_view role);
+  /// The text of an INFO replication reply (or the error that refused it), on the I/O thread.
+  void note_replication(NodeSpan reply);
+  /// Runs start()'s `first` with success if it still waits and the connection was ready.
+  void report_connected();
 
   // --- health (I/O thread) ---
   void arm_health_timer();
@@ -196,6 +224,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::atomic<ConnectionState> state_{ConnectionState::Idle};
   std::atomic<bool> is_replica_{false};
+  std::atomic<ReplicaHealth> health_{ReplicaHealth::InSync};
+  bool info_refused_ = false;  ///< the server refused INFO (an ACL): role from ROLE, trusted
   std::atomic<int> databases_{0};
   SubmissionQueue queue_;
   Pipeline pipeline_;
@@ -212,6 +242,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   PushHandler push_handler_;
   ReadyHook ready_hook_;
   ReadyHook role_hook_;
+  DownHook down_hook_;
 
   // writer
   bool writing_ = false;
@@ -255,6 +286,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<Clock::rep> last_write_{0};  ///< written by inline writes too
   mutable std::mutex identity_mutex_;
   ServerIdentity identity_;
+  std::string replication_state_;  ///< guarded by identity_mutex_
   /// Bumps on every new socket; stale handlers check it. Atomic: an inline write (on a
   /// caller thread) reads it too.
   std::atomic<std::uint64_t> generation_{0};
