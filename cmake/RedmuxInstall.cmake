@@ -23,9 +23,11 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/redmuxConfigVersion
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/redmuxConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/redmuxConfigVersion.cmake DESTINATION ${REDMUX_CMAKE_DIR})
 
+list(TRANSFORM REDMUX_ASIO_DEFINITIONS PREPEND "-D" OUTPUT_VARIABLE _asio_flags)
+list(JOIN _asio_flags " " REDMUX_PC_CFLAGS)
 if(REDMUX_WITH_TLS)
   set(REDMUX_PC_REQUIRES "libssl libcrypto")
-  set(REDMUX_PC_CFLAGS "-DREDMUX_WITH_TLS=1")
+  string(APPEND REDMUX_PC_CFLAGS " -DREDMUX_WITH_TLS=1")
 endif()
 # redmux.pc is relocatable: its prefix is computed from where the file lies (${pcfiledir}),
 # so `cmake --install --prefix X` and packaging into a staging dir give a working file.

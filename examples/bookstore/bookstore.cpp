@@ -1,15 +1,16 @@
 #include "bookstore.hpp"
 
-#include <charconv>
-#include <cstdio>
+#include <nlohmann/json.hpp>
 
-#include "json_text.hpp"
+#include <charconv>
 
 namespace bookstore {
 namespace {
 
+using Json = nlohmann::ordered_json;
+
 std::string views_body(long long book_id, long long views) {
-  return "{\"bookId\":" + std::to_string(book_id) + ",\"views\":" + std::to_string(views) + "}";
+  return Json{{"bookId", book_id}, {"views", views}}.dump();
 }
 
 bool is_connection_trouble(redmux::errc code) {
@@ -34,8 +35,9 @@ std::optional<long long> parse_book_id(std::string_view text) {
 }
 
 std::string error_body(std::string_view error, std::string_view detail) {
-  return "{\"error\":" + redmux::tools::json_quote(error) +
-         ",\"detail\":" + redmux::tools::json_quote(detail) + "}";
+  // Redis error texts are ASCII; anything else is replaced rather than refused (U+FFFD).
+  return Json{{"error", error}, {"detail", detail}}.dump(-1, ' ', false,
+                                                         Json::error_handler_t::replace);
 }
 
 std::optional<HttpAnswer> BookViews::unavailable() const {

@@ -27,9 +27,11 @@ namespace redmux {
 namespace detail {
 class MuxCore;
 struct BatchBuffer;
-/// Encodes and records one command of a batch; fails `state` when refused.
-void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
-               CommandState* state);
+/// Encodes and records one command of a batch. When it is refused (admin gate,
+/// connection-state command, queue full, routing) nothing is recorded, `state` (if any) is
+/// failed, and the refusal is returned.
+Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
+                CommandState* state);
 }  // namespace detail
 
 class Batch : public Commands<Batch> {
@@ -39,22 +41,19 @@ class Batch : public Commands<Batch> {
   ~Batch();
 
   /// Adds a command; its future completes after execute(), when its reply arrives.
-  /// FireAndForget in a batch: the future is complete at once with T{}.
+  /// FireAndForget in a batch: the future is complete at once with T{}, or failed when the
+  /// command was refused (admin gate, connection-state command, queue full …), which then
+  /// is not part of the batch (size() does not count it).
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
-    if (has_flag(options.flags, Flags::FireAndForget)) {
-      detail::batch_add(*buffer_, options, args, nullptr);
-      if constexpr (std::is_void_v<T>) {
-        return Future<T>::ready_with(Result<void>());
-      } else {
-        return Future<T>::ready_with(T{});
-      }
-    }
-    auto* state = new detail::FutureState<T>();
-    detail::batch_add(*buffer_, options, args, state);
-    return Future<T>(state);
+    return detail::send_through<T>(options, [&](detail::CommandState* state) {
+      return detail::batch_add(*buffer_, options, args, state);
+    });
   }
 
+  /// The generic commands of every sink add to the batch like typed ones:
+  /// `batch.execute({"OBJECT", "FREQ", key})`, `batch.execute("PING")`, `batch.command<T>(…)`.
+  using Commands<Batch>::execute;
   /// Sends every command added so far, contiguously, on one connection (the one the first
   /// keyed command routes to). The batch is empty afterwards and may be reused.
   void execute();

@@ -52,18 +52,9 @@ class Database : public Commands<Database>, public BlockingCommands<Database> {
   /// when the command was refused (queue full, admin gate …).
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
-    if (has_flag(options.flags, Flags::FireAndForget)) {
-      Error refused = detail::submit_command(*core_, db_, options, args, nullptr);
-      if (refused) return Future<T>::ready_with(std::move(refused));
-      if constexpr (std::is_void_v<T>) {
-        return Future<T>::ready_with(Result<void>());
-      } else {
-        return Future<T>::ready_with(T{});
-      }
-    }
-    auto* state = new detail::FutureState<T>();  // the Future's reference
-    detail::submit_command(*core_, db_, options, args, state);
-    return Future<T>(state);
+    return detail::send_through<T>(options, [&](detail::CommandState* state) {
+      return detail::submit_command(*core_, db_, options, args, state);
+    });
   }
 
   /// Every key matching `pattern`, listed lazily with SCAN (never KEYS), `page_size` keys

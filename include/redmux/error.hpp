@@ -7,8 +7,10 @@
 // copy and use from any thread.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace redmux {
@@ -38,7 +40,7 @@ enum class errc {
   transaction_aborted,  ///< the command's transaction did not commit (condition, WATCH …)
   // pub/sub
   subscription_overflow,  ///< a subscription's buffer overflowed (messages dropped, or ended)
-  handler_failed,         ///< a pub/sub message handler threw
+  handler_failed,         ///< a pub/sub message handler, then() continuation or Task threw
 };
 
 /// The std::error_category of redmux::errc ("redmux").
@@ -129,6 +131,13 @@ class InvalidArgumentError : public RedmuxError {
 class TransactionAbortedError : public RedmuxError {
   using RedmuxError::RedmuxError;
 };
+
+namespace detail {
+/// The Error for an exception a then() continuation or a Task threw: a RedmuxError keeps its
+/// code and message (so `r.value()` inside a continuation passes a failure on unchanged); any
+/// other exception is errc::handler_failed, "`who` threw: what()".
+Error error_from_exception(std::exception_ptr exception, std::string_view who);
+}  // namespace detail
 
 }  // namespace redmux
 

@@ -33,10 +33,20 @@ constexpr bool has_flag(Flags set, Flags flag) noexcept {
   return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(flag)) != 0;
 }
 
+/// The fields of CallOptions as an aggregate, so that they can be named where a call takes
+/// one: `db.command<long long>({.timeout = 100ms}, "OBJECT", "FREQ", key)`. (CallOptions
+/// itself converts from Flags, which an aggregate cannot.)
+struct CallSpec {
+  Flags flags = Flags::None;
+  std::chrono::milliseconds timeout{0};  ///< zero: the multiplexer's asyncTimeout
+};
+
 /// Options for one call. Implicitly built from Flags, so `db.incr("k", Flags::FireAndForget)`
-/// works.
+/// works, and from a CallSpec.
 struct CallOptions {
   CallOptions() = default;
+  CallOptions(const CallSpec& spec)  // NOLINT(google-explicit-constructor)
+      : flags(spec.flags), timeout(spec.timeout) {}
   CallOptions(Flags f) : flags(f) {}  // NOLINT(google-explicit-constructor)
   CallOptions(Flags f, std::chrono::milliseconds t) : flags(f), timeout(t) {}
 

@@ -1,236 +1,37 @@
 // Future<T>: the result of one command, redmux's own (std::future has no continuations and
-// costs too much at millions per second).
+// costs too much at millions per second). Also when_all(), a future of many.
 //
 // Ownership: the caller's Future and the connection that carries the command share one
-// reference-counted state; whichever lets go last frees it. Every state completes exactly
-// once — with a value, a server error, a timeout, a connection error or queue-full; a second
-// completion (say a reply arriving after the timeout fired) is dropped.
+// reference-counted state (future_state.hpp); whichever lets go last frees it. Every state
+// completes exactly once — with a value, a server error, a timeout, a connection error or
+// queue-full; a second completion (say a reply arriving after the timeout fired) is dropped.
 //
 // Threads: a Future may be moved to and used from any thread, but one Future object must
 // not be used by two threads at once. `get()`, `wait()`, `wait_for()` and `result()` block
 // the calling thread; on one of redmux's I/O threads (or inside a callback that redmux
 // runs) they refuse with DeadlockError instead of blocking, because that thread is the one
-// that would deliver the reply. `then()` callbacks and coroutines resumed by `co_await` run
-// on the I/O thread that completed the command (or at once on the calling thread when the
-// future is already complete): they must not block.
+// that would deliver the reply (wait_policy.hpp). `then()` callbacks and coroutines resumed
+// by `co_await` run on the I/O thread that completed the command (or at once on the calling
+// thread when the future is already complete): they must not block. For coroutines without
+// a promise_type of your own, see Task<T> (task.hpp).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <coroutine>
-#include <cstdint>
-#include <functional>
+#include <cstddef>
 #include <memory>
 #include <optional>
-#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "redmux/convert.hpp"
 #include "redmux/flags.hpp"
-#include "redmux/reply.hpp"
+#include "redmux/future_state.hpp"
 #include "redmux/result.hpp"
+#include "redmux/wait_policy.hpp"
 
 namespace redmux {
-
-/// How a thread blocked in get(), wait(), wait_for() or result() waits. Process-wide.
-enum class WaitPolicy {
-  /// The default. The thread first yields the CPU to other threads, checking for its reply
-  /// in between, for about four times as long as recent waits took — but only while the
-  /// yields find other threads with work (at most 50 µs on an otherwise idle CPU), for at
-  /// most two turns of the CPU to other threads, and never when replies typically take more
-  /// than 5 ms; then it sleeps until woken. With many blocked threads on few CPUs this saves
-  /// a wake-up through the scheduler per command.
-  Adaptive,
-  /// The thread sleeps at once and is woken by the I/O thread when the reply arrives. Nor
-  /// does the I/O thread yield its CPU for the callers it released before it writes.
-  Sleep,
-};
-/// Sets the wait policy for every blocking wait that starts afterwards.
-void set_wait_policy(WaitPolicy policy) noexcept;
-WaitPolicy wait_policy() noexcept;
-
-namespace detail {
-
-/// True on a thread that is running redmux I/O work (an IoPool thread, or any thread while
-/// it runs one of redmux's completion handlers).
-bool on_io_thread() noexcept;
-
-/// Under WaitPolicy::Adaptive, the longest a blocking wait starting now would yield before
-/// sleeping (it also stops sooner when its yields find nobody else to run): four times what
-/// recent waits took, or zero when that is more than 20 ms.
-std::chrono::nanoseconds wait_spin_budget() noexcept;
-/// Feeds how long one blocking wait took into that average (every adaptive wait that found
-/// its command still running does; public for tests).
-void record_wait(std::chrono::nanoseconds waited) noexcept;
-/// How many completions on this thread released a thread blocked waiting for them (yielding
-/// or asleep) since the last call; resets the count. An I/O thread reads it after a read's
-/// replies: the threads released are about to queue their next commands.
-std::size_t take_released_waiters() noexcept;
-
-/// Marks the current thread as running redmux I/O work for the guard's lifetime.
-class IoThreadScope {
- public:
-  IoThreadScope() noexcept;
-  ~IoThreadScope();
-  IoThreadScope(const IoThreadScope&) = delete;
-  IoThreadScope& operator=(const IoThreadScope&) = delete;
-
- private:
-  bool previous_;
-};
-
-/// The error a blocking wait on an I/O thread gets, naming the operation tried.
-Error deadlock_error(const char* operation);
-
-/// The message of a server error reply to command `name`: its text and the command.
-Error server_error_from(NodeSpan reply, std::string_view command_name);
-
-/// True when the reply's root is an error (simple or bulk).
-inline bool is_error_reply(NodeSpan reply) noexcept {
-  return !reply.empty() &&
-         (reply[0].type == ReplyType::SimpleError || reply[0].type == ReplyType::BulkError);
-}
-
-/// State shared by a Future and the connection carrying its command. The connection's
-/// queues hold raw pointers with one reference each.
-class CommandState {
- public:
-  CommandState() noexcept = default;
-  CommandState(const CommandState&) = delete;
-  CommandState& operator=(const CommandState&) = delete;
-
-  void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
-  void release() noexcept {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
-  }
-
-  /// Completes with the reply (converted to the future's type). Dropped when already
-  /// complete. An error reply completes with a ServerError naming the command.
-  virtual void deliver(NodeSpan reply) noexcept = 0;
-  /// Completes with an error. Dropped when already complete.
-  virtual void fail(Error error) noexcept = 0;
-
-  /// True once a completion has been claimed (the value may still be being written).
-  bool claimed() const noexcept { return claimed_.load(std::memory_order_acquire); }
-  bool ready() const noexcept {
-    return (phase_.load(std::memory_order_acquire) & kStageMask) == kReady;
-  }
-  /// True while (or once) a thread blocks waiting for this state: yielding or asleep.
-  bool waited_on() const noexcept {
-    return (phase_.load(std::memory_order_acquire) & (kWaiterBit | kSpinnerBit)) != 0;
-  }
-
-  /// Blocks until ready. REQUIRES: !on_io_thread().
-  void wait() const noexcept;
-  /// Blocks until ready or `timeout` passes; true when ready. REQUIRES: !on_io_thread().
-  bool wait_for(std::chrono::nanoseconds timeout) const noexcept;
-
-  /// The command's name for error messages; static storage (the command table). Written
-  /// by the submitting thread before the state is handed to a connection, then only read.
-  std::string_view command_name;
-  /// Internal: the encoded command, kept only for a command that may be resent after it was
-  /// written (Flags::Retryable, or read-only under retryReadOnlyCommands); empty otherwise.
-  /// Written under the connection's queue lock, then read only on its I/O thread.
-  std::string retained_command;
-
- protected:
-  virtual ~CommandState() = default;
-  virtual void destroy() noexcept { delete this; }
-
-  /// First completer wins; everybody else gets false and must not touch the result.
-  bool claim() noexcept { return !claimed_.exchange(true, std::memory_order_acq_rel); }
-  /// After the result is written: marks ready, wakes waiters, runs the continuation.
-  void publish() noexcept;
-  /// Installs the continuation; runs it at once (on this thread) if already ready.
-  void set_continuation(void (*run)(CommandState*)) noexcept;
-
- private:
-  // phase_: the stage kEmpty → kContinuation (then/co_await installed) → kReady, plus
-  // kWaiterBit while a thread sleeps on the futex word (publish() wakes only when it is set)
-  // and kSpinnerBit once a thread has started yielding for it (publish() counts the release).
-  static constexpr std::uint32_t kEmpty = 0, kContinuation = 1, kReady = 2, kStageMask = 3,
-                                 kWaiterBit = 4, kSpinnerBit = 8;
-  std::atomic<std::uint32_t> refs_{1};
-  std::atomic<bool> claimed_{false};
-  mutable std::atomic<std::uint32_t> phase_{kEmpty};
-  void (*continuation_)(CommandState*) = nullptr;
-};
-
-template <class T>
-class FutureState final : public CommandState {
- public:
-  void deliver(NodeSpan reply) noexcept override {
-    if (!claim()) return;
-    if (is_error_reply(reply)) {
-      result_.emplace(server_error_from(reply, command_name));
-    } else {
-      try {
-        if constexpr (requires { ReplyTraits<T>::convert(reply); }) {
-          Result<T> converted = from_nodes<T>(reply);
-          if (!converted.has_value() && !command_name.empty()) {
-            converted = Error(converted.error().code(), "reply to " + std::string(command_name) +
-                                                            ": " + converted.error().message());
-          }
-          result_.emplace(std::move(converted));
-        } else {  // a type only ever completed by set() (when_all's vector of results)
-          result_.emplace(Error(errc::unexpected_reply, "redmux: no reply conversion for type"));
-        }
-      } catch (const std::exception& e) {  // conversion ran out of memory …
-        result_.emplace(Error(errc::unexpected_reply, e.what()));
-      }
-    }
-    publish();
-  }
-  void fail(Error error) noexcept override {
-    if (!claim()) return;
-    result_.emplace(std::move(error));
-    publish();
-  }
-  /// Completes with a value computed without a reply (when_all, ready futures).
-  void set(Result<T> result) noexcept {
-    if (!claim()) return;
-    result_.emplace(std::move(result));
-    publish();
-  }
-
-  /// REQUIRES: ready().
-  Result<T>& result() noexcept { return *result_; }
-
-  /// Installs `callback`; the caller hands over one reference, released after the callback
-  /// ran (so the callback may drop every other reference).
-  template <class F>
-  void then(F&& callback) {
-    callback_ = std::forward<F>(callback);
-    set_continuation(+[](CommandState* self) { static_cast<FutureState*>(self)->run_callback(); });
-  }
-  void resume_on_ready(std::coroutine_handle<> handle) {
-    coroutine_ = handle;
-    set_continuation(
-        +[](CommandState* self) { static_cast<FutureState*>(self)->coroutine_.resume(); });
-  }
-
- private:
-  void run_callback() noexcept {
-    {
-      IoThreadScope scope;  // a callback must not block, even when run on the caller's thread
-      auto callback = std::move(callback_);
-      callback_ = nullptr;
-      try {
-        callback(std::move(*result_));
-      } catch (...) {
-        // A throwing callback must not take the I/O thread down; the exception is dropped.
-      }
-    }
-    release();  // the reference then() was given; may free this state
-  }
-
-  std::optional<Result<T>> result_;
-  std::function<void(Result<T>)> callback_;
-  std::coroutine_handle<> coroutine_;
-};
-
-}  // namespace detail
 
 /// The result of a command, available later.
 template <class T>
@@ -299,12 +100,30 @@ class Future {
   }
 
   /// Runs `callback(Result<T>)` once complete: on the I/O thread that completes it, or at
-  /// once on this thread when already complete. It must not block; an exception it throws
-  /// is dropped. Consumes the future (valid() is false afterwards).
+  /// once on this thread when already complete. It must not block. Consumes this future
+  /// (valid() is false afterwards) and returns a future of what the callback returns, so
+  /// continuations chain:
+  ///   db.get("n").then([](Result<std::optional<std::string>> r) { return r.value()->size(); })
+  ///       .then([](Result<std::size_t> n) { … });
+  /// A callback returning U gives Future<U> (void gives Future<void>); one returning
+  /// Result<U> or Future<U> gives Future<U> completed with that result (a Future<U> — say
+  /// the next command — is awaited without blocking). An exception the callback throws
+  /// completes the returned future with it: a RedmuxError keeps its code (so `r.value()`
+  /// passes a failure on), any other is errc::handler_failed. The returned future may be
+  /// dropped: the callback runs all the same.
   template <class F>
-  void then(F&& callback) {
+  auto then(F&& callback) -> Future<typename detail::ChainValue<
+      std::remove_cvref_t<std::invoke_result_t<std::decay_t<F>&, Result<T>>>>::type> {
+    using R = std::remove_cvref_t<std::invoke_result_t<std::decay_t<F>&, Result<T>>>;
+    using U = typename detail::ChainValue<R>::type;
     check();
-    std::exchange(state_, nullptr)->then(std::forward<F>(callback));  // hands over our reference
+    auto* next = new detail::FutureState<U>();
+    next->add_ref();  // one for the returned Future, one for the continuation below
+    std::exchange(state_, nullptr)
+        ->then([next, callback = std::forward<F>(callback)](Result<T> result) mutable {
+          chain<R>(*next, callback, std::move(result));
+        });
+    return Future<U>(next);
   }
 
   /// `co_await future` yields the value or throws the typed error; the coroutine resumes on
@@ -327,6 +146,40 @@ class Future {
   }
 
  private:
+  template <class>
+  friend class Future;
+  template <class V>
+  friend Future<std::vector<Result<V>>> when_all(std::vector<Future<V>> futures);
+
+  /// Runs `callback(result)` and completes `next` with what it returns (see then()); releases
+  /// the reference to `next` the continuation held.
+  template <class R, class U, class F>
+  static void chain(detail::FutureState<U>& next, F& callback, Result<T> result) noexcept {
+    try {
+      if constexpr (std::is_void_v<R>) {
+        callback(std::move(result));
+        next.set(Result<void>());
+      } else if constexpr (std::is_same_v<R, Future<U>>) {
+        Future<U> inner = callback(std::move(result));
+        if (!inner.valid()) {
+          next.set(
+              Error(errc::invalid_argument, "then(): the continuation returned an empty Future"));
+        } else {
+          next.add_ref();  // held by the inner future's continuation
+          std::exchange(inner.state_, nullptr)->then([&next](Result<U> r) {
+            next.set(std::move(r));
+            next.release();
+          });
+        }
+      } else {
+        next.set(Result<U>(callback(std::move(result))));
+      }
+    } catch (...) {
+      next.set(detail::error_from_exception(std::current_exception(), "a then() continuation"));
+    }
+    next.release();
+  }
+
   void check() const {
     if (!state_) Error(errc::invalid_argument, "redmux: use of an empty Future").raise();
   }
@@ -364,7 +217,9 @@ Future<std::vector<Result<T>>> when_all(std::vector<Future<T>> futures) {
   gather->out = out;
   out->add_ref();  // held by the gather until it completes
   for (std::size_t i = 0; i < futures.size(); ++i) {
-    futures[i].then([gather, i](Result<T> r) {
+    futures[i].check();
+    // The state's own continuation, not then(): no chained future is needed here.
+    std::exchange(futures[i].state_, nullptr)->then([gather, i](Result<T> r) {
       gather->slots[i].emplace(std::move(r));
       if (gather->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         All all;

@@ -16,12 +16,14 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "redmux/config.hpp"
 #include "redmux/database.hpp"
 #include "redmux/events.hpp"
 #include "redmux/future.hpp"
 #include "redmux/io_pool.hpp"
+#include "redmux/server.hpp"
 #include "redmux/server_info.hpp"
 #include "redmux/subscriber.hpp"
 #include "redmux/topology.hpp"
@@ -83,6 +85,18 @@ class Multiplexer {
   /// Pub/sub: subscribe handlers or queues to channels, patterns and shard channels (see
   /// redmux/subscriber.hpp). The subscription connection opens on the first subscribe.
   Subscriber subscriber() const;
+
+  /// Every server the multiplexer knows now, with its role: the configured endpoints
+  /// (standalone, primary and replicas), or in a Redis Cluster every node of the slot map.
+  std::vector<ServerEndpoint> servers() const;
+  /// A handle to send commands to one of them (INFO, CONFIG GET, CLIENT LIST, a SCAN of
+  /// its keys …; see redmux/server.hpp). Throws InvalidArgumentError when `endpoint` is not
+  /// one of servers(), naming those that are.
+  Server server(const Endpoint& endpoint) const;
+  /// server() by "host:port" (or a Unix socket path), as ServerEndpoint::endpoint prints.
+  Server server(std::string_view endpoint) const;
+  /// The I/O threads this multiplexer runs on (to start a Task there: task.hpp).
+  std::shared_ptr<IoPool> io_pool() const;
 
   /// What the application configured, unchanged (under Sentinel: the Sentinels and
   /// serviceName, not the servers they named). See topology() for what redmux found.

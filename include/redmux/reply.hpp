@@ -1,14 +1,12 @@
-// Replies as the parser sees them (`Node`, a flat pre-order view into the read buffer) and
-// as users keep them (`Reply`, an owning tree), plus the conversions from both to typed
-// results (`from_nodes<T>`, `Reply::to<T>()`, `Reply::as<T>()`; see convert.hpp).
+// Replies as users keep them: `Reply`, an owning tree of a RESP2/RESP3 value, with its typed
+// accessors and the conversions to typed results (`Reply::to<T>()`, `Reply::as<T>()`; the
+// rules are in convert.hpp). The parser's view, `Node` and `NodeSpan`, is in reply_node.hpp.
 //
-// A NodeSpan is valid only until the buffer it points into changes: the connection converts
-// it to the caller's type on the I/O thread, at once. Reply owns its data and is a plain
-// value: copy it, move it, read it from any thread (no internal synchronisation).
+// Reply owns its data and is a plain value: copy it, move it, read it from any thread (no
+// internal synchronisation).
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <iosfwd>
 #include <span>
 #include <string>
@@ -17,113 +15,13 @@
 #include <utility>
 #include <vector>
 
+#include "redmux/convert/containers.hpp"
+#include "redmux/convert/description.hpp"
+#include "redmux/convert/scalars.hpp"
+#include "redmux/reply_node.hpp"
 #include "redmux/result.hpp"
 
 namespace redmux {
-
-/// Every RESP2/RESP3 type. RESP2 nulls (`$-1`, `*-1`) become Null.
-enum class ReplyType : std::uint8_t {
-  SimpleString,    // +
-  SimpleError,     // -
-  Integer,         // :
-  BulkString,      // $
-  Array,           // *
-  Null,            // _  ($-1 and *-1 in RESP2)
-  Boolean,         // #
-  Double,          // ,
-  BigNumber,       // (
-  BulkError,       // !
-  VerbatimString,  // =
-  Map,             // %
-  Set,             // ~
-  Attribute,       // |
-  Push,            // >
-};
-
-/// "simple string", "bulk error", "map" … (for messages).
-constexpr std::string_view type_name(ReplyType type) noexcept {
-  switch (type) {
-    case ReplyType::SimpleString:
-      return "simple string";
-    case ReplyType::SimpleError:
-      return "simple error";
-    case ReplyType::Integer:
-      return "integer";
-    case ReplyType::BulkString:
-      return "bulk string";
-    case ReplyType::Array:
-      return "array";
-    case ReplyType::Null:
-      return "null";
-    case ReplyType::Boolean:
-      return "boolean";
-    case ReplyType::Double:
-      return "double";
-    case ReplyType::BigNumber:
-      return "big number";
-    case ReplyType::BulkError:
-      return "bulk error";
-    case ReplyType::VerbatimString:
-      return "verbatim string";
-    case ReplyType::Map:
-      return "map";
-    case ReplyType::Set:
-      return "set";
-    case ReplyType::Attribute:
-      return "attribute";
-    case ReplyType::Push:
-      return "push";
-  }
-  return "unknown type";
-}
-
-/// True for Array, Map, Set, Attribute and Push.
-constexpr bool is_aggregate(ReplyType type) noexcept {
-  return type == ReplyType::Array || type == ReplyType::Map || type == ReplyType::Set ||
-         type == ReplyType::Attribute || type == ReplyType::Push;
-}
-
-/// One node of a parsed reply, in pre-order. Aggregates are followed by their children.
-struct Node {
-  ReplyType type = ReplyType::Null;
-  std::uint32_t depth = 0;  ///< 0 for the root
-  /// Aggregates: element count (Map and Attribute: number of key/value *pairs*).
-  /// Strings and other scalars: byte length of `value`.
-  std::size_t size = 0;
-  /// Scalars: the payload (the text of integers, doubles, booleans "t"/"f", big numbers;
-  /// verbatim strings without their "txt:" prefix). Empty for aggregates and Null.
-  std::string_view value;
-};
-
-using NodeSpan = std::span<const Node>;
-
-/// The 3-byte format of a verbatim string node ("txt", "mkd"). The parser guarantees the
-/// 4 bytes before `value` are "fmt:". REQUIRES: node.type == ReplyType::VerbatimString and
-/// the node comes from resp::Parser or Reply::nodes().
-inline std::string_view verbatim_format(const Node& node) noexcept {
-  return std::string_view(node.value.data() - 4, 3);
-}
-
-/// Index one past the subtree rooted at `nodes[index]`.
-inline std::size_t subtree_end(NodeSpan nodes, std::size_t index) noexcept {
-  const std::uint32_t depth = nodes[index].depth;
-  std::size_t end = index + 1;
-  while (end < nodes.size() && nodes[end].depth > depth) ++end;
-  return end;
-}
-
-/// Customisation point: `static Result<T> convert(NodeSpan reply)` turns one whole reply
-/// (root first; its depth need not be 0, and nodes past its subtree are ignored) into T.
-/// Specialised for the built-in result types in convert.hpp; users may add their own.
-template <class T, class Enable = void>
-struct ReplyTraits;
-
-/// Converts a whole reply to T; a shape mismatch is an errc::unexpected_reply error such as
-/// `expected integer, got bulk string "abc"`, an error reply is errc::server_error.
-template <class T>
-Result<T> from_nodes(NodeSpan reply) {
-  return ReplyTraits<T>::convert(reply);
-}
 
 /// An owning RESP value: a tree that outlives the read buffer. Build one from parsed nodes
 /// (`Reply::from_nodes`) or ask a command for `Reply` as its result type. Accessors that
@@ -235,7 +133,15 @@ class Reply {
 
 std::ostream& operator<<(std::ostream& os, const Reply& reply);
 
-}  // namespace redmux
+/// The generic owning value. An error at the root is errc::server_error, like every type.
+template <>
+struct ReplyTraits<Reply> {
+  static Result<Reply> convert(NodeSpan reply) {
+    if (!reply.empty() && detail::is_error(reply[0])) {
+      return Error(errc::server_error, std::string(reply[0].value));
+    }
+    return Reply::from_nodes(reply);
+  }
+};
 
-// The conversions (ReplyTraits specialisations) belong with Reply: to<T>() uses them.
-#include "redmux/convert.hpp"
+}  // namespace redmux

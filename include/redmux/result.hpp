@@ -1,6 +1,11 @@
 // Result<T>: a value or an Error, the core's way of returning failure without throwing
-// (C++20 has no std::expected). `value()` throws the typed exception of the error; the
-// other accessors never throw. A plain value type: not synchronised, copy it freely.
+// (C++20 has no std::expected). A plain value type: not synchronised, copy it freely.
+//
+// Every accessor is checked; none is undefined behaviour on the wrong side:
+//   value(), *r, r->   on a failure throw the error's typed exception (ServerError,
+//                      TimeoutError …), exactly as Future::get() would;
+//   error()            on a success returns an empty Error: code() == errc::ok, message()
+//                      "", `if (r.error())` false — the same as Result<void>::error().
 #pragma once
 
 #include <utility>
@@ -9,6 +14,14 @@
 #include "redmux/error.hpp"
 
 namespace redmux {
+
+namespace detail {
+/// The empty Error that error() returns on a success.
+inline const Error& no_error() noexcept {
+  static const Error none;
+  return none;
+}
+}  // namespace detail
 
 template <class T>
 class [[nodiscard]] Result {
@@ -35,15 +48,23 @@ class [[nodiscard]] Result {
     return std::move(std::get<0>(storage_));
   }
 
-  /// REQUIRES: has_value().
-  T& operator*() & noexcept { return *std::get_if<0>(&storage_); }
-  const T& operator*() const& noexcept { return *std::get_if<0>(&storage_); }
-  T* operator->() noexcept { return std::get_if<0>(&storage_); }
-  const T* operator->() const noexcept { return std::get_if<0>(&storage_); }
+  /// The value, like value(): throws the typed error when there is none.
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
 
-  /// REQUIRES: !has_value().
-  const Error& error() const& noexcept { return *std::get_if<1>(&storage_); }
-  Error&& error() && noexcept { return std::move(*std::get_if<1>(&storage_)); }
+  /// The error; an empty Error (errc::ok, converts to false) when there is a value.
+  const Error& error() const& noexcept {
+    if (has_value()) return detail::no_error();
+    return *std::get_if<1>(&storage_);
+  }
+  /// The error, moved out; an empty Error when there is a value.
+  Error error() && noexcept {
+    if (has_value()) return Error();
+    return std::move(*std::get_if<1>(&storage_));
+  }
 
  private:
   std::variant<T, Error> storage_;
@@ -62,8 +83,9 @@ class [[nodiscard]] Result<void> {
   void value() const {
     if (error_) error_.raise();
   }
+  /// The error; an empty Error (errc::ok, converts to false) on success.
   const Error& error() const& noexcept { return error_; }
-  Error&& error() && noexcept { return std::move(error_); }
+  Error error() && noexcept { return std::move(error_); }
 
  private:
   Error error_;

@@ -46,9 +46,10 @@ namespace detail {
 class MuxCore;
 struct TransactionBuffer;
 struct ConditionCheck;
-/// Encodes and records one queued command; fails `state` when refused.
-void transaction_add(TransactionBuffer& buffer, const CallOptions& options,
-                     std::span<const Arg> args, CommandState* state);
+/// Encodes and records one queued command. When it is refused, `state` (if any) is failed,
+/// the transaction will fail with the refusal at execute(), and the refusal is returned.
+Error transaction_add(TransactionBuffer& buffer, const CallOptions& options,
+                      std::span<const Arg> args, CommandState* state);
 }  // namespace detail
 
 /// How a length compares with the expected one (Condition::list_length).
@@ -138,20 +139,13 @@ class Transaction : public Commands<Transaction> {
 
   /// Queues a command (the sink every typed command uses); its future completes after
   /// execute(). Connection-state commands (SELECT, WATCH, MULTI …) are refused, which
-  /// aborts the transaction. With FireAndForget the future is complete at once (T{}).
+  /// aborts the transaction. With FireAndForget the future is complete at once (T{}), or
+  /// failed with the refusal.
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
-    if (has_flag(options.flags, Flags::FireAndForget)) {
-      detail::transaction_add(*buffer_, options, args, nullptr);
-      if constexpr (std::is_void_v<T>) {
-        return Future<T>::ready_with(Result<void>());
-      } else {
-        return Future<T>::ready_with(T{});
-      }
-    }
-    auto* state = new detail::FutureState<T>();
-    detail::transaction_add(*buffer_, options, args, state);
-    return Future<T>(state);
+    return detail::send_through<T>(options, [&](detail::CommandState* state) {
+      return detail::transaction_add(*buffer_, options, args, state);
+    });
   }
 
   /// Adds a condition checked before the commit; returns its index (reported in
@@ -160,6 +154,9 @@ class Transaction : public Commands<Transaction> {
   /// WATCHes `key`: the transaction does not commit if anyone changes it before EXEC.
   Transaction& watch(std::string_view key);
 
+  /// The generic commands of every sink queue like typed ones:
+  /// `tx.execute({"OBJECT", "FREQ", key})`, `tx.execute("PING")`, `tx.command<T>(…)`.
+  using Commands<Transaction>::execute;
   /// Runs the transaction and waits for the outcome. Throws the error (ConnectionError,
   /// TimeoutError …) when it could not run; on an I/O thread, DeadlockError (use
   /// execute_async()). The transaction is empty afterwards.

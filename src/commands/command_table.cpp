@@ -389,4 +389,21 @@ std::string_view connection_state_advice(const CommandInfo& info) noexcept {
          "not supported on the multiplexer";
 }
 
+std::string_view transaction_advice(const CommandInfo& info) noexcept {
+  if (!info.is(CommandFlag::ConnectionState)) return {};
+  if (info.name == "SELECT") {
+    return "a transaction runs on the database of the Database it was taken from: use "
+           "mux->database(index).transaction()";
+  }
+  if (info.name == "MULTI" || info.name == "EXEC" || info.name == "DISCARD") {
+    return "the transaction sends MULTI and EXEC itself when you call execute(); to abandon "
+           "it, destroy it without calling execute()";
+  }
+  if (info.name == "WATCH" || info.name == "UNWATCH") {
+    return "state what must hold with Transaction::add_condition(Condition::…): redmux "
+           "WATCHes the condition's key and checks its value before EXEC";
+  }
+  return connection_state_advice(info);
+}
+
 }  // namespace redmux::detail

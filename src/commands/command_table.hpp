@@ -131,5 +131,8 @@ bool is_blocking(const CommandInfo& info, std::span<const Arg> args) noexcept;
 /// Multiplexer::database(index): the database index is part of each command's route").
 /// Empty for other commands.
 std::string_view connection_state_advice(const CommandInfo& info) noexcept;
+/// The advice for a connection-state command queued in a Transaction (which has a
+/// connection of its own but sends MULTI/EXEC/WATCH itself and keeps its database).
+std::string_view transaction_advice(const CommandInfo& info) noexcept;
 
 }  // namespace redmux::detail

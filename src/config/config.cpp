@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "config/options.hpp"
 #include "config/parser.hpp"
@@ -33,32 +34,110 @@ Error check_host(std::string_view host, std::string_view endpoint, std::string_v
   return {};
 }
 
+// One item of the configuration string: an endpoint, or an option's key and value.
+struct Item {
+  std::string_view key;  ///< empty for an endpoint
+  std::string value;     ///< the option's value (unquoted), or the endpoint's text
+  bool option = false;
+  bool quoted = false;
+};
+
+// Reads a quoted value starting at text[at] == '"': up to the closing quote, where \" is
+// a quote and \\ a backslash; then only spaces until the next comma or the end. `at`
+// ends after the comma. Never echoes the value: it may be a password.
+Error read_quoted(std::string_view text, std::size_t& at, std::string_view key, Item& item) {
+  const std::string name(key);
+  item.quoted = true;
+  for (++at; at < text.size(); ++at) {
+    const char c = text[at];
+    if (c == '\\' && at + 1 < text.size() && (text[at + 1] == '"' || text[at + 1] == '\\')) {
+      item.value += text[++at];
+    } else if (c == '"') {
+      ++at;
+      while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+      if (at < text.size() && text[at] != ',') {
+        return Parser::fail("option \"" + name +
+                            "\" in configuration string has text after its closing quote; "
+                            "a quoted value ends at the quote, e.g. " +
+                            name + "=\"a,b\"");
+      }
+      ++at;
+      return {};
+    } else {
+      item.value += c;
+    }
+  }
+  return Parser::fail("option \"" + name +
+                      "\" in configuration string has a quoted value with no closing quote "
+                      "(the value is not shown)");
+}
+
+// Splits the string into items. A value runs from the first '=' to the next comma, or is
+// quoted ("…") to hold commas, surrounding spaces or quotes.
+Result<std::vector<Item>> split_items(std::string_view text) {
+  std::vector<Item> items;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t comma = text.find(',', at);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::size_t equals = text.substr(at, comma - at).find('=');
+    Item item;
+    if (equals == std::string_view::npos) {
+      item.value = std::string(trim(text.substr(at, comma - at)));
+      at = comma + 1;
+      if (!item.value.empty()) items.push_back(std::move(item));
+      continue;
+    }
+    item.option = true;
+    item.key = trim(text.substr(at, equals));
+    std::size_t value_at = at + equals + 1;
+    while (value_at < text.size() && (text[value_at] == ' ' || text[value_at] == '\t')) {
+      ++value_at;
+    }
+    if (value_at < text.size() && text[value_at] == '"') {
+      at = value_at;
+      if (Error error = read_quoted(text, at, item.key, item)) return error;
+    } else {
+      item.value = std::string(trim(text.substr(value_at, comma - value_at)));
+      at = comma + 1;
+    }
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
 Result<Config> parse_string(std::string_view text) {
   Parser parser("configuration string");
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = text.find(',', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view item = trim(text.substr(start, end - start));
-    start = end + 1;
-    if (item.empty()) continue;  // ",," and a trailing comma are harmless
-
-    const std::size_t equals = item.find('=');
+  Result<std::vector<Item>> items = split_items(text);
+  if (!items) return std::move(items).error();
+  const OptionSpec* after_secret = nullptr;  // the unquoted secret option just before
+  for (const Item& item : *items) {
+    const OptionSpec* option = item.option ? find_option(item.key) : nullptr;
+    if (after_secret && (!item.option || !option)) {
+      // "password=ab,cd" reads as the password "ab" and an endpoint "cd": the text after an
+      // unquoted secret that is not an option is most likely the rest of the secret, so it
+      // is refused, and never printed.
+      return Parser::fail("the item after option \"" + std::string(after_secret->name) +
+                          "\" in configuration string is not a known option (name=value); if "
+                          "the value contains a comma, quote it: " +
+                          std::string(after_secret->name) +
+                          "=\"…\" (the item is not shown: it may be part of the secret)");
+    }
+    after_secret = option && option->secret && !item.quoted ? option : nullptr;
     Error error;
-    if (equals == std::string_view::npos) {
+    if (!item.option) {
       // A bare option name ("ssl") is a forgotten value, not a host called "ssl".
-      if (const OptionSpec* option = find_option(item)) {
-        return Parser::fail("option \"" + std::string(option->name) +
+      if (const OptionSpec* bare = find_option(item.value)) {
+        return Parser::fail("option \"" + std::string(bare->name) +
                             "\" in configuration string has no value; write " +
-                            std::string(option->name) + "=…");
+                            std::string(bare->name) + "=…");
       }
-      error = parser.add_endpoint(item);
+      error = parser.add_endpoint(item.value);
     } else {
-      const std::string_view key = trim(item.substr(0, equals));
-      if (key.empty()) {
+      if (item.key.empty()) {
         return Parser::fail("an option in configuration string has a value but no name (\"=…\")");
       }
-      error = parser.add_option(key, trim(item.substr(equals + 1)));
+      error = parser.add_option(item.key, item.value);
     }
     if (error) return error;
   }
@@ -161,6 +240,19 @@ Result<void> validate_config(const Config& config, std::string_view where) {
 }
 
 }  // namespace
+
+std::string quote_if_needed(std::string_view value) {
+  const bool plain = value.find_first_of(",\"") == std::string_view::npos &&
+                     (value.empty() || (value.front() != ' ' && value.front() != '\t' &&
+                                        value.back() != ' ' && value.back() != '\t'));
+  if (plain) return std::string(value);
+  std::string quoted = "\"";
+  for (char c : value) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + '"';
+}
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
@@ -300,7 +392,7 @@ std::string Config::to_string() const {
     std::string value = option.print(*this);
     if (value == option.print(defaults)) continue;
     if (!text.empty()) text += ',';
-    text.append(option.name).append("=").append(value);
+    text.append(option.name).append("=").append(config_internal::quote_if_needed(value));
   }
   return text;
 }

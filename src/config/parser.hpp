@@ -44,6 +44,10 @@ bool looks_like_url(std::string_view text);
 /// Parses a redis://, rediss://, valkey://, valkeys:// or unix:// URL (not yet validated).
 Result<Config> parse_url(std::string_view text);
 
+/// `value` as the configuration string writes it: as is, or in double quotes (with \" and
+/// \\ escaped) when it holds a comma or a quote or starts or ends with whitespace.
+std::string quote_if_needed(std::string_view value);
+
 /// `text` without leading and trailing spaces and tabs.
 std::string_view trim(std::string_view text);
 

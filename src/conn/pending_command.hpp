@@ -32,6 +32,13 @@ enum class ReplicaUse : std::uint8_t {
   Demand,  ///< a read under DemandReplica: a replica in sync only
 };
 
+/// Which setting the deadline came from, so that a timeout names the one to raise.
+enum class TimeoutSource : std::uint8_t {
+  AsyncTimeout,  ///< the configuration's asyncTimeout
+  Call,          ///< the call's own CallOptions::timeout
+  Blocking,      ///< a blocking command: its block time plus the call's timeout
+};
+
 struct PendingCommand {
   CommandState* state = nullptr;  ///< one reference owned by this entry; may be null
   std::string_view name;          ///< static storage (command table)
@@ -40,6 +47,7 @@ struct PendingCommand {
   std::size_t bytes_begin = 0;
   std::uint32_t timeout_ms = 0;  ///< for diagnostics: the timeout the deadline came from
   PendingKind kind = PendingKind::Caller;
+  TimeoutSource timeout_source = TimeoutSource::AsyncTimeout;
   bool counted = true;  ///< holds one slot of maxQueuedCommands until it leaves
   int select_db = -1;   ///< for an Internal SELECT: the database it selects
   int db = -1;          ///< the database it runs against (set when queued; for resending)

@@ -48,7 +48,7 @@ class Category final : public std::error_category {
       case errc::subscription_overflow:
         return "subscription buffer overflowed";
       case errc::handler_failed:
-        return "message handler threw";
+        return "handler threw";
     }
     return "unknown redmux error";
   }
@@ -70,9 +70,8 @@ bool Error::safe_to_retry() const noexcept {
     case errc::server_error: {
       const std::string_view text(message_);
       const std::string_view word = text.substr(0, text.find_first_of(" \r\n"));
-      for (std::string_view refused :
-           {"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS",
-            "MOVED", "ASK"}) {
+      for (std::string_view refused : {"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN",
+                                       "CLUSTERDOWN", "NOREPLICAS", "MOVED", "ASK"}) {
         if (word == refused) return true;
       }
       return false;
@@ -121,6 +120,22 @@ void Error::raise() const {
   }
   throw RedmuxError(code_, message_.empty() ? "redmux: raise() on a non-error" : message_);
 }
+
+namespace detail {
+
+Error error_from_exception(std::exception_ptr exception, std::string_view who) {
+  try {
+    std::rethrow_exception(std::move(exception));
+  } catch (const RedmuxError& e) {
+    return Error(e.code(), e.what());
+  } catch (const std::exception& e) {
+    return Error(errc::handler_failed, std::string(who) + " threw: " + e.what());
+  } catch (...) {
+    return Error(errc::handler_failed, std::string(who) + " threw an exception of unknown type");
+  }
+}
+
+}  // namespace detail
 
 std::string ServerError::prefix() const {
   std::string_view text = what();

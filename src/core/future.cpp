@@ -10,6 +10,7 @@
 #include <ctime>
 #include <utility>
 
+#include "core/user_context_check.hpp"
 #include "redmux/version.hpp"
 
 namespace redmux {
@@ -119,8 +120,21 @@ void futex_wake_all(const std::atomic<std::uint32_t>* word) noexcept {
 
 }  // namespace
 
+namespace {
+std::atomic<UserContextCheck> g_user_context_check{nullptr};
+}  // namespace
+
+void install_user_context_check(UserContextCheck check) noexcept {
+  g_user_context_check.store(check, std::memory_order_release);
+}
+
 bool on_io_thread() noexcept {
-  return t_on_io_thread;
+  if (t_on_io_thread) return true;
+  // A user's own handler on a wrapped io_context is not marked (only redmux's handlers
+  // are), yet blocking there would stall every connection on that context, the one that
+  // would deliver the reply included.
+  const UserContextCheck check = g_user_context_check.load(std::memory_order_acquire);
+  return check != nullptr && check();
 }
 
 IoThreadScope::IoThreadScope() noexcept : previous_(t_on_io_thread) {

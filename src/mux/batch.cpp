@@ -57,47 +57,43 @@ struct BatchBuffer {
   }
 };
 
-void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
-               CommandState* state) {
+Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
+                CommandState* state) {
   MuxCore& core = *buffer.core;
   const CommandInfo& info = command_info(args);
-  if (Error error = core.check_allowed(info, args)) {
+  // Every refusal is returned as well as set on `state`: a fire-and-forget command has no
+  // state, and its future must still hold the refusal (never a silent drop).
+  auto refuse = [&](Error error, bool slot_taken) {
+    if (slot_taken) core.shared().release_slots(1);
     if (state) state->fail(error);
-    return;
-  }
+    return error;
+  };
+  if (Error error = core.check_allowed(info, args, MuxCore::Site::Batch))
+    return refuse(std::move(error), false);
   if (state) state->command_name = info.name;
   auto [deadline, timeout_ms] = core.deadline_for(options);
   if (!core.shared().acquire_slot(deadline)) {
     core.shared().counters().queue_full.fetch_add(1, std::memory_order_relaxed);
-    if (state) {
-      state->fail(Error(errc::queue_full, std::string(info.name) + " refused: maxQueuedCommands=" +
-                                              std::to_string(core.config().max_queued_commands) +
-                                              " reached"));
-    }
-    return;
+    return refuse(
+        Error(errc::queue_full, std::string(info.name) + " refused: maxQueuedCommands=" +
+                                    std::to_string(core.config().max_queued_commands) + " reached"),
+        false);
   }
   const bool has_key = first_key_index(info, args).has_value();
   if (core.cluster()) {
     // Split per node: each command goes with the others for its slot's node (a keyless one
     // with the first part), in the batch's order within each node.
     if (buffer.db != 0) {
-      core.shared().release_slots(1);
-      if (state) {
-        state->fail(Error(errc::invalid_argument,
-                          std::string(info.name) + " refused: database " +
-                              std::to_string(buffer.db) +
-                              " does not exist in a Redis Cluster (only database 0)"));
-      }
-      return;
+      return refuse(
+          Error(errc::invalid_argument, std::string(info.name) + " refused: database " +
+                                            std::to_string(buffer.db) +
+                                            " does not exist in a Redis Cluster (only database 0)"),
+          true);
     }
     Connection* node = nullptr;
     if (has_key || buffer.parts.empty()) {
       Result<Connection*> routed = core.route(info, args, options.flags);
-      if (!routed) {
-        core.shared().release_slots(1);
-        if (state) state->fail(std::move(routed).error());
-        return;
-      }
+      if (!routed) return refuse(std::move(routed).error(), true);
       node = *routed;
     } else {
       node = buffer.parts.front().connection;
@@ -112,6 +108,7 @@ void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const 
     command.name = info.name;
     command.deadline = deadline;
     command.timeout_ms = timeout_ms;
+    if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
     command.bytes_begin = part->bytes.size();
     resp::encode_command(part->bytes, args);
     command.bytes_end = part->bytes.size();
@@ -124,27 +121,22 @@ void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const 
       command.deadline = Clock::time_point::max();
     }
     part->commands.push_back(command);
-    return;
+    return Error();
   }
   if (!buffer.connection || (has_key && !buffer.keyed)) {
     Result<Connection*> connection = core.route(info, args, options.flags);
-    if (!connection) {
-      core.shared().release_slots(1);
-      if (state) state->fail(std::move(connection).error());
-      return;
-    }
+    if (!connection) return refuse(std::move(connection).error(), true);
     buffer.connection = *connection;
     buffer.keyed = has_key;
   }
   if (Error error = core.check_database(buffer.db, *buffer.connection, info)) {
-    core.shared().release_slots(1);
-    if (state) state->fail(std::move(error));
-    return;
+    return refuse(std::move(error), true);
   }
   PendingCommand command;
   command.name = info.name;
   command.deadline = deadline;
   command.timeout_ms = timeout_ms;
+  if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
   command.bytes_begin = buffer.bytes.size();
   resp::encode_command(buffer.bytes, args);
   command.bytes_end = buffer.bytes.size();
@@ -156,6 +148,7 @@ void batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const 
     command.deadline = Clock::time_point::max();
   }
   buffer.commands.push_back(command);
+  return Error();
 }
 
 }  // namespace detail

@@ -162,9 +162,11 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
           command.deadline = now + *block + call_timeout;
           command.timeout_ms = static_cast<std::uint32_t>(
               std::min<long long>((*block + call_timeout).count(), UINT32_MAX));
+          command.timeout_source = TimeoutSource::Blocking;
         } else if (per_call) {
           command.deadline = now + call_timeout;
           command.timeout_ms = static_cast<std::uint32_t>(call_timeout.count());
+          command.timeout_source = TimeoutSource::Call;
         } else {
           command.deadline = Clock::time_point::max();  // BLPOP … 0: blocks until answered
         }

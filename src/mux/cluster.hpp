@@ -65,6 +65,12 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   /// Runs `task` on an I/O thread after `delay` (TRYAGAIN pauses).
   void after(std::chrono::milliseconds delay, std::function<void()> task);
 
+  /// Every node's connection, primaries and replicas, in the order first seen (for the
+  /// server handle, mux/server.cpp).
+  std::vector<std::shared_ptr<Connection>> node_connections() const {
+    std::lock_guard lock(mutex_);
+    return connections_;
+  }
   /// How many slots have a primary; the number of primaries (for status and tests).
   std::size_t slots_covered() const;
   std::size_t primary_count() const;

@@ -159,12 +159,18 @@ std::pair<Clock::time_point, std::uint32_t> MuxCore::deadline_for(
   return {Clock::now() + timeout, static_cast<std::uint32_t>(timeout.count())};
 }
 
-Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args,
-                             bool allow_blocking) const {
+Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args, Site site) const {
   if (args.empty() || args[0].bytes().empty()) {
     return Error(errc::invalid_argument, "redmux: empty command");
   }
   if (info.is(CommandFlag::ConnectionState)) {
+    if (site == Site::Transaction) {
+      // The transaction's connection is its own, but the transaction sends MULTI, EXEC and
+      // the WATCHes itself, and runs on the database it was taken from.
+      return Error(errc::not_allowed, upper(args[0].bytes()) +
+                                          " cannot be queued in a transaction: " +
+                                          std::string(transaction_advice(info)));
+    }
     return Error(errc::not_allowed,
                  upper(args[0].bytes()) +
                      " changes the state of the connection it runs on, and this connection is "
@@ -177,7 +183,8 @@ Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args,
                      " is an admin command and is refused unless the configuration says "
                      "allowAdmin=true");
   }
-  if (!allow_blocking && info.is(CommandFlag::Blocking) && is_blocking(info, args)) {
+  const bool blocking_harmless = site == Site::Dedicated || site == Site::Transaction;
+  if (!blocking_harmless && info.is(CommandFlag::Blocking) && is_blocking(info, args)) {
     return Error(errc::not_allowed,
                  std::string(info.name) +
                      " blocks the connection it runs on: in a batch it would stall every other "
@@ -434,7 +441,9 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   };
   // Blocking commands never ride the shared connection: they get one of their own.
   const bool blocking = info.is(CommandFlag::Blocking) && is_blocking(info, args);
-  if (Error error = check_allowed(info, args, blocking)) return refuse(std::move(error));
+  if (Error error = check_allowed(info, args, blocking ? Site::Dedicated : Site::Shared)) {
+    return refuse(std::move(error));
+  }
   if (info.is(CommandFlag::Unknown)) learn_unknown(info.name);
   if (state) state->command_name = info.name;
   if (blocking) {
@@ -445,15 +454,7 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     return submit_blocking(*this, db, options, args, info, state);
   }
   auto [deadline, timeout_ms] = deadline_for(options);
-  if (!shared_->acquire_slot(deadline)) {
-    shared_->counters().queue_full.fetch_add(1, std::memory_order_relaxed);
-    return refuse(Error(errc::queue_full,
-                        std::string(info.name) +
-                            " refused: " + std::to_string(shared_->outstanding()) +
-                            " commands are already queued or awaiting replies (maxQueuedCommands=" +
-                            std::to_string(shared_->config().max_queued_commands) +
-                            "); the server is slow or unreachable — back off and retry"));
-  }
+  if (!take_slot(deadline)) return refuse(queue_full_error(info));
   if (ClusterRouter* router = cluster()) {
     if (db != 0 && db != -1) {
       shared_->release_slots(1);
@@ -474,9 +475,7 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     shared_->release_slots(1);
     return refuse(std::move(error));
   }
-  PendingCommand command = caller_command(info, options, state, deadline, timeout_ms);
-  shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
-  (*connection)->submit(db, args, command);
+  hand_over(**connection, db, options, args, info, state, deadline, timeout_ms);
   return Error();
 }
 
@@ -511,6 +510,14 @@ Error MuxCore::submit_to_servers(int db, const CallOptions& options, std::span<c
   }
   (*connection)->submit(db, args, command);
   return Error();
+}
+
+Error MuxCore::queue_full_error(const CommandInfo& info) const {
+  return Error(errc::queue_full,
+               std::string(info.name) + " refused: " + std::to_string(shared_->outstanding()) +
+                   " commands are already queued or awaiting replies (maxQueuedCommands=" +
+                   std::to_string(shared_->config().max_queued_commands) +
+                   "); the server is slow or unreachable — back off and retry");
 }
 
 }  // namespace redmux::detail

@@ -41,6 +41,7 @@ class MuxCore {
   const Config& configured() const noexcept { return configured_ ? *configured_ : config(); }
   SharedContext& shared() noexcept { return *shared_; }
   IoPool& pool() noexcept { return *pool_; }
+  std::shared_ptr<IoPool> shared_pool() const noexcept { return pool_; }
 
   /// Starts every connection; `done(errors)` runs once all have reported their first
   /// outcome (errors empty when at least one connected).
@@ -61,13 +62,34 @@ class MuxCore {
   /// wait for a primary (failoverWait; held_commands.hpp).
   Result<Connection*> route_command(const CommandInfo& info, std::span<const Arg> args, Flags flags,
                                     bool* hold);
+  /// Where a command is headed, for check_allowed(): a blocking command is no harm on a
+  /// dedicated connection or inside MULTI (where it answers at once); a connection-state
+  /// command is refused everywhere, with advice that fits the place.
+  enum class Site : std::uint8_t { Shared, Dedicated, Batch, Transaction };
   /// Refusals that do not depend on the connection (admin gate, connection-state and
-  /// blocking commands, empty command). Ok Error when allowed. `allow_blocking`: the command
-  /// goes to a dedicated connection (or into a transaction), where blocking is no harm.
-  Error check_allowed(const CommandInfo& info, std::span<const Arg> args,
-                      bool allow_blocking = false) const;
+  /// blocking commands, empty command). Ok Error when allowed.
+  Error check_allowed(const CommandInfo& info, std::span<const Arg> args, Site site) const;
   /// Refuses a database index the connection's server does not have (or a negative one).
   Error check_database(int db, const Connection& connection, const CommandInfo& info) const;
+  /// Takes one maxQueuedCommands slot (waiting until `deadline` under queueFullPolicy=wait);
+  /// false, counted in status().queue_full, when none could be had (see queue_full_error()).
+  bool take_slot(Clock::time_point deadline) {
+    if (shared_->acquire_slot(deadline)) return true;
+    shared_->counters().queue_full.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  /// The QueueFullError of a command that found no slot.
+  Error queue_full_error(const CommandInfo& info) const;
+  /// Hands a checked command that holds a queue slot to `connection` (which takes its own
+  /// reference to `state`; null for fire-and-forget). Inline: it is on every command's path.
+  [[gnu::always_inline]] void hand_over(Connection& connection, int db, const CallOptions& options,
+                                        std::span<const Arg> args, const CommandInfo& info,
+                                        CommandState* state, Clock::time_point deadline,
+                                        std::uint32_t timeout_ms) {
+    PendingCommand command = caller_command(info, options, state, deadline, timeout_ms);
+    shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
+    connection.submit(db, args, command);
+  }
   /// The deadline for a command with these options, and its timeout in ms.
   std::pair<Clock::time_point, std::uint32_t> deadline_for(const CallOptions& options) const;
 
@@ -152,13 +174,16 @@ class MuxCore {
   Roles roles(bool want_replica, std::size_t exclude) const;
   /// The PendingCommand for a caller's command (state null: fire-and-forget). Inline: it is
   /// on every command's path.
-  PendingCommand caller_command(const CommandInfo& info, const CallOptions& options,
-                                CommandState* state, Clock::time_point deadline,
-                                std::uint32_t timeout_ms) const {
+  [[gnu::always_inline]] PendingCommand caller_command(const CommandInfo& info,
+                                                       const CallOptions& options,
+                                                       CommandState* state,
+                                                       Clock::time_point deadline,
+                                                       std::uint32_t timeout_ms) const {
     PendingCommand command;
     command.name = info.name;
     command.deadline = deadline;
     command.timeout_ms = timeout_ms;
+    if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
     if (state) {
       state->add_ref();  // the connection's reference
       command.state = state;

@@ -118,15 +118,15 @@ bool ConditionCheck::holds(const Condition& c, NodeSpan reply) {
   return false;
 }
 
-void transaction_add(TransactionBuffer& buffer, const CallOptions&, std::span<const Arg> args,
-                     CommandState* state) {
+Error transaction_add(TransactionBuffer& buffer, const CallOptions&, std::span<const Arg> args,
+                      CommandState* state) {
   const CommandInfo& info = command_info(args);
   // Inside MULTI a blocking command does not block (it answers at once), so it may be
   // queued; connection-state commands would break the transaction and are refused.
-  if (Error error = buffer.core->check_allowed(info, args, /*allow_blocking=*/true)) {
+  if (Error error = buffer.core->check_allowed(info, args, MuxCore::Site::Transaction)) {
     if (state) state->fail(error);
-    if (!buffer.refused) buffer.refused = std::move(error);
-    return;
+    if (!buffer.refused) buffer.refused = error;
+    return error;
   }
   if (buffer.core->cluster()) {
     std::vector<std::size_t> at;
@@ -144,6 +144,7 @@ void transaction_add(TransactionBuffer& buffer, const CallOptions&, std::span<co
     command.state = state;
   }
   buffer.commands.push_back(command);
+  return Error();
 }
 
 }  // namespace detail

@@ -2,15 +2,18 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <asio/ip/address.hpp>
 #include <asio/local/stream_protocol.hpp>
 #include <asio/post.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
+#include <cstdio>
 #include <random>
 
 #include "net/handler_arena.hpp"
@@ -53,6 +56,31 @@ bool is_resp2_pubsub(NodeSpan reply) noexcept {
   }
   return false;
 }
+
+/// While alive, an I/O thread named "redmux-io-N" is named "redmux-dns-N" (a thread it
+/// starts meanwhile inherits that name).
+class ResolverThreadName {
+ public:
+  ResolverThreadName() noexcept {
+    char name[16] = {};
+    if (::pthread_getname_np(::pthread_self(), name, sizeof name) != 0) return;
+    const std::string_view current(name);
+    if (!current.starts_with("redmux-io-")) return;  // a user's thread (IoPool::wrap)
+    std::memcpy(saved_, name, sizeof saved_);
+    // "redmux-dns-" and the I/O thread's number: at most 15 characters, as thread names are.
+    const std::string renamed = ("redmux-dns-" + std::string(current.substr(10))).substr(0, 15);
+    renamed_ = ::pthread_setname_np(::pthread_self(), renamed.c_str()) == 0;
+  }
+  ~ResolverThreadName() {
+    if (renamed_) ::pthread_setname_np(::pthread_self(), saved_);
+  }
+  ResolverThreadName(const ResolverThreadName&) = delete;
+  ResolverThreadName& operator=(const ResolverThreadName&) = delete;
+
+ private:
+  char saved_[16] = {};
+  bool renamed_ = false;
+};
 
 }  // namespace
 
@@ -151,6 +179,23 @@ void Connection::connect_attempt() {
                              });
     return;
   }
+  asio::error_code not_numeric;
+  const asio::ip::address address = asio::ip::make_address(endpoint_.host, not_numeric);
+  if (!not_numeric) {
+    // An IP address needs no resolver (and so no resolver thread).
+    transport_.async_connect({asio::generic::stream_protocol::endpoint(
+                                 asio::ip::tcp::endpoint(address, endpoint_.port))},
+                             [self = shared_from_this(), generation](const asio::error_code& ec) {
+                               if (generation != self->generation_) return;
+                               BusyScope busy(*self->load_);
+                               self->on_connected(ec);
+                             });
+    return;
+  }
+  // Asio runs getaddrinfo on a thread of its own per io_context, started by the first
+  // resolve and named after the thread that starts it: "redmux-dns-N" beside
+  // "redmux-io-N", so that a thread list tells them apart.
+  ResolverThreadName naming;
   resolver_.async_resolve(
       endpoint_.host, std::to_string(endpoint_.port),
       [self = shared_from_this(), generation](const asio::error_code& ec,
@@ -427,6 +472,10 @@ void Connection::attempt_failed(Error error) {
   connect_timer_.cancel();
   handshake_.reset();
   last_attempt_error_ = std::move(error);
+  {
+    std::lock_guard lock(endpoint_mutex_);
+    last_failure_ = last_attempt_error_.message();
+  }
   ++attempts_;
   shared_->counters().connection_failures.fetch_add(1, std::memory_order_relaxed);
   emit(ConnectionEventKind::Failed, last_attempt_error_);
@@ -575,6 +624,10 @@ void Connection::connection_broken(const Error& cause) {
   pipeline_.take_all(broken_scratch_);
   resend_or_fail(broken_scratch_, cause);
   last_attempt_error_ = cause;
+  {
+    std::lock_guard lock(endpoint_mutex_);
+    last_failure_ = cause.message();
+  }
   attempts_ = 1;
   shared_->counters().connection_failures.fetch_add(1, std::memory_order_relaxed);
   emit(ConnectionEventKind::Failed, cause);
@@ -1076,8 +1129,16 @@ void Connection::read_more() {
 void Connection::on_read(const asio::error_code& ec, std::size_t bytes) {
   if (ec) {
     const bool closed_by_server = Transport::closed_by_peer(ec);
-    const std::string hint =
-        transport_.error_hint(ec, state() == ConnectionState::Handshaking);  // TLS only
+    const bool handshaking = state() == ConnectionState::Handshaking;
+    std::string hint = transport_.error_hint(ec, handshaking);  // TLS only
+    if (closed_by_server && handshaking && !transport_.is_tls()) {
+      // A TLS port closes a plain connection at its first bytes (the HELLO).
+      hint += " during the handshake: is this a TLS port? set ssl=true (or use rediss://)";
+    }
+    const std::size_t partial = read_end_ - read_begin_;
+    if (partial > 0) {
+      hint += "; a reply was cut short (" + std::to_string(partial) + " bytes of it had arrived)";
+    }
     connection_broken(
         Error(errc::outcome_unknown,
               (closed_by_server ? endpoint_text_ + " closed the connection"
@@ -1238,13 +1299,32 @@ Error Connection::timeout_error(const PendingCommand& command, Clock::time_point
   if (transport_.is_open() && ::ioctl(transport_.native_handle(), FIONREAD, &available) == 0) {
     unread += static_cast<std::size_t>(available);
   }
+  std::string_view which;
+  switch (command.timeout_source) {
+    case TimeoutSource::AsyncTimeout:
+      which = "asyncTimeout";
+      break;
+    case TimeoutSource::Call:
+      which = "this call's timeout";
+      break;
+    case TimeoutSource::Blocking:
+      which = "the block time plus the call's timeout";
+      break;
+  }
   std::string message = "Timeout awaiting reply to " + std::string(command.name) + " after " +
-                        std::to_string(elapsed_ms) + " ms (timeout " +
+                        std::to_string(elapsed_ms) + " ms (" + std::string(which) + " " +
                         std::to_string(command.timeout_ms) + " ms) from " + endpoint_text_;
   if (!config_.name.empty()) message += " (client name \"" + config_.name + "\")";
   message += ": command " + std::string(sent        ? "was sent"
                                         : in_flight ? "was being written"
                                                     : "was still queued, not sent");
+  const bool ready = state() == ConnectionState::Ready;
+  if (!in_flight && ready && holding_for_replies_) {
+    // Not a stall: under load a small write waits for the replies already due
+    // (coalescing_threshold()), and this command's deadline came first.
+    message += " (held for the next replies: " + std::to_string(pipeline_.size()) +
+               " commands were awaiting theirs)";
+  }
   message += "; queued-unsent=" + std::to_string(queued.commands);
   message += ", sent-awaiting-reply=" + std::to_string(pipeline_.size());
   message += ", bytes-to-write=" + std::to_string(queued.bytes + (stream_taken_ - written));
@@ -1254,9 +1334,28 @@ Error Connection::timeout_error(const PendingCommand& command, Clock::time_point
   message += ", last-write=" + ago(Clock::time_point(Clock::duration(last_write_.load())), now);
   message += ", io=" + std::to_string(load_->busy_percent()) + "% busy";
   message += ", redmux " + std::string(kVersion);
-  message +=
-      ". If the server is busy or far away raise asyncTimeout; if replies are slow to be"
-      " read, check the I/O thread is not blocked by callbacks.";
+  if (!ready && last_attempt_error_) {
+    // With abortConnect=false a connection that cannot be made shows only as timeouts:
+    // say why the last attempt failed (a wrong password, a refused port …).
+    message +=
+        ". The connection is not ready; its last attempt failed: " + last_attempt_error_.message();
+  }
+  switch (command.timeout_source) {
+    case TimeoutSource::AsyncTimeout:
+      message +=
+          ". If the server is busy or far away raise asyncTimeout (or give this call a "
+          "longer CallOptions::timeout)";
+      break;
+    case TimeoutSource::Call:
+      message += ". If the server is busy or far away raise this call's CallOptions::timeout";
+      break;
+    case TimeoutSource::Blocking:
+      message +=
+          ". A blocking command's deadline is its block time plus the call's timeout "
+          "(CallOptions::timeout, else asyncTimeout): raise that";
+      break;
+  }
+  message += "; if replies are slow to be read, check the I/O thread is not blocked by callbacks.";
   return Error(errc::timeout, std::move(message));
 }
 

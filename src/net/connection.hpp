@@ -141,6 +141,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::lock_guard lock(endpoint_mutex_);
     return endpoint_text_;
   }
+  /// Why the last connection attempt failed, or why the last session broke; empty when
+  /// neither happened yet. Kept while ready again: status shows it only when not ready.
+  std::string last_failure() const {
+    std::lock_guard lock(endpoint_mutex_);
+    return last_failure_;
+  }
   /// Commands queued and not yet written; commands written and awaiting replies (snapshots).
   std::size_t queued_count() const { return queue_.snapshot().commands; }
   std::size_t in_flight_count() const noexcept { return queue_.in_flight(); }
@@ -213,6 +219,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// them without it, other threads through endpoint() and describe_endpoint().
   Endpoint endpoint_;
   std::string endpoint_text_;
+  std::string last_failure_;  ///< last_attempt_error_'s message, for other threads
   mutable std::mutex endpoint_mutex_;
 
   Transport transport_;  ///< the socket, or TLS over it

@@ -6,13 +6,33 @@
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <atomic>
+#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "core/user_context_check.hpp"
 #include "net/io_load.hpp"
 #include "redmux/future.hpp"
 
 namespace redmux {
+namespace {
+
+// The io_contexts of live wrapped pools (a context wrapped twice is listed twice). Looked
+// at only by a blocking wait that is about to block, and only while one exists.
+std::mutex g_wrapped_mutex;
+std::vector<asio::io_context*> g_wrapped;
+std::atomic<std::size_t> g_wrapped_count{0};
+
+bool running_wrapped_context() noexcept {
+  if (g_wrapped_count.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard lock(g_wrapped_mutex);
+  for (asio::io_context* context : g_wrapped) {
+    if (context->get_executor().running_in_this_thread()) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 struct IoPool::Impl {
   struct Worker {
@@ -68,10 +88,23 @@ std::shared_ptr<IoPool> IoPool::wrap(asio::io_context& context) {
   auto worker = std::make_unique<Impl::Worker>();
   worker->context = &context;
   pool->impl_->workers.push_back(std::move(worker));
+  {
+    std::lock_guard lock(g_wrapped_mutex);
+    g_wrapped.push_back(&context);
+    g_wrapped_count.store(g_wrapped.size(), std::memory_order_release);
+  }
+  detail::install_user_context_check(&running_wrapped_context);
   return pool;
 }
 
 IoPool::~IoPool() {
+  for (auto& worker : impl_->workers) {
+    if (worker->owned) continue;
+    std::lock_guard lock(g_wrapped_mutex);
+    auto it = std::find(g_wrapped.begin(), g_wrapped.end(), worker->context);
+    if (it != g_wrapped.end()) g_wrapped.erase(it);
+    g_wrapped_count.store(g_wrapped.size(), std::memory_order_release);
+  }
   for (auto& worker : impl_->workers) {
     if (!worker->owned) continue;
     worker->guard.reset();

@@ -183,7 +183,7 @@ TEST(ServerPauseTest, TimeoutsExplainThemselvesAndRepliesReachTheirOwnCallers) {
   ASSERT_FALSE(timeout_message.empty());
   for (const std::string& field :
        {std::string("ECHO"), std::string("after "),
-        "(timeout " + std::to_string(kTimeoutMs) + " ms)", server.address(),
+        "(asyncTimeout " + std::to_string(kTimeoutMs) + " ms)", server.address(),
         std::string("redmux-fault"), std::string("queued-unsent="),
         std::string("sent-awaiting-reply="), std::string("bytes-to-write="),
         std::string("bytes-unread="), std::string("connection="), std::string("last-read="),

@@ -1,8 +1,14 @@
 // redmux-cli as a subprocess against a real redis-server: the formats (raw when piped,
-// human with --no-raw, JSON), exit statuses 0/1/2, the prompt fed through a pipe, -n and
-// SELECT, --scan (SCAN, never KEYS), --clients with a named client and a MONITOR, and the
-// latency modes' output shapes. Where redis-cli can print the same reply, the two outputs
-// must be identical.
+// human with --no-raw, JSON), exit statuses 0/1/2, the prompt fed through a pipe and typed
+// on a pseudo-terminal (Tab completion, history, the history file), -n and SELECT, --scan
+// (SCAN, never KEYS), --clients with a named client and a MONITOR, and the latency modes'
+// output shapes. Where redis-cli can print the same reply, the two outputs must be
+// identical.
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -11,6 +17,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "redmux/redmux.hpp"
 #include "support/ports.hpp"
@@ -51,6 +58,102 @@ class CliTest : public ::testing::Test {
                                "' -p " + std::to_string(server.port()) + " " + extra;
     return test::run_process({"/bin/sh", "-c", script}, 60s, {"REDMUX_TEST_INPUT=" + input});
   }
+};
+
+// A program on a pseudo-terminal: what a person at a terminal would type and see. The
+// child's stdin, stdout and stderr are the terminal; expect() reads what it shows.
+class Terminal {
+ public:
+  Terminal(std::vector<std::string> argv, const std::vector<std::string>& env) {
+    pid_ = forkpty(&master_, nullptr, nullptr, nullptr);
+    if (pid_ < 0) throw std::runtime_error("forkpty failed");
+    if (pid_ == 0) {
+      for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+  }
+  ~Terminal() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (master_ >= 0) close(master_);
+  }
+  Terminal(const Terminal&) = delete;
+  Terminal& operator=(const Terminal&) = delete;
+
+  /// Types `keys` once the program reads keys one by one (the terminal out of canonical
+  /// mode): keys typed before that are edited by the terminal itself, and a Ctrl-D there is
+  /// an end of file that the program never sees once it switches modes.
+  void type(std::string_view keys) {
+    const bool raw = test::wait_until(
+        [&] {
+          termios mode{};
+          return tcgetattr(master_, &mode) == 0 && (mode.c_lflag & ICANON) == 0;
+        },
+        20s);
+    if (!raw) throw std::runtime_error("the program never read keys from the terminal");
+    while (!keys.empty()) {
+      const ssize_t n = ::write(master_, keys.data(), keys.size());
+      if (n <= 0) throw std::runtime_error("write to the terminal failed");
+      keys.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+
+  /// Waits until `text` appears in what the program shows after the last match; false
+  /// after `timeout` or when the program ended first.
+  bool expect(const std::string& text, std::chrono::milliseconds timeout = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const std::size_t at = screen_.find(text, seen_);
+      if (at != std::string::npos) {
+        seen_ = at + text.size();
+        return true;
+      }
+      if (!read_some(deadline)) return false;
+    }
+  }
+
+  /// Reads until the program closes the terminal, then its exit status (-1: killed, timeout).
+  int wait_exit(std::chrono::milliseconds timeout = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (read_some(deadline)) {
+    }
+    int status = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return -1;
+  }
+
+  const std::string& screen() const noexcept { return screen_; }
+
+ private:
+  bool read_some(std::chrono::steady_clock::time_point deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{master_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    char buf[4096];
+    const ssize_t n = ::read(master_, buf, sizeof buf);
+    if (n <= 0) return false;  // EIO: the program closed the terminal
+    screen_.append(buf, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  pid_t pid_ = -1;
+  int master_ = -1;
+  std::string screen_;
+  std::size_t seen_ = 0;
 };
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -202,6 +305,66 @@ TEST_F(CliTest, PromptUnderstandsRedisCliQuoting) {
   EXPECT_EQ(server.cli({"GET", "x"}), "AB");
 }
 
+// The prompt as a person uses it, on a terminal: Tab completes command names from the
+// server's command table (a subcommand too), ↑ recalls the last line, Ctrl-D ends, and the
+// history file carries the lines into the next session.
+TEST_F(CliTest, PromptOnATerminalCompletesAndKeepsHistory) {
+  RedisServer server;
+  const auto history =
+      std::filesystem::temp_directory_path() / ("redmux-cli-history-" + std::to_string(getpid()));
+  std::filesystem::remove(history);
+  const std::vector<std::string> env = {"REDMUX_HISTFILE=" + history.string(), "TERM=xterm"};
+  const std::vector<std::string> argv = {kCli, "-p", std::to_string(server.port())};
+  const std::string prompt = "127.0.0.1:" + std::to_string(server.port()) + "> ";
+  {
+    Terminal terminal(argv, env);
+    ASSERT_TRUE(terminal.expect(prompt)) << terminal.screen();
+    terminal.type("ECH\t hello\r");  // Tab: "ECH" has one completion, ECHO
+    EXPECT_TRUE(terminal.expect("\"hello\"")) << terminal.screen();
+    ASSERT_TRUE(terminal.expect(prompt)) << terminal.screen();
+    terminal.type("client getn\t\r");  // the subcommand word: CLIENT GETNAME
+    EXPECT_TRUE(terminal.expect("\"redmux-cli\"")) << terminal.screen();
+    ASSERT_TRUE(terminal.expect(prompt)) << terminal.screen();
+    terminal.type("\x1b[A\r");  // ↑, Enter: CLIENT GETNAME again
+    EXPECT_TRUE(terminal.expect("\"redmux-cli\"")) << terminal.screen();
+    ASSERT_TRUE(terminal.expect(prompt)) << terminal.screen();
+    terminal.type("\x04");  // Ctrl-D on an empty line
+    EXPECT_EQ(terminal.wait_exit(), 0) << terminal.screen();
+  }
+  const std::string stats = server.cli({"INFO", "commandstats"});
+  EXPECT_NE(stats.find("cmdstat_echo:calls=1,"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("cmdstat_client|getname:calls=2,"), std::string::npos) << stats;
+  ASSERT_TRUE(std::filesystem::exists(history));
+  {
+    // A new session: ↑ shows the last line, ↑ again the one before, ECHO hello.
+    Terminal terminal(argv, env);
+    ASSERT_TRUE(terminal.expect(prompt)) << terminal.screen();
+    terminal.type("\x1b[A");
+    ASSERT_TRUE(terminal.expect("GETNAME")) << terminal.screen();
+    terminal.type("\x1b[A");
+    ASSERT_TRUE(terminal.expect("hello")) << terminal.screen();
+    terminal.type("\r");
+    EXPECT_TRUE(terminal.expect("\"hello\"")) << terminal.screen();
+    ASSERT_TRUE(terminal.expect(prompt)) << terminal.screen();
+    terminal.type("quit\r");
+    EXPECT_EQ(terminal.wait_exit(), 0) << terminal.screen();
+  }
+  EXPECT_NE(server.cli({"INFO", "commandstats"}).find("cmdstat_echo:calls=2,"), std::string::npos);
+  std::filesystem::remove(history);
+}
+
+TEST_F(CliTest, PipedPromptWritesNoHistory) {
+  RedisServer server;
+  const auto history = std::filesystem::temp_directory_path() /
+                       ("redmux-cli-piped-history-" + std::to_string(getpid()));
+  std::filesystem::remove(history);
+  const std::string script = "printf 'SET a 1\\nGET a\\n' | REDMUX_HISTFILE='" + history.string() +
+                             "' '" + std::string(kCli) + "' -p " + std::to_string(server.port());
+  const ProcessResult r = test::run_process({"/bin/sh", "-c", script}, 60s);
+  EXPECT_EQ(r.out, "OK\n1\n") << r.err;
+  EXPECT_FALSE(std::filesystem::exists(history));
+}
+
 TEST_F(CliTest, ScanListsKeysWithScanNeverKeys) {
   RedisServer server;
   std::set<std::string> expected;
@@ -283,8 +446,7 @@ namespace {
 // string the lab prints; stop ends exactly the server it started.
 TEST(LabTest, StandaloneStartsOnLoopbackAndStopsWhatItStarted) {
   if (kCli == nullptr) GTEST_SKIP() << "redmux-cli was not built";
-  const std::filesystem::path lab =
-      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "scripts" / "lab";
+  const std::filesystem::path lab = std::filesystem::path(REDMUX_SOURCE_DIR) / "scripts" / "lab";
   const auto dir =
       std::filesystem::temp_directory_path() / ("redmux-lab-test-" + std::to_string(::getpid()));
   const std::uint16_t port = test::free_loopback_port();

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -551,6 +552,55 @@ TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
       },
       60s));
   EXPECT_EQ(cluster_->id_of(old_primary), old_id);
+}
+
+TEST_F(ClusterTest, ServerHandleListsEveryNodeWithItsRoleAndReachesEachOne) {
+  auto mux = Multiplexer::connect(cluster_->node(0).address());
+  std::set<std::string> primaries, replicas;
+  for (RedisServer* node : cluster_->primaries()) primaries.insert(node->address());
+  for (RedisServer* node : cluster_->replicas()) replicas.insert(node->address());
+  ASSERT_TRUE(wait_until([&] {
+    const auto servers = mux->servers();
+    return servers.size() == 6 && std::all_of(servers.begin(), servers.end(),
+                                              [](const ServerEndpoint& s) { return s.connected; });
+  })) << mux->status_text();
+  std::set<std::string> seen_primaries, seen_replicas;
+  for (const ServerEndpoint& s : mux->servers()) {
+    EXPECT_TRUE(s.cluster_node) << s.to_string();
+    (s.role == ServerRole::Primary ? seen_primaries : seen_replicas).insert(s.endpoint.to_string());
+  }
+  EXPECT_EQ(seen_primaries, primaries);
+  EXPECT_EQ(seen_replicas, replicas);
+
+  // Keys written through the cluster: each primary's handle sees exactly the keys of its
+  // slots (SCAN of that node), and their DBSIZEs add up.
+  Database db = mux->database();
+  std::set<std::string> written;
+  for (int i = 0; i < 60; ++i) {
+    const std::string key = "node-scan:" + std::to_string(i);
+    db.set(key, "v").get();
+    written.insert(key);
+  }
+  std::set<std::string> scanned;
+  long long total = 0;
+  for (RedisServer* node : cluster_->primaries()) {
+    Server handle = mux->server(node->address());
+    EXPECT_EQ(handle.dbsize().get(), dbsize(*node)) << node->address();
+    total += handle.dbsize().get();
+    for (const std::string& key : handle.keys("node-scan:*", 10)) {
+      EXPECT_EQ(cluster_->owner_of(key).address(), node->address()) << key;
+      EXPECT_TRUE(scanned.insert(key).second) << key << " on two nodes";
+    }
+  }
+  EXPECT_EQ(scanned, written);
+  EXPECT_EQ(total, 60);
+  // A replica's handle reaches the replica (INFO), and CLIENT LIST lists our connection.
+  RedisServer* replica = cluster_->replicas().front();
+  Server replica_handle = mux->server(replica->address());
+  EXPECT_EQ(replica_handle.info("replication").get().get("replication", "role"), "slave");
+  EXPECT_FALSE(replica_handle.client_list().get().empty());
+  // Admin commands stay behind allowAdmin on every node.
+  EXPECT_THROW(replica_handle.config_get("cluster-node-timeout").get(), AdminModeError);
 }
 
 }  // namespace

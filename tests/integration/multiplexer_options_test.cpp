@@ -2,10 +2,16 @@
 // sockets, a user's io_context, asynchronous connect, coroutines and when_all.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
+#include <asio/post.hpp>
 #include <atomic>
 #include <coroutine>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -111,6 +117,84 @@ TEST(MultiplexerOptionsTest, UsersOwnIoContext) {
   guard.reset();
   io.stop();
   runner.join();
+}
+
+TEST(MultiplexerOptionsTest, BlockingWaitInTheUsersOwnHandlerOnAWrappedContextIsRefused) {
+  // The user's own handler (not a redmux callback) running on the wrapped io_context blocks
+  // in get(): the reply could only be read by this very thread, so it would wait forever
+  // (and asyncTimeout's timer, on the same thread, would never fire). It must throw.
+  RedisServer server;
+  asio::io_context io;
+  auto guard = asio::make_work_guard(io);
+  std::thread runner([&] { io.run(); });
+  {
+    auto mux = Multiplexer::connect(Config::from_string(server.address() + ",asyncTimeout=2000"),
+                                    IoPool::wrap(io));
+    std::promise<std::string> outcome;
+    asio::post(io, [&] {
+      try {
+        outcome.set_value("returned " + std::to_string(mux->database().incr("n").get()));
+      } catch (const DeadlockError&) {
+        outcome.set_value("DeadlockError");
+      } catch (const std::exception& e) {
+        outcome.set_value(std::string("other error: ") + e.what());
+      }
+    });
+    std::future<std::string> result = outcome.get_future();
+    if (result.wait_for(10s) != std::future_status::ready) {
+      // The runner is stuck in get() for good: nothing could join it. Fail loudly, now.
+      std::fprintf(stderr, "FAILED: get() hung on the wrapped io_context's own thread\n");
+      std::_Exit(1);
+    }
+    EXPECT_EQ(result.get(), "DeadlockError");
+    // The refused wait did not unsend the INCR (it ran: n = 1); from a thread not running
+    // the context, the same call works.
+    EXPECT_EQ(mux->database().incr("n").get(), 2);
+  }
+  guard.reset();
+  io.stop();
+  runner.join();
+  // Once the wrapped pool is gone, a thread running that context may block again (for a
+  // multiplexer on redmux's own threads).
+  auto mux = Multiplexer::connect(Config::from_string(server.address()));
+  asio::io_context other;
+  std::string seen;
+  asio::post(other, [&] { seen = std::to_string(mux->database().incr("n").get()); });
+  other.run();
+  EXPECT_EQ(seen, "3");
+}
+
+// The names of this process's threads that start with `prefix`.
+std::vector<std::string> threads_named(std::string_view prefix) {
+  std::vector<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name.starts_with(prefix)) names.push_back(name);
+  }
+  return names;
+}
+
+TEST(MultiplexerOptionsTest, IoThreadsStartsThatManyIoThreadsAndNamesTheResolvers) {
+  RedisServer server;
+  {
+    // Four connections over two I/O threads, by IP address: no resolver thread at all.
+    auto mux = Multiplexer::connect(server.address() + ",ioThreads=2,connectionsPerEndpoint=4");
+    EXPECT_EQ(mux->database().incr("n").get(), 1);
+    EXPECT_EQ(threads_named("redmux-io-").size(), 2u);
+    EXPECT_EQ(threads_named("redmux-dns-").size(), 0u);
+  }
+  // By host name: each I/O thread that resolved one has its lookup thread, named after it.
+  auto mux = Multiplexer::connect("localhost:" + std::to_string(server.port()) +
+                                  ",ioThreads=2,connectionsPerEndpoint=4");
+  EXPECT_EQ(mux->database().incr("n").get(), 2);
+  std::vector<std::string> io = threads_named("redmux-io-");
+  std::vector<std::string> dns = threads_named("redmux-dns-");
+  std::sort(io.begin(), io.end());
+  std::sort(dns.begin(), dns.end());
+  EXPECT_EQ(io, (std::vector<std::string>{"redmux-io-0", "redmux-io-1"}));
+  EXPECT_EQ(dns, (std::vector<std::string>{"redmux-dns-0", "redmux-dns-1"}));
 }
 
 TEST(MultiplexerOptionsTest, ConnectAsyncCompletesWithMultiplexer) {

@@ -200,10 +200,10 @@ TEST(MultiplexerTest, TimeoutMessageExplainsItself) {
   const auto waited = std::chrono::steady_clock::now() - start;
   EXPECT_GE(waited, 250ms);
   EXPECT_LT(waited, 2s);  // enforced precisely, not by a once-a-second sweep
-  for (const char* field : {"INCR", "timeout 300 ms", server.address().c_str(), "redmux-test",
-                            "queued-unsent=", "sent-awaiting-reply=2",
-                            "bytes-to-write=", "bytes-unread=", "connection=ready",
-                            "last-read=", "last-write=", "busy", "redmux 0.1.0"}) {
+  for (const char* field :
+       {"INCR", "(asyncTimeout 300 ms)", server.address().c_str(), "redmux-test",
+        "raise asyncTimeout", "queued-unsent=", "sent-awaiting-reply=2", "bytes-to-write=",
+        "bytes-unread=", "connection=ready", "last-read=", "last-write=", "busy", "redmux 0.1.0"}) {
     EXPECT_NE(message.find(field), std::string::npos) << "missing " << field << " in: " << message;
   }
   EXPECT_THROW(second.get(), TimeoutError);
@@ -304,8 +304,17 @@ TEST(MultiplexerTest, PerCallTimeoutOverridesDefault) {
   auto slow = db.incr("n");
   auto quick = db.incr("n", CallOptions(Flags::None, 200ms));
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_THROW(quick.get(), TimeoutError);
+  std::string message;
+  try {
+    quick.get();
+  } catch (const TimeoutError& e) {
+    message = e.what();
+  }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  // The message names the timeout that applied, and which one to raise.
+  EXPECT_NE(message.find("(this call's timeout 200 ms)"), std::string::npos) << message;
+  EXPECT_NE(message.find("raise this call's CallOptions::timeout"), std::string::npos) << message;
+  EXPECT_EQ(message.find("raise asyncTimeout"), std::string::npos) << message;
   EXPECT_FALSE(slow.ready());
   server.resume();
   EXPECT_EQ(slow.get(), 2);
@@ -448,6 +457,37 @@ TEST(MultiplexerTest, AclUserWithPasswordAndWrongPassword) {
     const std::string message = e.what();
     EXPECT_NE(message.find("authentication"), std::string::npos) << message;
     EXPECT_EQ(message.find("wrong"), std::string::npos) << "password leaked: " << message;
+  }
+}
+
+TEST(MultiplexerTest, AWrongPasswordWithAbortConnectFalseIsNamedInTimeoutsNeverShown) {
+  // With abortConnect=false the failed authentication is not thrown by connect(): the
+  // commands that wait meanwhile must say why the connection cannot be made, and no part
+  // of the (quoted, comma-holding) password may show anywhere.
+  test::ServerOptions options;
+  options.acl_file_contents =
+      "user default on nopass ~* &* +@all\n"
+      "user bookstore on >s3cret ~bookstore:* +@all\n";
+  RedisServer server(options);
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",user=bookstore,password=\"wr0ng,pa55\",abortConnect=false,"
+                                  "reconnectBaseDelay=50,reconnectMaxDelay=200");
+  EXPECT_FALSE(mux->is_connected());
+  std::string message;
+  try {
+    mux->database().incr("bookstore:n", CallOptions(Flags::None, 1500ms)).get();
+  } catch (const TimeoutError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("its last attempt failed: authentication to " + server.address() +
+                         " failed for user \"bookstore\""),
+            std::string::npos)
+      << message;
+  const std::string status = mux->status_text();
+  for (const std::string& shown : {message, status, mux->config().to_string()}) {
+    for (const char* part : {"wr0ng", "pa55"}) {
+      EXPECT_EQ(shown.find(part), std::string::npos) << "password shows in: " << shown;
+    }
   }
 }
 

@@ -324,6 +324,14 @@ TEST_F(TlsTest, APlainServerIsNotMistakenForTls) {
   EXPECT_EQ(server.info_int("connected_clients"), 1);  // only the probe: nothing stayed
 }
 
+TEST_F(TlsTest, APlainConnectionToATlsPortSuggestsSsl) {
+  test::RedisServer server(server_options());  // TLS only: it closes a plain connection
+  const std::string message =
+      connect_error(server.address() + ",connectRetry=0,connectTimeout=3000");
+  EXPECT_TRUE(contains(message, "closed the connection")) << message;
+  EXPECT_TRUE(contains(message, "is this a TLS port? set ssl=true")) << message;
+}
+
 TEST_F(TlsTest, UnreadableFilesAreConfigErrorsNamingOptionAndPath) {
   const std::string missing = (certs_->dir / "missing.pem").string();
   const auto config_error = [](const std::string& configuration) -> std::string {

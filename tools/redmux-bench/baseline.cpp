@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -58,12 +59,12 @@ bool capture(const std::vector<std::string>& args, std::string& out, int& status
   return true;
 }
 
-// The CSV fields of the line that starts with "INCR".
-std::vector<std::string> incr_fields(const std::string& csv) {
+// The CSV fields of the line that starts with "<TEST>" ("INCR", "SET").
+std::vector<std::string> test_fields(const std::string& csv, const std::string& test) {
   std::stringstream lines(csv);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.rfind("\"INCR\"", 0) != 0) continue;
+    if (line.rfind("\"" + test + "\"", 0) != 0) continue;
     std::vector<std::string> fields;
     std::stringstream cells(line);
     std::string cell;
@@ -78,16 +79,16 @@ std::vector<std::string> incr_fields(const std::string& csv) {
 
 }  // namespace
 
-bool redis_benchmark_row(Bench& bench, long long requests, int pipeline, Row& row,
+bool redis_benchmark_run(Bench& bench, const RedisBenchmark& run, Row& row,
                          std::vector<std::string>& notes) {
   const std::string program = find_on_path("redis-benchmark");
   if (program.empty()) {
-    notes.push_back("redis-benchmark is not on PATH: its baseline row is left out.");
+    notes.push_back("redis-benchmark is not on PATH: its row is left out.");
     return false;
   }
   const redmux::Config& config = bench.config();
   if (config.ssl) {
-    notes.push_back("redis-benchmark baseline skipped: TLS endpoint.");
+    notes.push_back("redis-benchmark row skipped: TLS endpoint.");
     return false;
   }
   const redmux::Endpoint& ep = config.endpoints.front();
@@ -102,38 +103,58 @@ bool redis_benchmark_row(Bench& bench, long long requests, int pipeline, Row& ro
   if (config.default_database) {
     args.insert(args.end(), {"--dbnum", std::to_string(config.default_database)});
   }
-  args.insert(args.end(), {"-t", "incr", "-c", "1", "-P", std::to_string(pipeline), "-n",
-                           std::to_string(requests), "--csv"});
-  const std::string key = "counter:__rand_int__";
-  const bool existed = bench.observer().exists(key).get();
+  args.insert(args.end(), {"-t", run.test, "-c", std::to_string(run.clients), "-P",
+                           std::to_string(run.pipeline), "-n", std::to_string(run.requests), "-d",
+                           std::to_string(run.data_size), "--csv"});
+  // The keys redis-benchmark writes without -r: deleted afterwards unless they existed.
+  const std::vector<std::string> keys = {"counter:__rand_int__", "key:__rand_int__"};
+  std::vector<bool> existed;
+  for (const std::string& key : keys) existed.push_back(bench.observer().exists(key).get());
   std::string out;
   int status = 0;
   bool ran = false;
+  std::string test_upper = run.test;
+  for (char& c : test_upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string what = "redis-benchmark -t " + run.test + " -c " + std::to_string(run.clients) +
+                           " -P " + std::to_string(run.pipeline) + " -n " +
+                           std::to_string(run.requests) +
+                           (run.data_size != 3 ? " -d " + std::to_string(run.data_size) : "");
   {
-    Progress progress("baseline: redis-benchmark -t incr -c 1 -P " + std::to_string(pipeline) +
-                      " -n " + std::to_string(requests));
+    Progress progress(run.label.empty() ? what : run.label + ": " + what);
     ran = capture(args, out, status);
   }
-  if (!existed) bench.del(key);
-  const std::vector<std::string> f = incr_fields(out);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!existed[i]) bench.del(keys[i]);
+  }
+  const std::vector<std::string> f = test_fields(out, test_upper);
   if (!ran || f.size() < 7) {
     notes.push_back("redis-benchmark failed (exit status " + std::to_string(status) +
-                    "): its baseline row is left out.");
+                    "): its row is left out.");
     return false;
   }
-  row.scenario = "baseline";
-  row.variant = "redis-benchmark-P" + std::to_string(pipeline);
   row.client = "redis-benchmark";
   row.baseline = true;
-  row.threads = 1;
-  row.commands = requests;
+  row.threads = run.clients;
+  row.commands = run.requests;
   row.ops_per_sec = std::strtod(f[1].c_str(), nullptr);
-  row.ms = requests / row.ops_per_sec * 1000.0;
+  row.ms = run.requests / row.ops_per_sec * 1000.0;
   row.p50_us = std::strtod(f[4].c_str(), nullptr) * 1000.0;
   row.p99_us = std::strtod(f[6].c_str(), nullptr) * 1000.0;
+  row.check = "as reported by " + what;
+  return true;
+}
+
+bool redis_benchmark_row(Bench& bench, long long requests, int pipeline, Row& row,
+                         std::vector<std::string>& notes) {
+  RedisBenchmark run;
+  run.requests = requests;
+  run.pipeline = pipeline;
+  run.label = "baseline";
+  if (!redis_benchmark_run(bench, run, row, notes)) return false;
+  row.scenario = "baseline";
+  row.variant = "redis-benchmark-P" + std::to_string(pipeline);
   row.add("connections", 1LL);
   row.add("window", static_cast<long long>(pipeline));
-  row.check = "as reported by redis-benchmark -c 1 -P " + std::to_string(pipeline);
   return true;
 }
 

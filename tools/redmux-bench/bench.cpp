@@ -26,6 +26,39 @@ std::shared_ptr<redmux::Multiplexer> Bench::connect(std::string_view name) const
   return redmux::Multiplexer::connect(config_named(name));
 }
 
+redmux::Database Bench::admin() const {
+  if (!admin_) {
+    redmux::Config config = config_named(config_.name + "-admin");
+    config.allow_admin = true;
+    admin_ = redmux::Multiplexer::connect(config);
+  }
+  return admin_->database();
+}
+
+bool Bench::database_empty() const {
+  return observer().dbsize().get() == 0;
+}
+
+CommandStat command_stat(const redmux::InfoSections& info, std::string_view command) {
+  CommandStat stat;
+  const auto line = info.get("commandstats", "cmdstat_" + std::string(command));
+  if (!line) return stat;
+  const std::string text(*line);
+  auto number = [&](std::string_view name) -> std::string {
+    const std::size_t at = text.find(std::string(name) + "=");
+    if (at == std::string::npos) return "0";
+    const std::size_t begin = at + name.size() + 1;
+    return text.substr(begin, text.find(',', begin) - begin);
+  };
+  stat.calls = std::stoll(number("calls"));
+  stat.usec_per_call = std::stod(number("usec_per_call"));
+  return stat;
+}
+
+double mib(long long bytes) {
+  return static_cast<double>(bytes) / (1024.0 * 1024.0);
+}
+
 long long Bench::info_integer(std::string_view section, std::string_view field) const {
   const redmux::InfoSections info = observer().info(section).get();
   return info.get_integer(section, field).value_or(-1);

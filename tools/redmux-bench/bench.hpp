@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,8 +34,23 @@ struct Options {
   bool no_baselines = false;             ///< skip hiredis and redis-benchmark rows
   std::string wait_policy = "adaptive";  ///< how get() waits: adaptive or sleep
   int repeat = 1;                        ///< modes, callers: runs per variant (median reported)
-  int keys = 1;  ///< callers: counters the threads share (thread t uses key t mod keys)
+  int keys = 1;              ///< callers: counters the threads share (thread t uses key t mod keys)
+  bool full = false;         ///< tour: the seeds' sizes instead of the demo's
+  std::string replicas_url;  ///< replicas: a primary and its replicas (scripts/lab replicas)
+  std::string io_threads_url;  ///< io-threads: a server started with io-threads 4
 };
+
+/// One command's line of INFO commandstats.
+struct CommandStat {
+  long long calls = 0;
+  double usec_per_call = 0;
+};
+
+/// "cmdstat_scan:calls=2000,usec=616106,usec_per_call=308.05,…" → {2000, 308.05}; zeros
+/// when `command` is not in `info` (INFO commandstats' text or parsed sections).
+CommandStat command_stat(const redmux::InfoSections& info, std::string_view command);
+/// used_memory in MiB (the unit of INFO's used_memory_human "M").
+double mib(long long bytes);
 
 class Bench {
  public:
@@ -53,6 +69,12 @@ class Bench {
 
   /// The multiplexer used for INFO, DEL and read-back checks (opened once).
   redmux::Database observer() const { return observer_->database(); }
+  /// A Database of a multiplexer with allowAdmin=true, for KEYS, CONFIG, CLIENT KILL and
+  /// FLUSHDB (opened on first use, named "<client>-admin").
+  redmux::Database admin() const;
+  /// The database under test holds no key: the experiments that write a million keys and
+  /// FLUSHDB afterwards run only then (a throwaway server, as scripts/demo starts).
+  bool database_empty() const;
   /// An integer field of INFO (total_connections_received, connected_clients …).
   long long info_integer(std::string_view section, std::string_view field) const;
   /// GET key as an integer (0 when missing).
@@ -76,6 +98,7 @@ class Bench {
   Report report_;
   redmux::Config config_;
   std::shared_ptr<redmux::Multiplexer> observer_;
+  mutable std::shared_ptr<redmux::Multiplexer> admin_;
   redmux::ServerIdentity identity_;
 };
 
@@ -116,10 +139,49 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
 /// in `notes` says so).
 bool redis_benchmark_row(Bench& bench, long long requests, int pipeline, Row& row,
                          std::vector<std::string>& notes);
+/// One redis-benchmark run against the server under test.
+struct RedisBenchmark {
+  std::string test = "incr";  ///< -t
+  int clients = 1;            ///< -c
+  int pipeline = 1;           ///< -P
+  long long requests = 100000;
+  int data_size = 3;  ///< -d (redis-benchmark's default is 3 bytes)
+  std::string label;  ///< for the progress line
+};
+/// Runs it and fills `row`'s client, threads, commands, ops/s, ms, p50/p99 and check (the
+/// caller names the scenario and variant); false, with a note, when it could not run.
+bool redis_benchmark_run(Bench& bench, const RedisBenchmark& run, Row& row,
+                         std::vector<std::string>& notes);
 void run_baseline(Bench& bench, long long requests);
 /// Runs without a Bench (no observer connection): the burst alone, for callgrind.
 int run_burst(const Options& options, long long commands);
 void run_trap(Bench& bench, int requests);
 void run_tour(Bench& bench);
+/// Seed 000's keyspace experiments on N keys: KEYS vs SCAN with a PINGing client, and the
+/// memory of long vs short key names (two tables).
+void run_keyspace(Bench& bench, long long keys);
+/// Seed 000's unread MONITOR (N SETs of 512 bytes) and the cost of a reading one.
+void run_monitor(Bench& bench, long long sets, long long benchmark_requests);
+/// Seed 000's ★★★ exercise: a shared subscription connection vs the pubsub output limit.
+void run_pubsub_limit(Bench& bench);
+/// Seed 001: reads on the primary only vs PreferReplica (needs Options::replicas_url).
+void run_replicas(Bench& bench, int threads, double seconds);
+/// Seed 001: a server with and without I/O threads, connectionsPerEndpoint 1 and 4 (needs
+/// Options::io_threads_url).
+void run_io_threads(Bench& bench, int threads, double seconds);
+
+/// What run_callers_loop measured.
+struct LoopRun {
+  double seconds = 0;
+  long long completed = 0;
+  long long errors = 0;
+  std::string first_error;
+  LatencySummary latency;
+};
+/// `threads` threads, started together, each calling op(t) — one command, awaited — until
+/// `seconds` have passed; an exception from op counts as an error. `what` names the
+/// progress line.
+LoopRun run_callers_loop(int threads, double seconds, const std::string& what,
+                         const std::function<void(int)>& op);
 
 }  // namespace redmux_bench

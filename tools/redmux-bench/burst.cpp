@@ -4,6 +4,8 @@
 // --toggle-collect='*run_burst_redmux*'` counts exactly it. Setup (connect, DEL) and the
 // check (GET) are outside it; the futures / replies are freed inside it, as a program would.
 // No observer connection and no table: one line (or one JSON row) at the end.
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -70,12 +72,18 @@ int run_burst(const Options& options, long long commands) {
   const double ms = ms_between(start, end);
   const double ops = commands > 0 && ms > 0 ? commands / (ms / 1000.0) : 0;
   if (options.json) {
-    std::printf(
-        "{\"scenario\":\"burst\",\"variant\":\"issue-then-await\",\"client\":%s,"
-        "\"threads\":1,\"commands\":%lld,\"ops_per_sec\":%.1f,\"p50_us\":null,"
-        "\"p99_us\":null,\"ms\":%.3f,\"ok\":%s,\"server\":%s}\n",
-        json_string(options.client).c_str(), commands, ops, ms, ok ? "true" : "false",
-        json_string(server).c_str());
+    const nlohmann::ordered_json line = {{"scenario", "burst"},
+                                         {"variant", "issue-then-await"},
+                                         {"client", options.client},
+                                         {"threads", 1},
+                                         {"commands", commands},
+                                         {"ops_per_sec", ops},
+                                         {"p50_us", nullptr},
+                                         {"p99_us", nullptr},
+                                         {"ms", ms},
+                                         {"ok", ok},
+                                         {"server", server}};
+    std::printf("%s\n", line.dump().c_str());
   } else {
     std::printf("burst: client=%s commands=%s in %.3f ms (%s ops/s) against %s: %s\n",
                 options.client.c_str(), with_commas(commands).c_str(), ms, fixed(ops, 0).c_str(),

@@ -256,6 +256,31 @@ const Row* find(const Table& table, std::string_view variant) {
 
 }  // namespace
 
+LoopRun run_callers_loop(int threads, double seconds, const std::string& what,
+                         const std::function<void(int)>& op) {
+  const RunResult run = run_threads(threads, seconds, what,
+                                    [&](int t, Clock::time_point deadline, ThreadResult& result) {
+                                      for (;;) {
+                                        const auto t0 = Clock::now();
+                                        if (t0 >= deadline) break;
+                                        try {
+                                          op(t);
+                                          result.latencies.push_back(ns_between(t0, Clock::now()));
+                                          ++result.completed;
+                                        } catch (const std::exception& e) {
+                                          record_error(result, e);
+                                        }
+                                      }
+                                    });
+  LoopRun out;
+  out.seconds = run.seconds;
+  out.completed = run.completed;
+  out.errors = run.errors;
+  out.first_error = run.first_error;
+  out.latency = run.latency;
+  return out;
+}
+
 void run_callers(Bench& bench, int threads, double seconds, int window,
                  long long redis_benchmark_requests) {
   const bool baselines = !bench.options().no_baselines && bench.hiredis_usable();
@@ -317,6 +342,17 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
       "latency: reply − issue per INCR (deferred face: get() return in issue order − issue); "
       "ops/s: completed ÷ time until the last thread finished its last window.");
   for (const Row& r : table.rows) delete_counters(bench, Bench::key("callers", r.variant));
+  // Seed 004 (go-redis autopipeline, 500 goroutines, 3 s, loopback): normal blocking 57,438,
+  // autopipeline blocking 632,742, ordered read later 2,436,067 ops/s.
+  for (Row& r : table.rows) {
+    if (r.variant == "plain") r.seed_ops = 57438;
+    if (r.variant == "blocking-face") r.seed_ops = 632742;
+    if (r.variant == "deferred-face") r.seed_ops = 2436067;
+  }
+  table.notes.push_back(
+      "seed (ops/s): seed 004, go-redis autopipelining at 500 goroutines for 3 s — normal "
+      "blocking client, AutoPipeline() blocking, AsyncAutoPipeline() read later; another "
+      "machine, so compare the ratios (11.0x and 42.4x normal there).");
   bench.report().print(table);
 }
 

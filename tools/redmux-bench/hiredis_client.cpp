@@ -1,6 +1,7 @@
 #include "hiredis_client.hpp"
 
 #include <hiredis/hiredis.h>
+#include <sys/socket.h>
 
 #include <stdexcept>
 #include <string>
@@ -120,6 +121,58 @@ long long HiredisConnection::get_counter(std::string_view key) {
   if (reply->type == REDIS_REPLY_STRING) value = std::stoll(std::string(reply->str, reply->len));
   freeReplyObject(reply);
   return value;
+}
+
+namespace {
+
+std::string text_of(const redisReply* reply) {
+  switch (reply->type) {
+    case REDIS_REPLY_INTEGER:
+      return std::to_string(reply->integer);
+    case REDIS_REPLY_ARRAY: {
+      std::string out;
+      for (std::size_t i = 0; i < reply->elements; ++i) {
+        if (i) out += '\n';
+        out += text_of(reply->element[i]);
+      }
+      return out;
+    }
+    case REDIS_REPLY_NIL:
+      return {};
+    default:
+      return reply->str ? std::string(reply->str, reply->len) : std::string();
+  }
+}
+
+}  // namespace
+
+std::string HiredisConnection::command(const std::vector<std::string>& args) {
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  for (const std::string& a : args) {
+    argv.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  auto* reply = static_cast<redisReply*>(
+      redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data()));
+  const std::string name = args.empty() ? "command" : args.front();
+  if (!reply) fail(name.c_str());
+  const bool error = reply->type == REDIS_REPLY_ERROR;
+  std::string text = text_of(reply);
+  freeReplyObject(reply);
+  if (error) throw std::runtime_error("hiredis: " + name + " failed: " + text);
+  return text;
+}
+
+bool HiredisConnection::skip_reply() {
+  void* reply = nullptr;
+  if (redisGetReply(context_, &reply) != REDIS_OK || reply == nullptr) return false;
+  freeReplyObject(reply);
+  return true;
+}
+
+void HiredisConnection::set_receive_buffer(int bytes) {
+  setsockopt(context_->fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
 }
 
 }  // namespace redmux_bench

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <redmux/config.hpp>
 
@@ -35,6 +37,16 @@ class HiredisConnection {
   void del(std::string_view key);
   /// GET key as an integer; 0 when the key is missing.
   long long get_counter(std::string_view key);
+
+  /// Any command (redisCommandArgv): a string, status or integer reply as text, an array as
+  /// its elements' texts joined by "\n". An error reply throws. For what the public API has
+  /// no handle for: one named server of a topology (INFO, CONFIG RESETSTAT), MONITOR.
+  std::string command(const std::vector<std::string>& args);
+  /// Reads the next reply and drops it; false when the connection failed or closed.
+  bool skip_reply();
+  /// Shrinks the socket's receive buffer (SO_RCVBUF), so that a client that stops reading
+  /// stalls the server's writes sooner.
+  void set_receive_buffer(int bytes);
 
  private:
   [[noreturn]] void fail(const char* what) const;

@@ -51,6 +51,13 @@ int main(int argc, char** argv) {
                  "1; use e.g. 64 against a cluster so the load spreads over its primaries)")
       ->check(CLI::Range(1, 100000));
   app.add_flag("--no-baselines", o.no_baselines, "leave out the hiredis and redis-benchmark rows");
+  app.add_flag("--full", o.full, "tour: every experiment at the seeds' sizes (a million keys …)");
+  app.add_option("--replicas-url", o.replicas_url,
+                 "replicas, tour: a primary and its replicas (e.g. what `scripts/lab start "
+                 "replicas` prints)");
+  app.add_option("--io-threads-url", o.io_threads_url,
+                 "io-threads, tour: a server started with --io-threads 4 --io-threads-do-reads "
+                 "yes");
   app.add_option("--wait-policy", o.wait_policy,
                  "how a blocked get() waits: adaptive (yields, then sleeps; the default) or "
                  "sleep (redmux::WaitPolicy); callers also runs a blocking-face-sleep row")
@@ -66,7 +73,20 @@ int main(int argc, char** argv) {
   auto* burst = app.add_subcommand(
       "burst", "only the issue-then-await burst of N INCRs (for callgrind; --client)");
   auto* trap = app.add_subcommand("trap", "sync over async: get() on an I/O thread vs co_await");
-  auto* tour = app.add_subcommand("tour", "every experiment at demo sizes (scripts/demo)");
+  auto* keyspace = app.add_subcommand(
+      "keyspace",
+      "KEYS vs SCAN with a PINGing client, and long vs short key names (--commands N keys)");
+  auto* monitor = app.add_subcommand(
+      "monitor", "an unread MONITOR's memory, CLIENT KILL, and a reading MONITOR's cost");
+  auto* pubsub_limit = app.add_subcommand(
+      "pubsub-limit", "a shared subscription connection vs the pubsub output limit");
+  auto* replicas =
+      app.add_subcommand("replicas", "GETs on the primary vs PreferReplica (--replicas-url)");
+  auto* io_threads = app.add_subcommand(
+      "io-threads",
+      "a server without/with I/O threads, connectionsPerEndpoint 1 and 4 (--io-threads-url)");
+  auto* tour = app.add_subcommand(
+      "tour", "every experiment at demo sizes, or the seeds' with --full (scripts/demo)");
   auto* all = app.add_subcommand("all", "every experiment at full size, with the baselines");
 
   CLI11_PARSE(app, argc, argv);
@@ -86,6 +106,15 @@ int main(int argc, char** argv) {
     if (callers->parsed()) redmux_bench::run_callers(bench, threads, seconds, window, 1000000);
     if (baseline->parsed()) redmux_bench::run_baseline(bench, first_or(o.commands, 1000000));
     if (trap->parsed()) redmux_bench::run_trap(bench, static_cast<int>(first_or(o.commands, 500)));
+    if (keyspace->parsed()) redmux_bench::run_keyspace(bench, first_or(o.commands, 1000000));
+    if (monitor->parsed()) {
+      redmux_bench::run_monitor(bench, first_or(o.commands, 200000), first_or(o.commands, 200000));
+    }
+    if (pubsub_limit->parsed()) redmux_bench::run_pubsub_limit(bench);
+    if (replicas->parsed())
+      redmux_bench::run_replicas(bench, o.threads ? o.threads : 100,
+                                 o.seconds > 0 ? o.seconds : 5.0);
+    if (io_threads->parsed()) redmux_bench::run_io_threads(bench, threads, seconds);
     if (tour->parsed()) redmux_bench::run_tour(bench);
     if (all->parsed()) {
       redmux_bench::run_conn_per_request(bench, 200);

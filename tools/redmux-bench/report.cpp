@@ -1,10 +1,11 @@
 #include "report.hpp"
 
-#include "json_text.hpp"
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 
 namespace redmux_bench {
@@ -28,8 +29,25 @@ std::string number_or_dash(double value, int decimals) {
   return value < 0 ? "—" : fixed(value, decimals);
 }
 
-std::string json_number(double value, int decimals) {
-  if (value < 0 || !std::isfinite(value)) return "null";
+using Json = nlohmann::ordered_json;
+
+// A measured value rounded to `decimals`, or null when not measured (negative, not finite).
+Json json_number(double value, int decimals) {
+  if (value < 0 || !std::isfinite(value)) return nullptr;
+  const double scale = std::pow(10.0, decimals);
+  return std::round(value * scale) / scale;
+}
+
+// A field's value: numeric fields hold their number's text ("12.5"), others text.
+Json field_value(const std::string& text, bool numeric) {
+  if (numeric) {
+    Json value = Json::parse(text, nullptr, false);
+    if (value.is_number()) return value;
+  }
+  return text;
+}
+
+std::string decimal_text(double value, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
   return buf;
@@ -41,18 +59,31 @@ std::string client_label(const Row& row) {
 
 }  // namespace
 
-void Row::add(std::string name, long long value) {
-  extra.push_back({std::move(name), std::to_string(value), true});
+Field& Field::with_seed(double value, int decimals) {
+  seed = decimal_text(value, decimals);
+  seed_numeric = true;
+  return *this;
 }
 
-void Row::add(std::string name, double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  extra.push_back({std::move(name), buf, true});
+Field& Field::with_seed_text(std::string value) {
+  seed = std::move(value);
+  seed_numeric = false;
+  return *this;
 }
 
-void Row::add_text(std::string name, std::string value) {
-  extra.push_back({std::move(name), std::move(value), false});
+Field& Row::add(std::string name, long long value) {
+  extra.push_back(Field{std::move(name), std::to_string(value), true, {}, false});
+  return extra.back();
+}
+
+Field& Row::add(std::string name, double value, int decimals) {
+  extra.push_back(Field{std::move(name), decimal_text(value, decimals), true, {}, false});
+  return extra.back();
+}
+
+Field& Row::add_text(std::string name, std::string value) {
+  extra.push_back(Field{std::move(name), std::move(value), false, {}, false});
+  return extra.back();
 }
 
 void RowRuns::add(Row row) {
@@ -116,10 +147,6 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
-std::string json_string(std::string_view text) {
-  return redmux::tools::json_quote(text);
-}
-
 Report::Report(bool json_to_stdout, const std::string& json_file) : json_(json_to_stdout) {
   if (!json_file.empty()) {
     json_file_ = std::fopen(json_file.c_str(), "w");
@@ -147,51 +174,96 @@ void Report::print_text(const Table& table) {
   for (const Row& row : table.rows) {
     if (!table.reference.empty() && row.variant == table.reference) reference_ops = row.ops_per_sec;
   }
-  // Columns: fixed ones, then every extra column in order of first appearance.
+  // Columns: variant and client, the fixed measurements some row has, every extra column in
+  // order of first appearance (each followed by its seed column when a row has a seed
+  // figure for it), the ratio to the reference row, the check.
+  struct Column {
+    std::string header;
+    std::function<std::string(const Row&)> cell;
+    bool left = false;
+  };
+  std::vector<Column> columns = {{"variant", [](const Row& r) { return r.variant; }, true},
+                                 {"client", [](const Row& r) { return client_label(r); }, true}};
+  auto any = [&](auto&& has) { return std::any_of(table.rows.begin(), table.rows.end(), has); };
+  if (any([](const Row& r) { return r.threads > 0; })) {
+    columns.push_back({"threads", [](const Row& r) { return std::to_string(r.threads); }});
+  }
+  if (any([](const Row& r) { return r.commands > 0; })) {
+    columns.push_back({"commands", [](const Row& r) { return with_commas(r.commands); }});
+  }
+  auto seed_cell = [](double value, int decimals) {
+    return value < 0 ? std::string() : "(" + fixed(value, decimals) + ")";
+  };
+  if (any([](const Row& r) { return r.ms >= 0; })) {
+    columns.push_back({"ms", [](const Row& r) { return number_or_dash(r.ms, 1); }});
+  }
+  if (any([](const Row& r) { return r.seed_ms >= 0; })) {
+    columns.push_back({"seed", [seed_cell](const Row& r) { return seed_cell(r.seed_ms, 0); }});
+  }
+  if (any([](const Row& r) { return r.ops_per_sec > 0; })) {
+    columns.push_back({"ops/s", [](const Row& r) { return fixed(r.ops_per_sec, 0); }});
+  }
+  if (any([](const Row& r) { return r.seed_ops >= 0; })) {
+    columns.push_back({"seed", [seed_cell](const Row& r) { return seed_cell(r.seed_ops, 0); }});
+  }
+  if (any([](const Row& r) { return r.p50_us >= 0; })) {
+    columns.push_back({"p50 µs", [](const Row& r) { return number_or_dash(r.p50_us, 1); }});
+  }
+  if (any([](const Row& r) { return r.p99_us >= 0; })) {
+    columns.push_back({"p99 µs", [](const Row& r) { return number_or_dash(r.p99_us, 1); }});
+  }
   std::vector<std::string> extra_names;
   for (const Row& row : table.rows) {
     for (const Field& f : row.extra) {
-      bool seen = false;
-      for (const auto& n : extra_names) seen = seen || n == f.name;
-      if (!seen) extra_names.push_back(f.name);
+      if (std::find(extra_names.begin(), extra_names.end(), f.name) == extra_names.end()) {
+        extra_names.push_back(f.name);
+      }
     }
   }
-  std::vector<std::string> header = {"variant", "client", "threads", "commands",
-                                     "ms",      "ops/s",  "p50 µs",  "p99 µs"};
-  for (const auto& n : extra_names) header.push_back(n);
-  if (reference_ops > 0) header.push_back("vs " + table.reference);
-  header.push_back("check");
+  auto field_of = [](const Row& r, const std::string& name) -> const Field* {
+    for (const Field& f : r.extra) {
+      if (f.name == name) return &f;
+    }
+    return nullptr;
+  };
+  for (const std::string& name : extra_names) {
+    columns.push_back({name, [name, field_of](const Row& r) {
+                         const Field* f = field_of(r, name);
+                         return f ? f->text : std::string();
+                       }});
+    if (any([&](const Row& r) {
+          const Field* f = field_of(r, name);
+          return f && !f->seed.empty();
+        })) {
+      columns.push_back({"seed", [name, field_of](const Row& r) {
+                           const Field* f = field_of(r, name);
+                           return f && !f->seed.empty() ? "(" + f->seed + ")" : std::string();
+                         }});
+    }
+  }
+  if (reference_ops > 0) {
+    columns.push_back({"vs " + table.reference, [reference_ops](const Row& r) {
+                         return fixed(r.ops_per_sec / reference_ops, 2) + "x";
+                       }});
+  }
+  columns.push_back(
+      {"check", [](const Row& r) { return (r.ok ? "ok " : "FAILED ") + r.check; }, true});
+
   std::vector<std::vector<std::string>> cells;
   for (const Row& row : table.rows) {
-    std::vector<std::string> line = {row.variant,
-                                     client_label(row),
-                                     std::to_string(row.threads),
-                                     with_commas(row.commands),
-                                     number_or_dash(row.ms, 1),
-                                     fixed(row.ops_per_sec, 0),
-                                     number_or_dash(row.p50_us, 1),
-                                     number_or_dash(row.p99_us, 1)};
-    for (const auto& n : extra_names) {
-      std::string value = "";
-      for (const Field& f : row.extra) {
-        if (f.name == n) value = f.text;
-      }
-      line.push_back(value);
-    }
-    if (reference_ops > 0) line.push_back(fixed(row.ops_per_sec / reference_ops, 2) + "x");
-    line.push_back((row.ok ? "ok " : "FAILED ") + row.check);
+    std::vector<std::string> line;
+    for (const Column& c : columns) line.push_back(c.cell(row));
     cells.push_back(std::move(line));
   }
-  std::vector<std::size_t> width(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    width[c] = display_width(header[c]);
+  std::vector<std::size_t> width(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    width[c] = display_width(columns[c].header);
     for (const auto& line : cells) width[c] = std::max(width[c], display_width(line[c]));
   }
   auto emit = [&](const std::vector<std::string>& line) {
     std::string out = " ";
     for (std::size_t c = 0; c < line.size(); ++c) {
-      const bool left = c < 2 || c + 1 == line.size();
-      out += " " + pad(line[c], width[c], !left);
+      out += " " + pad(line[c], width[c], !columns[c].left);
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     std::printf("%s\n", out.c_str());
@@ -199,6 +271,8 @@ void Report::print_text(const Table& table) {
   std::printf("\n== %s\n", table.title.c_str());
   std::printf("   %s\n", table.shows.c_str());
   std::printf("   %s\n\n", table.setup.c_str());
+  std::vector<std::string> header;
+  for (const Column& c : columns) header.push_back(c.header);
   emit(header);
   for (const auto& line : cells) emit(line);
   if (!table.comparisons.empty() || !table.notes.empty()) std::printf("\n");
@@ -211,33 +285,32 @@ void Report::print_text(const Table& table) {
 
 void Report::write_json(std::FILE* out, const Table& table) {
   for (const Row& row : table.rows) {
-    std::string line = "{";
-    line += "\"scenario\":" + json_string(row.scenario);
-    line += ",\"variant\":" + json_string(row.variant);
-    line += ",\"client\":" + json_string(row.client);
-    line += std::string(",\"baseline\":") + (row.baseline ? "true" : "false");
-    line += ",\"threads\":" + std::to_string(row.threads);
-    line += ",\"commands\":" + std::to_string(row.commands);
-    line += ",\"ops_per_sec\":" + json_number(row.ops_per_sec, 1);
-    line += ",\"p50_us\":" + json_number(row.p50_us, 2);
-    line += ",\"p99_us\":" + json_number(row.p99_us, 2);
-    if (row.ms >= 0) line += ",\"ms\":" + json_number(row.ms, 3);
+    Json line = {{"scenario", row.scenario},
+                 {"variant", row.variant},
+                 {"client", row.client},
+                 {"baseline", row.baseline},
+                 {"threads", row.threads},
+                 {"commands", row.commands},
+                 {"ops_per_sec", json_number(row.ops_per_sec, 1)},
+                 {"p50_us", json_number(row.p50_us, 2)},
+                 {"p99_us", json_number(row.p99_us, 2)}};
+    if (row.ms >= 0) line["ms"] = json_number(row.ms, 3);
+    if (row.seed_ms >= 0) line["seed_ms"] = json_number(row.seed_ms, 3);
+    if (row.seed_ops >= 0) line["seed_ops_per_sec"] = json_number(row.seed_ops, 1);
     for (const Field& f : row.extra) {
-      line += "," + json_string(f.name) + ":" + (f.numeric ? f.text : json_string(f.text));
+      line[f.name] = field_value(f.text, f.numeric);
+      if (!f.seed.empty()) line["seed_" + f.name] = field_value(f.seed, f.seed_numeric);
     }
-    line += std::string(",\"ok\":") + (row.ok ? "true" : "false");
-    line += ",\"check\":" + json_string(row.check);
-    line += ",\"setup\":" + json_string(table.setup);
-    line += "}";
-    std::fprintf(out, "%s\n", line.c_str());
+    line["ok"] = row.ok;
+    line["check"] = row.check;
+    line["setup"] = table.setup;
+    std::fprintf(out, "%s\n", line.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
   }
   for (const Comparison& c : table.comparisons) {
-    std::fprintf(out,
-                 "{\"scenario\":\"comparison\",\"of\":%s,\"variant\":%s,\"value\":%s,"
-                 "\"target\":%s,\"met\":%s}\n",
-                 json_string(c.scenario).c_str(), json_string(c.name).c_str(),
-                 json_number(c.value, 4).c_str(), json_string(c.target).c_str(),
-                 c.met ? "true" : "false");
+    const Json line = {{"scenario", "comparison"}, {"of", c.scenario},
+                       {"variant", c.name},        {"value", json_number(c.value, 4)},
+                       {"target", c.target},       {"met", c.met}};
+    std::fprintf(out, "%s\n", line.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
   }
   std::fflush(out);
 }

@@ -17,14 +17,22 @@
 namespace redmux_bench {
 
 /// One extra column of a row: shown in the table under `name`, written to JSON as a number
-/// (numeric) or a string.
+/// (numeric) or a string. A field may carry the seed write-up's figure for the same
+/// measurement: the table shows it in a column "seed" right after this one, the JSON as
+/// "seed_<name>".
 struct Field {
   std::string name;
   std::string text;
   bool numeric = false;
+  std::string seed;  ///< empty: no seed figure
+  bool seed_numeric = false;
+
+  Field& with_seed(double value, int decimals);
+  Field& with_seed_text(std::string value);
 };
 
-/// One measured variant of a scenario.
+/// One measured variant of a scenario. The fixed columns a table shows only when some row
+/// has a value there: threads > 0, commands > 0, ms ≥ 0, ops/s > 0, p50/p99 ≥ 0.
 struct Row {
   std::string scenario;   ///< "modes", "callers" … (the JSON `scenario`)
   std::string variant;    ///< "await-each", "blocking-face" … (the JSON `variant`)
@@ -36,6 +44,8 @@ struct Row {
   double p50_us = -1;  ///< negative: not measured
   double p99_us = -1;
   double ms = -1;     ///< total time; negative when the scenario has none
+  double seed_ms = -1;   ///< the seed write-up's total time for this variant, if it has one
+  double seed_ops = -1;  ///< the seed write-up's ops/s for this variant, if it has one
   bool ok = true;     ///< the harness's own checks passed (counts match the server)
   std::string check;  ///< what was checked, e.g. "counter=10000"
   std::vector<Field> extra;
@@ -44,9 +54,9 @@ struct Row {
     p50_us = s.p50_us;
     p99_us = s.p99_us;
   }
-  void add(std::string name, long long value);
-  void add(std::string name, double value, int decimals);
-  void add_text(std::string name, std::string value);
+  Field& add(std::string name, long long value);
+  Field& add(std::string name, double value, int decimals);
+  Field& add_text(std::string name, std::string value);
 };
 
 /// A derived ratio the issue asks for, with its target.
@@ -107,7 +117,5 @@ class Report {
 std::string with_commas(long long value);
 /// A double with `decimals` digits, thousands separated: 1234.5 → "1,234.5".
 std::string fixed(double value, int decimals);
-/// A JSON string literal.
-std::string json_string(std::string_view text);
 
 }  // namespace redmux_bench

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 namespace redmux::cli {
 namespace {
 
@@ -11,6 +13,11 @@ std::string ms(double value) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", value);
   return buf;
+}
+
+// Milliseconds rounded to the microsecond, as a JSON number.
+double ms_value(double value) {
+  return std::round(value * 1000.0) / 1000.0;
 }
 
 }  // namespace
@@ -53,12 +60,12 @@ std::string LatencyStats::line(const std::vector<double>& percentiles) const {
 }
 
 std::string LatencyStats::json(const std::vector<double>& percentiles) const {
-  std::string out = "{\"min\":" + ms(min_ms()) + ",\"max\":" + ms(max_ms()) +
-                    ",\"avg\":" + ms(avg_ms()) + ",\"samples\":" + std::to_string(count());
-  for (const double p : percentiles) {
-    out += ",\"" + percentile_label(p) + "\":" + ms(percentile_ms(p));
-  }
-  return out + "}";
+  nlohmann::ordered_json out = {{"min", ms_value(min_ms())},
+                                {"max", ms_value(max_ms())},
+                                {"avg", ms_value(avg_ms())},
+                                {"samples", count()}};
+  for (const double p : percentiles) out[percentile_label(p)] = ms_value(percentile_ms(p));
+  return out.dump();
 }
 
 std::string percentile_label(double p) {

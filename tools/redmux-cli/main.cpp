@@ -13,8 +13,8 @@
 #include "clients.hpp"
 #include "command_line.hpp"
 #include "latency.hpp"
-#include "line_editor.hpp"
 #include "options.hpp"
+#include "prompt.hpp"
 #include "redmux/redmux.hpp"
 #include "redmux/scan.hpp"
 #include "reply_format.hpp"
@@ -215,21 +215,19 @@ std::string prompt_for(const Config& config, const Database& db) {
   return prompt + "> ";
 }
 
-std::string history_path() {
-  if (const char* path = std::getenv("REDMUX_HISTFILE")) return path;
-  if (const char* home = std::getenv("HOME")) return std::string(home) + "/.redmux_history";
-  return {};
+// The server's command table for Tab completion (COMMAND, once per session); none when the
+// server refuses COMMAND (an ACL user without it): the prompt then completes nothing.
+CommandNames command_names(Database& db) {
+  Result<Reply> table = db.execute({"COMMAND"}).result();
+  return table ? CommandNames::from_command_reply(*table) : CommandNames();
 }
 
 int interactive(Multiplexer& mux, Database db, OutputFormat format) {
-  // History is kept only for a person at a terminal (like redis-cli), so a script piping
-  // commands in leaves no trace in ~/.redmux_history.
-  const bool keep_history = isatty(STDIN_FILENO) != 0;
-  const std::string path = keep_history ? history_path() : std::string();
-  History history;
-  if (!path.empty()) history.load(path);
+  const bool terminal = isatty(STDIN_FILENO) != 0;
+  Prompt prompt(history_file(std::getenv("REDMUX_HISTFILE"), std::getenv("HOME")),
+                terminal ? command_names(db) : CommandNames());
   for (;;) {
-    const std::optional<std::string> line = read_line(prompt_for(mux.config(), db), history);
+    const std::optional<std::string> line = prompt.read(prompt_for(mux.config(), db));
     if (!line) break;
     const auto words = split_command_line(*line);
     if (!words) {
@@ -237,8 +235,7 @@ int interactive(Multiplexer& mux, Database db, OutputFormat format) {
       continue;
     }
     if (words->empty()) continue;
-    history.add(*line);
-    if (!path.empty()) history.save(path);
+    prompt.remember(*line);
     if (iequals((*words)[0], "quit") || iequals((*words)[0], "exit")) break;
     const int status = run_command(mux, db, *words, format);
     if (status == kExitUsage && !mux.is_connected()) {
@@ -316,16 +313,15 @@ int clients(Database& db, const Options& o, OutputFormat format) {
   auto list = db.client_list().result();
   if (!list) return report(Result<Reply>(list.error()), format);
   if (format == OutputFormat::Json) {
-    std::string out = "[";
-    bool first = true;
+    Json out = Json::array();
     for (const ClientGroup& g : group_clients(*list)) {
-      if (!first) out += ",";
-      first = false;
-      out += "{\"name\":" + json_string(g.name) + ",\"clients\":" + std::to_string(g.connections) +
-             ",\"flags\":" + json_string(g.flags) + ",\"omem\":" + std::to_string(g.omem) +
-             ",\"tot_mem\":" + std::to_string(g.tot_mem) + "}";
+      out.push_back({{"name", utf8_text(g.name)},
+                     {"clients", g.connections},
+                     {"flags", g.flags},
+                     {"omem", g.omem},
+                     {"tot_mem", g.tot_mem}});
     }
-    print(out + "]\n");
+    print(out.dump() + "\n");
   } else {
     print(format_clients(*list, o.omem_warn));
   }
@@ -334,23 +330,23 @@ int clients(Database& db, const Options& o, OutputFormat format) {
 
 int scan(Database& db, const Options& o, OutputFormat format) {
   try {
-    std::string out = format == OutputFormat::Json ? "[" : "";
-    bool first = true;
-    for (const std::string& key : scan_keys(db, ScanOptions{o.pattern, o.count, o.key_type})) {
-      if (format == OutputFormat::Json) {
-        if (!first) out += ",";
-        out += json_string(key);
-      } else {
-        out += key;
-        out += '\n';
-        if (out.size() > 64 * 1024) {
-          print(out);
-          out.clear();
-        }
+    if (format == OutputFormat::Json) {
+      Json keys = Json::array();
+      for (const std::string& key : scan_keys(db, ScanOptions{o.pattern, o.count, o.key_type})) {
+        keys.push_back(utf8_text(key));
       }
-      first = false;
+      print(keys.dump() + "\n");
+      return kExitOk;
     }
-    if (format == OutputFormat::Json) out += "]\n";
+    std::string out;
+    for (const std::string& key : scan_keys(db, ScanOptions{o.pattern, o.count, o.key_type})) {
+      out += key;
+      out += '\n';
+      if (out.size() > 64 * 1024) {
+        print(out);
+        out.clear();
+      }
+    }
     print(out);
     return kExitOk;
   } catch (const RedmuxError& e) {

@@ -1,7 +1,5 @@
 #include "reply_format.hpp"
 
-#include <cstdio>
-
 #include "command_line.hpp"
 
 namespace redmux::cli {
@@ -170,80 +168,6 @@ bool json_object_key(const Reply& key) {
   return key.is_string() || key.type() == ReplyType::Integer;
 }
 
-void json(const Reply& reply, std::string& out) {
-  switch (reply.type()) {
-    case ReplyType::Null:
-      out += "null";
-      return;
-    case ReplyType::SimpleError:
-    case ReplyType::BulkError:
-      out += "{\"error\":";
-      out += json_string(reply.text());
-      out += '}';
-      return;
-    case ReplyType::Boolean:
-      out += reply.text() == "t" ? "true" : "false";
-      return;
-    case ReplyType::Integer:
-      out += reply.text();
-      return;
-    case ReplyType::Double: {
-      const std::string_view text = reply.text();
-      // inf, -inf and nan have no JSON number.
-      if (text.find_first_of("iInN") != std::string_view::npos) {
-        out += json_string(text);
-      } else {
-        out += text;
-      }
-      return;
-    }
-    case ReplyType::BigNumber:  // beyond what most JSON readers hold exactly
-    case ReplyType::SimpleString:
-    case ReplyType::BulkString:
-    case ReplyType::VerbatimString:
-      out += json_string(reply.text());
-      return;
-    case ReplyType::Map:
-    case ReplyType::Attribute: {
-      const auto elements = reply.elements();
-      bool as_object = true;
-      for (std::size_t i = 0; i < reply.size(); ++i) {
-        if (!json_object_key(elements[2 * i])) as_object = false;
-      }
-      out += as_object ? '{' : '[';
-      for (std::size_t i = 0; i < reply.size(); ++i) {
-        if (i > 0) out += ',';
-        if (as_object) {
-          out += json_string(elements[2 * i].text());
-          out += ':';
-          json(elements[2 * i + 1], out);
-        } else {
-          out += '[';
-          json(elements[2 * i], out);
-          out += ',';
-          json(elements[2 * i + 1], out);
-          out += ']';
-        }
-      }
-      out += as_object ? '}' : ']';
-      return;
-    }
-    case ReplyType::Array:
-    case ReplyType::Set:
-    case ReplyType::Push: {
-      out += '[';
-      bool first = true;
-      for (const Reply& element : reply.elements()) {
-        if (!first) out += ',';
-        first = false;
-        json(element, out);
-      }
-      out += ']';
-      return;
-    }
-  }
-}
-
 // Length of the valid UTF-8 sequence starting at `s[i]`, or 0 when it is not one.
 std::size_t utf8_length(std::string_view s, std::size_t i) {
   const auto b0 = static_cast<unsigned char>(s[i]);
@@ -264,7 +188,80 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   return length;
 }
 
+// A number reply's text as a JSON number; text the JSON grammar does not accept (inf, nan,
+// "1." …) stays a string.
+Json number(std::string_view text) {
+  Json value = Json::parse(text, nullptr, false);
+  if (value.is_number()) return value;
+  return utf8_text(text);
+}
+
 }  // namespace
+
+Json to_json(const Reply& reply) {
+  switch (reply.type()) {
+    case ReplyType::Null:
+      return nullptr;
+    case ReplyType::SimpleError:
+    case ReplyType::BulkError:
+      return Json{{"error", utf8_text(reply.text())}};
+    case ReplyType::Boolean:
+      return reply.text() == "t";
+    case ReplyType::Integer:
+    case ReplyType::Double:
+      return number(reply.text());
+    case ReplyType::BigNumber:  // beyond what most JSON readers hold exactly
+    case ReplyType::SimpleString:
+    case ReplyType::BulkString:
+    case ReplyType::VerbatimString:
+      return utf8_text(reply.text());
+    case ReplyType::Map:
+    case ReplyType::Attribute: {
+      const auto elements = reply.elements();
+      bool as_object = true;
+      for (std::size_t i = 0; i < reply.size(); ++i) {
+        if (!json_object_key(elements[2 * i])) as_object = false;
+      }
+      Json out = as_object ? Json::object() : Json::array();
+      for (std::size_t i = 0; i < reply.size(); ++i) {
+        if (as_object) {
+          out[utf8_text(elements[2 * i].text())] = to_json(elements[2 * i + 1]);
+        } else {
+          out.push_back(Json::array({to_json(elements[2 * i]), to_json(elements[2 * i + 1])}));
+        }
+      }
+      return out;
+    }
+    case ReplyType::Array:
+    case ReplyType::Set:
+    case ReplyType::Push: {
+      Json out = Json::array();
+      for (const Reply& element : reply.elements()) out.push_back(to_json(element));
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+std::string utf8_text(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (std::size_t i = 0; i < bytes.size();) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (const std::size_t length = utf8_length(bytes, i)) {
+      out.append(bytes.substr(i, length));
+      i += length;
+    } else {  // U+0080 … U+00FF in UTF-8
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+      ++i;
+    }
+  }
+  return out;
+}
 
 std::string format_human(const Reply& reply) {
   std::string out;
@@ -280,10 +277,7 @@ std::string format_raw(const Reply& reply) {
 }
 
 std::string format_json(const Reply& reply) {
-  std::string out;
-  json(reply, out);
-  out += '\n';
-  return out;
+  return to_json(reply).dump() + "\n";
 }
 
 std::string format_human_error(std::string_view message) {
@@ -293,51 +287,7 @@ std::string format_raw_error(std::string_view message) {
   return std::string(message) + "\n\n";
 }
 std::string format_json_error(std::string_view message) {
-  return "{\"error\":" + json_string(message) + "}\n";
-}
-
-std::string json_string(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '"';
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80) {
-      if (const std::size_t length = utf8_length(text, i)) {
-        out.append(text.substr(i, length));
-        i += length;
-        continue;
-      }
-    }
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20 || c >= 0x7F) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-    ++i;
-  }
-  out += '"';
-  return out;
+  return Json{{"error", utf8_text(message)}}.dump() + "\n";
 }
 
 }  // namespace redmux::cli

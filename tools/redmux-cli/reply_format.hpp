@@ -7,6 +7,8 @@
 // "1| \"key\" => value" lines (docs/cli.md).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <string_view>
 
@@ -14,13 +16,19 @@
 
 namespace redmux::cli {
 
+/// JSON values with their keys in insertion order (a map's fields print as the server sent
+/// them).
+using Json = nlohmann::ordered_json;
+
 /// redis-cli's terminal format (its cliFormatReplyTTY), ending in a newline.
 std::string format_human(const Reply& reply);
 /// redis-cli's raw format (cliFormatReplyRaw plus its "\n" delimiter), ending in a newline.
 std::string format_raw(const Reply& reply);
-/// The reply as one line of JSON, ending in a newline: strings, numbers (big numbers and
-/// non-finite doubles as strings), true/false, null, arrays, objects for maps whose keys are
-/// all strings or integers (else arrays of [key, value]), errors as {"error": "…"}.
+/// The reply as a JSON value: strings, numbers (big numbers and non-finite doubles as
+/// strings), true/false, null, arrays, objects for maps whose keys are all strings or
+/// integers (else arrays of [key, value]), errors as {"error": "…"}.
+Json to_json(const Reply& reply);
+/// to_json(reply) as one line, ending in a newline.
 std::string format_json(const Reply& reply);
 
 /// An error reply as the formats show it: "(error) ERR …\n", "ERR …\n\n", {"error":"…"}.
@@ -28,7 +36,8 @@ std::string format_human_error(std::string_view message);
 std::string format_raw_error(std::string_view message);
 std::string format_json_error(std::string_view message);
 
-/// `text` as a JSON string literal; bytes that are not valid UTF-8 become \u00XX.
-std::string json_string(std::string_view text);
+/// `bytes` as text a JSON writer accepts: valid UTF-8 is kept, every other byte becomes the
+/// character U+00XX (its Latin-1 reading), so no byte is dropped.
+std::string utf8_text(std::string_view bytes);
 
 }  // namespace redmux::cli

@@ -107,24 +107,24 @@ class BitmapCommands {
   /// either way; where that macro is visible, call it as `(db.setbit)(key, offset, value)`.)
   Future<bool>(setbit)(std::string_view key, long long offset, bool value,
                        CallOptions options = {}) {
-    return send_command<bool>(options, {"SETBIT", key, offset, value ? 1 : 0});
+    return detail::send_command<bool>(*this, options, {"SETBIT", key, offset, value ? 1 : 0});
   }
   /// The bit at `offset`; false past the end or for a missing key. GETBIT.
   Future<bool> getbit(std::string_view key, long long offset, CallOptions options = {}) {
-    return send_command<bool>(options, {"GETBIT", key, offset});
+    return detail::send_command<bool>(*this, options, {"GETBIT", key, offset});
   }
   /// Number of set bits. BITCOUNT key.
   Future<long long> bitcount(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"BITCOUNT", key});
+    return detail::send_command<long long>(*this, options, {"BITCOUNT", key});
   }
   /// Number of set bits between `start` and `end` inclusive (negative: from the end),
   /// counted in bytes or bits. BITCOUNT key start end [BYTE|BIT].
   Future<long long> bitcount(std::string_view key, long long start, long long end,
                              BitUnit unit = BitUnit::Byte, CallOptions options = {}) {
     if (unit == BitUnit::Bit) {
-      return send_command<long long>(options, {"BITCOUNT", key, start, end, "BIT"});
+      return detail::send_command<long long>(*this, options, {"BITCOUNT", key, start, end, "BIT"});
     }
-    return send_command<long long>(options, {"BITCOUNT", key, start, end});
+    return detail::send_command<long long>(*this, options, {"BITCOUNT", key, start, end});
   }
   /// The position of the first bit equal to `bit`, searching from `start` (to `end`,
   /// inclusive, when given); -1 when there is none (see Redis's BITPOS for the clear-bit
@@ -140,7 +140,7 @@ class BitmapCommands {
         if (unit == BitUnit::Bit) args.add("BIT");
       }
     }
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   /// Combines `sources` bit by bit into `destination`; the destination's length in bytes.
   /// BITOP AND|OR|XOR|NOT dest key… (NOT takes exactly one source).
@@ -158,7 +158,7 @@ class BitmapCommands {
                                                         : "NOT";
     detail::ArgList args({"BITOP", name, destination}, detail::size_hint(sources));
     args.add_all(sources);
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   /// Runs `ops`; one result per GET/SET/INCRBY, in order: nullopt where OVERFLOW FAIL
   /// prevented a SET/INCRBY. BITFIELD key ops….
@@ -167,7 +167,7 @@ class BitmapCommands {
                                                          CallOptions options = {}) {
     detail::ArgList args({"BITFIELD", key}, ops.words().size());
     args.add_all(ops.words());
-    return send_built<std::vector<std::optional<long long>>>(options, args);
+    return detail::send_built<std::vector<std::optional<long long>>>(*this, options, args);
   }
   /// The read-only variant (may run on a replica): `ops` must hold only GETs (otherwise
   /// ServerError). BITFIELD_RO key GET ….
@@ -175,17 +175,7 @@ class BitmapCommands {
                                              CallOptions options = {}) {
     detail::ArgList args({"BITFIELD_RO", key}, ops.words().size());
     args.add_all(ops.words());
-    return send_built<std::vector<long long>>(options, args);
-  }
-
- private:
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
-  }
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
+    return detail::send_built<std::vector<long long>>(*this, options, args);
   }
 };
 

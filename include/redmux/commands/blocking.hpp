@@ -101,54 +101,48 @@ template <class Derived>
 class BlockingCommands {
  public:
   using Milliseconds = std::chrono::milliseconds;
+  using PoppedElement = Future<std::optional<KeyedElement>>;
+  using PoppedMember = Future<std::optional<KeyedScoredMember>>;
 
   /// Pops the head of the first non-empty list of `keys`, waiting up to `timeout` (0:
   /// forever) for one; nullopt when none arrived in time. BLPOP key… timeout.
   template <detail::StringRange Keys>
-  Future<std::optional<KeyedElement>> blpop(const Keys& keys, Milliseconds timeout,
-                                            CallOptions options = {}) {
-    return send_keys<std::optional<KeyedElement>>("BLPOP", keys, timeout, options);
+  PoppedElement blpop(const Keys& keys, Milliseconds timeout, CallOptions options = {}) {
+    return send_blocking<std::optional<KeyedElement>>("BLPOP", keys, timeout, options);
   }
-  Future<std::optional<KeyedElement>> blpop(std::initializer_list<std::string_view> keys,
-                                            Milliseconds timeout, CallOptions options = {}) {
-    return send_keys<std::optional<KeyedElement>>("BLPOP", keys, timeout, options);
+  PoppedElement blpop(detail::StringList keys, Milliseconds timeout, CallOptions options = {}) {
+    return blpop<detail::StringList>(keys, timeout, options);
   }
-  /// BLPOP on one list.
-  Future<std::optional<KeyedElement>> blpop(std::string_view key, Milliseconds timeout,
-                                            CallOptions options = {}) {
-    return send_command<std::optional<KeyedElement>>(
-        options, {"BLPOP", key, detail::blocking_seconds(timeout)});
+  PoppedElement blpop(std::string_view key, Milliseconds timeout, CallOptions options = {}) {
+    return blpop(detail::StringList{key}, timeout, options);
   }
   /// Like blpop(), from the tail. BRPOP key… timeout.
   template <detail::StringRange Keys>
-  Future<std::optional<KeyedElement>> brpop(const Keys& keys, Milliseconds timeout,
-                                            CallOptions options = {}) {
-    return send_keys<std::optional<KeyedElement>>("BRPOP", keys, timeout, options);
+  PoppedElement brpop(const Keys& keys, Milliseconds timeout, CallOptions options = {}) {
+    return send_blocking<std::optional<KeyedElement>>("BRPOP", keys, timeout, options);
   }
-  Future<std::optional<KeyedElement>> brpop(std::initializer_list<std::string_view> keys,
-                                            Milliseconds timeout, CallOptions options = {}) {
-    return send_keys<std::optional<KeyedElement>>("BRPOP", keys, timeout, options);
+  PoppedElement brpop(detail::StringList keys, Milliseconds timeout, CallOptions options = {}) {
+    return brpop<detail::StringList>(keys, timeout, options);
   }
-  Future<std::optional<KeyedElement>> brpop(std::string_view key, Milliseconds timeout,
-                                            CallOptions options = {}) {
-    return send_command<std::optional<KeyedElement>>(
-        options, {"BRPOP", key, detail::blocking_seconds(timeout)});
+  PoppedElement brpop(std::string_view key, Milliseconds timeout, CallOptions options = {}) {
+    return brpop(detail::StringList{key}, timeout, options);
   }
   /// LMOVE that waits up to `timeout` for `source` to have an element; the element moved,
   /// or nullopt. BLMOVE.
   Future<std::optional<std::string>> blmove(std::string_view source, std::string_view destination,
                                             ListEnd from, ListEnd to, Milliseconds timeout,
                                             CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(
-        options, {"BLMOVE", source, destination, detail::end_name(from), detail::end_name(to),
-                  detail::blocking_seconds(timeout)});
+    return detail::send_command<std::optional<std::string>>(
+        *this, options,
+        {"BLMOVE", source, destination, detail::end_name(from), detail::end_name(to),
+         detail::blocking_seconds(timeout)});
   }
   /// BLMOVE source destination RIGHT LEFT, in its older spelling. BRPOPLPUSH.
   Future<std::optional<std::string>> brpoplpush(std::string_view source,
                                                 std::string_view destination, Milliseconds timeout,
                                                 CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(
-        options, {"BRPOPLPUSH", source, destination, detail::blocking_seconds(timeout)});
+    return detail::send_command<std::optional<std::string>>(
+        *this, options, {"BRPOPLPUSH", source, destination, detail::blocking_seconds(timeout)});
   }
   /// LMPOP that waits up to `timeout`; nullopt when nothing arrived. BLMPOP timeout
   /// numkeys key… LEFT|RIGHT [COUNT n].
@@ -163,7 +157,7 @@ class BlockingCommands {
       args.add("COUNT");
       args.add(count);
     }
-    return detail::send_span<std::optional<ListPop>>(self(), options, args.span());
+    return detail::send_built<std::optional<ListPop>>(*this, options, args);
   }
   Future<std::optional<ListPop>> blmpop(std::initializer_list<std::string_view> keys, ListEnd end,
                                         Milliseconds timeout, long long count = 1,
@@ -173,35 +167,14 @@ class BlockingCommands {
   /// Pops the lowest-scored member of the first non-empty sorted set of `keys`, waiting up
   /// to `timeout`; nullopt when none arrived. BZPOPMIN key… timeout.
   template <detail::StringRange Keys>
-  Future<std::optional<KeyedScoredMember>> bzpopmin(const Keys& keys, Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return send_keys<std::optional<KeyedScoredMember>>("BZPOPMIN", keys, timeout, options);
+  PoppedMember bzpopmin(const Keys& keys, Milliseconds timeout, CallOptions options = {}) {
+    return send_blocking<std::optional<KeyedScoredMember>>("BZPOPMIN", keys, timeout, options);
   }
-  Future<std::optional<KeyedScoredMember>> bzpopmin(std::initializer_list<std::string_view> keys,
-                                                    Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return send_keys<std::optional<KeyedScoredMember>>("BZPOPMIN", keys, timeout, options);
+  PoppedMember bzpopmin(detail::StringList keys, Milliseconds timeout, CallOptions options = {}) {
+    return bzpopmin<detail::StringList>(keys, timeout, options);
   }
-  Future<std::optional<KeyedScoredMember>> bzpopmin(std::string_view key, Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return send_command<std::optional<KeyedScoredMember>>(
-        options, {"BZPOPMIN", key, detail::blocking_seconds(timeout)});
-  }
-  /// Like bzpopmin(), the highest score. BZPOPMAX key… timeout.
-  template <detail::StringRange Keys>
-  Future<std::optional<KeyedScoredMember>> bzpopmax(const Keys& keys, Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return send_keys<std::optional<KeyedScoredMember>>("BZPOPMAX", keys, timeout, options);
-  }
-  Future<std::optional<KeyedScoredMember>> bzpopmax(std::initializer_list<std::string_view> keys,
-                                                    Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return send_keys<std::optional<KeyedScoredMember>>("BZPOPMAX", keys, timeout, options);
-  }
-  Future<std::optional<KeyedScoredMember>> bzpopmax(std::string_view key, Milliseconds timeout,
-                                                    CallOptions options = {}) {
-    return send_command<std::optional<KeyedScoredMember>>(
-        options, {"BZPOPMAX", key, detail::blocking_seconds(timeout)});
+  PoppedMember bzpopmin(std::string_view key, Milliseconds timeout, CallOptions options = {}) {
+    return bzpopmin(detail::StringList{key}, timeout, options);
   }
   /// Pops up to `count` members from one end of the first non-empty sorted set of `keys`,
   /// waiting up to `timeout`; nullopt when none arrived. BZMPOP timeout numkeys key…
@@ -217,41 +190,48 @@ class BlockingCommands {
       args.add("COUNT");
       args.add(count);
     }
-    return detail::send_span<std::optional<SortedSetPop>>(self(), options, args.span());
+    return detail::send_built<std::optional<SortedSetPop>>(*this, options, args);
   }
   Future<std::optional<SortedSetPop>> bzmpop(std::initializer_list<std::string_view> keys,
                                              ScoreEnd end, Milliseconds timeout,
                                              long long count = 1, CallOptions options = {}) {
     return bzmpop<std::initializer_list<std::string_view>>(keys, end, timeout, count, options);
   }
+  /// Like bzpopmin(), the highest score. BZPOPMAX key… timeout.
+  template <detail::StringRange Keys>
+  PoppedMember bzpopmax(const Keys& keys, Milliseconds timeout, CallOptions options = {}) {
+    return send_blocking<std::optional<KeyedScoredMember>>("BZPOPMAX", keys, timeout, options);
+  }
+  PoppedMember bzpopmax(detail::StringList keys, Milliseconds timeout, CallOptions options = {}) {
+    return bzpopmax<detail::StringList>(keys, timeout, options);
+  }
+  PoppedMember bzpopmax(std::string_view key, Milliseconds timeout, CallOptions options = {}) {
+    return bzpopmax(detail::StringList{key}, timeout, options);
+  }
+
   /// Waits until `replicas` replicas acknowledged this connection's writes, or `timeout`
   /// (0: forever); how many did. On a dedicated connection, so it covers writes made on
   /// that connection only: call it to wait for replication in general, not for one write
   /// of yours (which went over the shared connection). WAIT numreplicas timeout.
   Future<long long> wait(long long replicas, Milliseconds timeout, CallOptions options = {}) {
-    return send_command<long long>(options, {"WAIT", replicas, timeout.count()});
+    return detail::send_command<long long>(*this, options, {"WAIT", replicas, timeout.count()});
   }
   /// Waits until the writes are fsynced to the AOF of `local` (0 or 1) local and `replicas`
   /// replica servers; how many of each did. WAITAOF numlocal numreplicas timeout.
   Future<std::pair<long long, long long>> waitaof(long long local, long long replicas,
                                                   Milliseconds timeout, CallOptions options = {}) {
-    return send_command<std::pair<long long, long long>>(
-        options, {"WAITAOF", local, replicas, timeout.count()});
+    return detail::send_command<std::pair<long long, long long>>(
+        *this, options, {"WAITAOF", local, replicas, timeout.count()});
   }
 
  private:
-  Derived& self() { return static_cast<Derived&>(*this); }
   template <class T, class Keys>
-  Future<T> send_keys(const char* command, const Keys& keys, Milliseconds timeout,
-                      const CallOptions& options) {
+  Future<T> send_blocking(const char* command, const Keys& keys, Milliseconds timeout,
+                          const CallOptions& options) {
     detail::ArgList args({command}, detail::size_hint(keys) + 1);
     args.add_all(keys);
     args.add(detail::blocking_seconds(timeout));
-    return detail::send_span<T>(self(), options, args.span());
-  }
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(self(), options, args);
+    return detail::send_built<T>(*this, options, args);
   }
 };
 

@@ -5,8 +5,10 @@
 // for the duration of the call. Thread-safety: that of the sink's send().
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,18 +55,11 @@ struct GeoMatch {
 };
 
 namespace detail {
+/// The unit's word in GEO commands ("m", "km", "mi", "ft"), by the enumerator's value.
 inline std::string_view unit_text(GeoUnit unit) noexcept {
-  switch (unit) {
-    case GeoUnit::Meters:
-      return "m";
-    case GeoUnit::Kilometers:
-      return "km";
-    case GeoUnit::Miles:
-      return "mi";
-    case GeoUnit::Feet:
-      return "ft";
-  }
-  return "m";
+  constexpr std::string_view kWords[] = {"m", "km", "mi", "ft"};
+  const auto at = static_cast<std::size_t>(unit);
+  return at < std::size(kWords) ? kWords[at] : kWords[0];
 }
 }  // namespace detail
 
@@ -256,15 +251,15 @@ class GeoCommands {
       args.add(static_cast<double>(m.latitude));
       args.add(std::string_view(m.member));
     }
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
 
   /// The distance between two members; nullopt when either is missing. GEODIST.
   Future<std::optional<double>> geodist(std::string_view key, std::string_view member1,
                                         std::string_view member2, GeoUnit unit = GeoUnit::Meters,
                                         CallOptions options = {}) {
-    return send_command<std::optional<double>>(
-        options, {"GEODIST", key, member1, member2, detail::unit_text(unit)});
+    return detail::send_command<std::optional<double>>(
+        *this, options, {"GEODIST", key, member1, member2, detail::unit_text(unit)});
   }
 
   /// The positions of `members`, in order; nullopt for each missing one. GEOPOS.
@@ -279,7 +274,7 @@ class GeoCommands {
                                                          CallOptions options = {}) {
     detail::ArgList args({"GEOPOS", key}, detail::size_hint(members));
     args.add_all(members);
-    return send_built<std::vector<std::optional<GeoPosition>>>(options, args);
+    return detail::send_built<std::vector<std::optional<GeoPosition>>>(*this, options, args);
   }
 
   /// The members `query` selects, with the extras it asked for. GEOSEARCH key FROMMEMBER|
@@ -289,7 +284,7 @@ class GeoCommands {
                                           CallOptions options = {}) {
     detail::ArgList args({"GEOSEARCH", key}, 14);
     query.append_to(args);
-    return send_built<std::vector<GeoMatch>>(options, args);
+    return detail::send_built<std::vector<GeoMatch>>(*this, options, args);
   }
   /// Stores what `query` selects from `source` into `destination` (a geo set; with
   /// `store_distance`, a sorted set scored by distance); its size. GEOSEARCHSTORE. The
@@ -300,17 +295,7 @@ class GeoCommands {
     detail::ArgList args({"GEOSEARCHSTORE", destination, source}, 12);
     query.append_to(args, true);
     if (store_distance) args.add("STOREDIST");
-    return send_built<long long>(options, args);
-  }
-
- private:
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
-  }
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
+    return detail::send_built<long long>(*this, options, args);
   }
 };
 

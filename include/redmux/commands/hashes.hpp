@@ -22,14 +22,14 @@ class HashCommands {
   /// Sets one field; 1 if the field is new, 0 if it was updated. HSET.
   Future<long long> hset(std::string_view key, std::string_view field, std::string_view value,
                          CallOptions options = {}) {
-    return send_command<long long>(options, {"HSET", key, field, value});
+    return detail::send_command<long long>(*this, options, {"HSET", key, field, value});
   }
   /// Sets every field to its value; how many fields are new. HSET.
   template <detail::StringPairRange Pairs>
   Future<long long> hset(std::string_view key, const Pairs& fields, CallOptions options = {}) {
     detail::ArgList args({"HSET", key}, 2 * detail::size_hint(fields));
     args.add_pairs(fields);
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   Future<long long> hset(std::string_view key, detail::StringPairs fields,
                          CallOptions options = {}) {
@@ -38,12 +38,12 @@ class HashCommands {
   /// Sets a field only if it does not exist; true when set. HSETNX.
   Future<bool> hsetnx(std::string_view key, std::string_view field, std::string_view value,
                       CallOptions options = {}) {
-    return send_command<bool>(options, {"HSETNX", key, field, value});
+    return detail::send_command<bool>(*this, options, {"HSETNX", key, field, value});
   }
   /// A field's value; nullopt when the field or the key is missing. HGET.
   Future<std::optional<std::string>> hget(std::string_view key, std::string_view field,
                                           CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(options, {"HGET", key, field});
+    return detail::send_command<std::optional<std::string>>(*this, options, {"HGET", key, field});
   }
   /// The values of `fields`, in order; nullopt for each missing one. HMGET.
   template <detail::StringRange Fields>
@@ -51,7 +51,7 @@ class HashCommands {
                                                         CallOptions options = {}) {
     detail::ArgList args({"HMGET", key}, detail::size_hint(fields));
     args.add_all(fields);
-    return send_built<std::vector<std::optional<std::string>>>(options, args);
+    return detail::send_built<std::vector<std::optional<std::string>>>(*this, options, args);
   }
   Future<std::vector<std::optional<std::string>>> hmget(
       std::string_view key, std::initializer_list<std::string_view> fields,
@@ -62,18 +62,19 @@ class HashCommands {
   /// in RESP3). For a huge hash, prefer HSCAN.
   Future<std::unordered_map<std::string, std::string>> hgetall(std::string_view key,
                                                                CallOptions options = {}) {
-    return send_command<std::unordered_map<std::string, std::string>>(options, {"HGETALL", key});
+    return detail::send_command<std::unordered_map<std::string, std::string>>(*this, options,
+                                                                              {"HGETALL", key});
   }
   /// Deletes one field; 1 if it existed. HDEL.
   Future<long long> hdel(std::string_view key, std::string_view field, CallOptions options = {}) {
-    return send_command<long long>(options, {"HDEL", key, field});
+    return detail::send_command<long long>(*this, options, {"HDEL", key, field});
   }
   /// Deletes `fields`; how many existed. HDEL.
   template <detail::StringRange Fields>
   Future<long long> hdel(std::string_view key, const Fields& fields, CallOptions options = {}) {
     detail::ArgList args({"HDEL", key}, detail::size_hint(fields));
     args.add_all(fields);
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   Future<long long> hdel(std::string_view key, std::initializer_list<std::string_view> fields,
                          CallOptions options = {}) {
@@ -81,49 +82,51 @@ class HashCommands {
   }
   /// True when the field exists. HEXISTS.
   Future<bool> hexists(std::string_view key, std::string_view field, CallOptions options = {}) {
-    return send_command<bool>(options, {"HEXISTS", key, field});
+    return detail::send_command<bool>(*this, options, {"HEXISTS", key, field});
   }
   /// Adds `by` to a field (missing: 0); the new value. HINCRBY.
   Future<long long> hincrby(std::string_view key, std::string_view field, long long by,
                             CallOptions options = {}) {
-    return send_command<long long>(options, {"HINCRBY", key, field, by});
+    return detail::send_command<long long>(*this, options, {"HINCRBY", key, field, by});
   }
   /// Adds `by` as a float; the new value. HINCRBYFLOAT.
   Future<double> hincrbyfloat(std::string_view key, std::string_view field, double by,
                               CallOptions options = {}) {
-    return send_command<double>(options, {"HINCRBYFLOAT", key, field, by});
+    return detail::send_command<double>(*this, options, {"HINCRBYFLOAT", key, field, by});
   }
   /// Every field name; empty for a missing key. HKEYS.
   Future<std::vector<std::string>> hkeys(std::string_view key, CallOptions options = {}) {
-    return send_command<std::vector<std::string>>(options, {"HKEYS", key});
+    return detail::send_command<std::vector<std::string>>(*this, options, {"HKEYS", key});
   }
   /// Every value; empty for a missing key. HVALS.
   Future<std::vector<std::string>> hvals(std::string_view key, CallOptions options = {}) {
-    return send_command<std::vector<std::string>>(options, {"HVALS", key});
+    return detail::send_command<std::vector<std::string>>(*this, options, {"HVALS", key});
   }
   /// Number of fields; 0 for a missing key. HLEN.
   Future<long long> hlen(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"HLEN", key});
+    return detail::send_command<long long>(*this, options, {"HLEN", key});
   }
   /// Length of a field's value; 0 when missing. HSTRLEN.
   Future<long long> hstrlen(std::string_view key, std::string_view field,
                             CallOptions options = {}) {
-    return send_command<long long>(options, {"HSTRLEN", key, field});
+    return detail::send_command<long long>(*this, options, {"HSTRLEN", key, field});
   }
   /// A random field; nullopt for a missing key. HRANDFIELD.
   Future<std::optional<std::string>> hrandfield(std::string_view key, CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(options, {"HRANDFIELD", key});
+    return detail::send_command<std::optional<std::string>>(*this, options, {"HRANDFIELD", key});
   }
   /// Up to `count` distinct random fields (negative: |count| fields, repeats allowed);
   /// empty for a missing key. HRANDFIELD key count.
   Future<std::vector<std::string>> hrandfield(std::string_view key, long long count,
                                               CallOptions options = {}) {
-    return send_command<std::vector<std::string>>(options, {"HRANDFIELD", key, count});
+    return detail::send_command<std::vector<std::string>>(*this, options,
+                                                          {"HRANDFIELD", key, count});
   }
   /// Like hrandfield(key, count), with each field's value. HRANDFIELD … WITHVALUES.
   Future<std::vector<FieldValue>> hrandfield_with_values(std::string_view key, long long count,
                                                          CallOptions options = {}) {
-    return send_command<std::vector<FieldValue>>(options, {"HRANDFIELD", key, count, "WITHVALUES"});
+    return detail::send_command<std::vector<FieldValue>>(*this, options,
+                                                         {"HRANDFIELD", key, count, "WITHVALUES"});
   }
 
   /// One page of fields with their values from `cursor` (0 to start); the page's cursor is 0 when
@@ -134,17 +137,7 @@ class HashCommands {
                                        CallOptions options = {}) {
     detail::ArgList args({"HSCAN", key, cursor}, 4);
     scan_options.append_to(args);
-    return send_built<ScanPageOf<FieldValue>>(options, args);
-  }
-
- private:
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
-  }
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
+    return detail::send_built<ScanPageOf<FieldValue>>(*this, options, args);
   }
 };
 

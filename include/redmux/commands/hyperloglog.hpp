@@ -17,7 +17,7 @@ class HyperLogLogCommands {
   Future<bool> pfadd(std::string_view key, const Elements& elements, CallOptions options = {}) {
     detail::ArgList args({"PFADD", key}, detail::size_hint(elements));
     args.add_all(elements);
-    return send_built<bool>(options, args);
+    return detail::send_built<bool>(*this, options, args);
   }
   Future<bool> pfadd(std::string_view key, std::initializer_list<std::string_view> elements,
                      CallOptions options = {}) {
@@ -26,13 +26,13 @@ class HyperLogLogCommands {
   /// The approximate number of distinct elements (of the union, for several keys); 0 for
   /// missing keys. PFCOUNT.
   Future<long long> pfcount(std::string_view key, CallOptions options = {}) {
-    return detail::send_list<long long>(static_cast<Derived&>(*this), options, {"PFCOUNT", key});
+    return detail::send_command<long long>(*this, options, {"PFCOUNT", key});
   }
   template <detail::StringRange Keys>
   Future<long long> pfcount(const Keys& keys, CallOptions options = {}) {
     detail::ArgList args({"PFCOUNT"}, detail::size_hint(keys));
     args.add_all(keys);
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   Future<long long> pfcount(std::initializer_list<std::string_view> keys,
                             CallOptions options = {}) {
@@ -44,17 +44,11 @@ class HyperLogLogCommands {
                        CallOptions options = {}) {
     detail::ArgList args({"PFMERGE", destination}, detail::size_hint(sources));
     args.add_all(sources);
-    return send_built<void>(options, args);
+    return detail::send_built<void>(*this, options, args);
   }
   Future<void> pfmerge(std::string_view destination,
                        std::initializer_list<std::string_view> sources, CallOptions options = {}) {
     return pfmerge<std::initializer_list<std::string_view>>(destination, sources, options);
-  }
-
- private:
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
   }
 };
 

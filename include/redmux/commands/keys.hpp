@@ -59,40 +59,40 @@ class KeyCommands {
  public:
   /// Deletes `key`; 1 if it existed, else 0. DEL.
   Future<long long> del(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"DEL", key});
+    return detail::send_command<long long>(*this, options, {"DEL", key});
   }
   /// Deletes `keys`; how many existed. DEL. In a cluster all keys must share a slot.
   template <detail::StringRange Keys>
   Future<long long> del(const Keys& keys, CallOptions options = {}) {
-    return send_keys<long long>("DEL", keys, options);
+    return detail::send_keys<long long>(*this, "DEL", keys, options);
   }
   Future<long long> del(std::initializer_list<std::string_view> keys, CallOptions options = {}) {
-    return send_keys<long long>("DEL", keys, options);
+    return detail::send_keys<long long>(*this, "DEL", keys, options);
   }
 
   /// Like del() but reclaims memory in the background. UNLINK.
   Future<long long> unlink(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"UNLINK", key});
+    return detail::send_command<long long>(*this, options, {"UNLINK", key});
   }
   template <detail::StringRange Keys>
   Future<long long> unlink(const Keys& keys, CallOptions options = {}) {
-    return send_keys<long long>("UNLINK", keys, options);
+    return detail::send_keys<long long>(*this, "UNLINK", keys, options);
   }
   Future<long long> unlink(std::initializer_list<std::string_view> keys, CallOptions options = {}) {
-    return send_keys<long long>("UNLINK", keys, options);
+    return detail::send_keys<long long>(*this, "UNLINK", keys, options);
   }
 
   /// True when `key` exists. EXISTS.
   Future<bool> exists(std::string_view key, CallOptions options = {}) {
-    return send_command<bool>(options, {"EXISTS", key});
+    return detail::send_command<bool>(*this, options, {"EXISTS", key});
   }
   /// How many of `keys` exist (a key named twice counts twice). EXISTS.
   template <detail::StringRange Keys>
   Future<long long> exists(const Keys& keys, CallOptions options = {}) {
-    return send_keys<long long>("EXISTS", keys, options);
+    return detail::send_keys<long long>(*this, "EXISTS", keys, options);
   }
   Future<long long> exists(std::initializer_list<std::string_view> keys, CallOptions options = {}) {
-    return send_keys<long long>("EXISTS", keys, options);
+    return detail::send_keys<long long>(*this, "EXISTS", keys, options);
   }
 
   /// Sets a TTL in seconds; false when the key is missing or `condition` prevented it.
@@ -118,10 +118,8 @@ class KeyCommands {
   Future<bool> expireat(std::string_view key, std::chrono::system_clock::time_point when,
                         ExpireCondition condition = ExpireCondition::Always,
                         CallOptions options = {}) {
-    using std::chrono::duration_cast;
-    return send_expire("EXPIREAT", key,
-                       duration_cast<std::chrono::seconds>(when.time_since_epoch()).count(),
-                       condition, options);
+    return send_expire("EXPIREAT", key, since_epoch<std::chrono::seconds>(when), condition,
+                       options);
   }
   Future<bool> expireat(std::string_view key, std::chrono::system_clock::time_point when,
                         CallOptions options) {
@@ -131,10 +129,8 @@ class KeyCommands {
   Future<bool> pexpireat(std::string_view key, std::chrono::system_clock::time_point when,
                          ExpireCondition condition = ExpireCondition::Always,
                          CallOptions options = {}) {
-    using std::chrono::duration_cast;
-    return send_expire("PEXPIREAT", key,
-                       duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count(),
-                       condition, options);
+    return send_expire("PEXPIREAT", key, since_epoch<std::chrono::milliseconds>(when), condition,
+                       options);
   }
   Future<bool> pexpireat(std::string_view key, std::chrono::system_clock::time_point when,
                          CallOptions options) {
@@ -143,27 +139,27 @@ class KeyCommands {
 
   /// Seconds to live: -1 when the key has no TTL, -2 when it does not exist. TTL.
   Future<long long> ttl(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"TTL", key});
+    return detail::send_command<long long>(*this, options, {"TTL", key});
   }
   /// Milliseconds to live: -1 no TTL, -2 no key. PTTL.
   Future<long long> pttl(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"PTTL", key});
+    return detail::send_command<long long>(*this, options, {"PTTL", key});
   }
   /// Removes the TTL; false when there was none or no key. PERSIST.
   Future<bool> persist(std::string_view key, CallOptions options = {}) {
-    return send_command<bool>(options, {"PERSIST", key});
+    return detail::send_command<bool>(*this, options, {"PERSIST", key});
   }
   /// "string", "list", "set", "zset", "hash", "stream", or "none" for a missing key. TYPE.
   Future<std::string> type(std::string_view key, CallOptions options = {}) {
-    return send_command<std::string>(options, {"TYPE", key});
+    return detail::send_command<std::string>(*this, options, {"TYPE", key});
   }
   /// Renames, overwriting `to`. RENAME. A missing `from`: ServerError "no such key".
   Future<void> rename(std::string_view from, std::string_view to, CallOptions options = {}) {
-    return send_command<void>(options, {"RENAME", from, to});
+    return detail::send_command<void>(*this, options, {"RENAME", from, to});
   }
   /// Renames only if `to` does not exist; true when renamed. RENAMENX.
   Future<bool> renamenx(std::string_view from, std::string_view to, CallOptions options = {}) {
-    return send_command<bool>(options, {"RENAMENX", from, to});
+    return detail::send_command<bool>(*this, options, {"RENAMENX", from, to});
   }
   /// Copies a key's value; false when the source is missing or the destination exists
   /// (without replace). COPY [DB n] [REPLACE].
@@ -175,7 +171,7 @@ class KeyCommands {
       args.add(*copy_options.destination_db);
     }
     if (copy_options.replace) args.add("REPLACE");
-    return send_built<bool>(options, args);
+    return detail::send_built<bool>(*this, options, args);
   }
   Future<bool> copy(std::string_view from, std::string_view to, CallOptions options) {
     return copy(from, to, CopyOptions{}, options);
@@ -183,16 +179,17 @@ class KeyCommands {
   /// Updates the last-access time of `keys`; how many exist. TOUCH.
   template <detail::StringRange Keys>
   Future<long long> touch(const Keys& keys, CallOptions options = {}) {
-    return send_keys<long long>("TOUCH", keys, options);
+    return detail::send_keys<long long>(*this, "TOUCH", keys, options);
   }
   Future<long long> touch(std::initializer_list<std::string_view> keys, CallOptions options = {}) {
-    return send_keys<long long>("TOUCH", keys, options);
+    return detail::send_keys<long long>(*this, "TOUCH", keys, options);
   }
   /// The internal encoding ("listpack", "int", "embstr" …); nullopt for a missing key.
   /// OBJECT ENCODING.
   Future<std::optional<std::string>> object_encoding(std::string_view key,
                                                      CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(options, {"OBJECT", "ENCODING", key});
+    return detail::send_command<std::optional<std::string>>(*this, options,
+                                                            {"OBJECT", "ENCODING", key});
   }
   /// Bytes the key and its value use; nullopt for a missing key. MEMORY USAGE [SAMPLES n]
   /// (`samples` 0 = all nested values; unset: the server's default of 5).
@@ -204,7 +201,7 @@ class KeyCommands {
       args.add("SAMPLES");
       args.add(*samples);
     }
-    return send_built<std::optional<long long>>(options, args);
+    return detail::send_built<std::optional<long long>>(*this, options, args);
   }
 
   /// One page of keys from `cursor` (0 to start); the page's cursor is 0 when the scan is
@@ -226,42 +223,32 @@ class KeyCommands {
       args.add("TYPE");
       args.add(scan_options.type);
     }
-    return send_built<ScanPage>(options, args);
+    return detail::send_built<ScanPage>(*this, options, args);
   }
   Future<ScanPage> scan(std::uint64_t cursor, CallOptions options) {
     return scan(cursor, ScanOptions{}, options);
   }
 
  private:
+  template <class Unit>
+  static long long since_epoch(std::chrono::system_clock::time_point when) noexcept {
+    return std::chrono::duration_cast<Unit>(when.time_since_epoch()).count();
+  }
   Future<bool> send_expire(const char* command, std::string_view key, long long value,
                            ExpireCondition condition, const CallOptions& options) {
     switch (condition) {
       case ExpireCondition::Always:
-        return send_command<bool>(options, {command, key, value});
+        return detail::send_command<bool>(*this, options, {command, key, value});
       case ExpireCondition::IfNoExpiry:
-        return send_command<bool>(options, {command, key, value, "NX"});
+        return detail::send_command<bool>(*this, options, {command, key, value, "NX"});
       case ExpireCondition::IfHasExpiry:
-        return send_command<bool>(options, {command, key, value, "XX"});
+        return detail::send_command<bool>(*this, options, {command, key, value, "XX"});
       case ExpireCondition::IfGreater:
-        return send_command<bool>(options, {command, key, value, "GT"});
+        return detail::send_command<bool>(*this, options, {command, key, value, "GT"});
       case ExpireCondition::IfLess:
-        return send_command<bool>(options, {command, key, value, "LT"});
+        return detail::send_command<bool>(*this, options, {command, key, value, "LT"});
     }
-    return send_command<bool>(options, {command, key, value});
-  }
-  template <class T, class Keys>
-  Future<T> send_keys(const char* command, const Keys& keys, const CallOptions& options) {
-    detail::ArgList args({command}, detail::size_hint(keys));
-    args.add_all(keys);
-    return send_built<T>(options, args);
-  }
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
-  }
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
+    return detail::send_command<bool>(*this, options, {command, key, value});
   }
 };
 

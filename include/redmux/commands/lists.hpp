@@ -38,106 +38,110 @@ class ListCommands {
   /// Pushes `element` at the head; the new length. LPUSH.
   Future<long long> lpush(std::string_view key, std::string_view element,
                           CallOptions options = {}) {
-    return send_command<long long>(options, {"LPUSH", key, element});
+    return detail::send_command<long long>(*this, options, {"LPUSH", key, element});
   }
   /// Pushes `elements` at the head one by one (so the last ends up first). LPUSH.
   template <detail::StringRange Elements>
   Future<long long> lpush(std::string_view key, const Elements& elements,
                           CallOptions options = {}) {
-    return send_elements<long long>("LPUSH", key, elements, options);
+    return detail::send_with_key<long long>(*this, "LPUSH", key, elements, options);
   }
   Future<long long> lpush(std::string_view key, std::initializer_list<std::string_view> elements,
                           CallOptions options = {}) {
-    return send_elements<long long>("LPUSH", key, elements, options);
+    return detail::send_with_key<long long>(*this, "LPUSH", key, elements, options);
   }
-  /// Pushes at the tail; the new length. RPUSH.
-  Future<long long> rpush(std::string_view key, std::string_view element,
-                          CallOptions options = {}) {
-    return send_command<long long>(options, {"RPUSH", key, element});
-  }
+  /// Pushes `elements` at the tail, in order; the new length. RPUSH.
   template <detail::StringRange Elements>
   Future<long long> rpush(std::string_view key, const Elements& elements,
                           CallOptions options = {}) {
-    return send_elements<long long>("RPUSH", key, elements, options);
+    return detail::send_with_key<long long>(*this, "RPUSH", key, elements, options);
   }
-  Future<long long> rpush(std::string_view key, std::initializer_list<std::string_view> elements,
+  Future<long long> rpush(std::string_view key, detail::StringList elements,
                           CallOptions options = {}) {
-    return send_elements<long long>("RPUSH", key, elements, options);
+    return rpush<detail::StringList>(key, elements, options);
+  }
+  /// Pushes one element at the tail; the new length. RPUSH.
+  Future<long long> rpush(std::string_view key, std::string_view element,
+                          CallOptions options = {}) {
+    return detail::send_command<long long>(*this, options, {"RPUSH", key, element});
   }
   /// LPUSH only if the list exists; the new length, 0 when it does not. LPUSHX.
   Future<long long> lpushx(std::string_view key, std::string_view element,
                            CallOptions options = {}) {
-    return send_command<long long>(options, {"LPUSHX", key, element});
+    return detail::send_command<long long>(*this, options, {"LPUSHX", key, element});
   }
   /// RPUSH only if the list exists; the new length, 0 when it does not. RPUSHX.
   Future<long long> rpushx(std::string_view key, std::string_view element,
                            CallOptions options = {}) {
-    return send_command<long long>(options, {"RPUSHX", key, element});
+    return detail::send_command<long long>(*this, options, {"RPUSHX", key, element});
   }
   /// Removes and returns the head; nullopt for a missing key. LPOP.
   Future<std::optional<std::string>> lpop(std::string_view key, CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(options, {"LPOP", key});
+    return detail::send_command<std::optional<std::string>>(*this, options, {"LPOP", key});
   }
   /// Removes and returns up to `count` elements from the head; nullopt for a missing key.
   /// LPOP key count.
   Future<std::optional<std::vector<std::string>>> lpop(std::string_view key, long long count,
                                                        CallOptions options = {}) {
-    return send_command<std::optional<std::vector<std::string>>>(options, {"LPOP", key, count});
+    return detail::send_command<std::optional<std::vector<std::string>>>(*this, options,
+                                                                         {"LPOP", key, count});
   }
   /// Removes and returns the tail; nullopt for a missing key. RPOP.
   Future<std::optional<std::string>> rpop(std::string_view key, CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(options, {"RPOP", key});
+    return detail::send_command<std::optional<std::string>>(*this, options, {"RPOP", key});
   }
   /// Up to `count` elements from the tail, tail first; nullopt for a missing key. RPOP.
   Future<std::optional<std::vector<std::string>>> rpop(std::string_view key, long long count,
                                                        CallOptions options = {}) {
-    return send_command<std::optional<std::vector<std::string>>>(options, {"RPOP", key, count});
+    return detail::send_command<std::optional<std::vector<std::string>>>(*this, options,
+                                                                         {"RPOP", key, count});
   }
   /// Elements `start`..`stop` inclusive (negative counts from the tail: 0, -1 is all).
   /// LRANGE.
   Future<std::vector<std::string>> lrange(std::string_view key, long long start, long long stop,
                                           CallOptions options = {}) {
-    return send_command<std::vector<std::string>>(options, {"LRANGE", key, start, stop});
+    return detail::send_command<std::vector<std::string>>(*this, options,
+                                                          {"LRANGE", key, start, stop});
   }
   /// Length; 0 for a missing key. LLEN.
   Future<long long> llen(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"LLEN", key});
+    return detail::send_command<long long>(*this, options, {"LLEN", key});
   }
   /// The element at `index` (negative from the tail); nullopt when out of range. LINDEX.
   Future<std::optional<std::string>> lindex(std::string_view key, long long index,
                                             CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(options, {"LINDEX", key, index});
+    return detail::send_command<std::optional<std::string>>(*this, options, {"LINDEX", key, index});
   }
   /// Replaces the element at `index`. LSET. Out of range or no key: ServerError.
   Future<void> lset(std::string_view key, long long index, std::string_view element,
                     CallOptions options = {}) {
-    return send_command<void>(options, {"LSET", key, index, element});
+    return detail::send_command<void>(*this, options, {"LSET", key, index, element});
   }
   /// Inserts `element` before or after the first `pivot`; the new length, -1 when the
   /// pivot is not found, 0 for a missing key. LINSERT.
   Future<long long> linsert(std::string_view key, InsertPosition position, std::string_view pivot,
                             std::string_view element, CallOptions options = {}) {
-    return send_command<long long>(
-        options,
+    return detail::send_command<long long>(
+        *this, options,
         {"LINSERT", key, position == InsertPosition::Before ? "BEFORE" : "AFTER", pivot, element});
   }
   /// Removes occurrences of `element`: the first `count` from the head (count > 0), from
   /// the tail (count < 0), or all (0); how many were removed. LREM.
   Future<long long> lrem(std::string_view key, long long count, std::string_view element,
                          CallOptions options = {}) {
-    return send_command<long long>(options, {"LREM", key, count, element});
+    return detail::send_command<long long>(*this, options, {"LREM", key, count, element});
   }
   /// Keeps only `start`..`stop` inclusive. LTRIM.
   Future<void> ltrim(std::string_view key, long long start, long long stop,
                      CallOptions options = {}) {
-    return send_command<void>(options, {"LTRIM", key, start, stop});
+    return detail::send_command<void>(*this, options, {"LTRIM", key, start, stop});
   }
   /// The index of the first match (per `lpos_options.rank`); nullopt when none. LPOS.
   Future<std::optional<long long>> lpos(std::string_view key, std::string_view element,
                                         LposOptions lpos_options = {}, CallOptions options = {}) {
     detail::ArgList args({"LPOS", key, element}, 4);
     add_lpos_options(args, lpos_options);
-    return send_built<std::optional<long long>>(options, args);
+    return detail::send_built<std::optional<long long>>(*this, options, args);
   }
   Future<std::optional<long long>> lpos(std::string_view key, std::string_view element,
                                         CallOptions options) {
@@ -149,14 +153,15 @@ class ListCommands {
                                       CallOptions options = {}) {
     detail::ArgList args({"LPOS", key, element, "COUNT", count}, 4);
     add_lpos_options(args, lpos_options);
-    return send_built<std::vector<long long>>(options, args);
+    return detail::send_built<std::vector<long long>>(*this, options, args);
   }
   /// Moves an element from one end of `source` to one end of `destination` (which may be
   /// the same list); the element, or nullopt when `source` is missing. LMOVE.
   Future<std::optional<std::string>> lmove(std::string_view source, std::string_view destination,
                                            ListEnd from, ListEnd to, CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(
-        options, {"LMOVE", source, destination, detail::end_name(from), detail::end_name(to)});
+    return detail::send_command<std::optional<std::string>>(
+        *this, options,
+        {"LMOVE", source, destination, detail::end_name(from), detail::end_name(to)});
   }
   /// Pops up to `count` elements from the first non-empty list of `keys`; nullopt when
   /// all are empty. LMPOP numkeys key… LEFT|RIGHT [COUNT n] (never blocks).
@@ -170,7 +175,7 @@ class ListCommands {
       args.add("COUNT");
       args.add(count);
     }
-    return send_built<std::optional<ListPop>>(options, args);
+    return detail::send_built<std::optional<ListPop>>(*this, options, args);
   }
   Future<std::optional<ListPop>> lmpop(std::initializer_list<std::string_view> keys, ListEnd end,
                                        long long count = 1, CallOptions options = {}) {
@@ -187,21 +192,6 @@ class ListCommands {
       args.add("MAXLEN");
       args.add(*lpos_options.maxlen);
     }
-  }
-  template <class T, class Elements>
-  Future<T> send_elements(const char* command, std::string_view key, const Elements& elements,
-                          const CallOptions& options) {
-    detail::ArgList args({command, key}, detail::size_hint(elements));
-    args.add_all(elements);
-    return send_built<T>(options, args);
-  }
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
-  }
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
   }
 };
 

@@ -22,22 +22,23 @@ class PubSubCommands {
   /// those connected to the node that ran it). PUBLISH.
   Future<long long> publish(std::string_view channel, std::string_view message,
                             CallOptions options = {}) {
-    return send_command<long long>(options, {"PUBLISH", channel, message});
+    return detail::send_command<long long>(*this, options, {"PUBLISH", channel, message});
   }
   /// Posts `message` to the shard channel (routed by its slot in a cluster); the number of
   /// clients that received it. SPUBLISH (Redis 7+).
   Future<long long> spublish(std::string_view shard_channel, std::string_view message,
                              CallOptions options = {}) {
-    return send_command<long long>(options, {"SPUBLISH", shard_channel, message});
+    return detail::send_command<long long>(*this, options, {"SPUBLISH", shard_channel, message});
   }
   /// Channels with at least one subscriber, optionally matching a glob `pattern` (empty:
   /// all). Pattern subscriptions are not counted. PUBSUB CHANNELS [pattern].
   Future<std::vector<std::string>> pubsub_channels(std::string_view pattern = {},
                                                    CallOptions options = {}) {
     if (pattern.empty()) {
-      return send_command<std::vector<std::string>>(options, {"PUBSUB", "CHANNELS"});
+      return detail::send_command<std::vector<std::string>>(*this, options, {"PUBSUB", "CHANNELS"});
     }
-    return send_command<std::vector<std::string>>(options, {"PUBSUB", "CHANNELS", pattern});
+    return detail::send_command<std::vector<std::string>>(*this, options,
+                                                          {"PUBSUB", "CHANNELS", pattern});
   }
   /// Subscriber count (connections, not pattern subscribers) of each channel, in order.
   /// PUBSUB NUMSUB channel….
@@ -46,8 +47,7 @@ class PubSubCommands {
                                                                        CallOptions options = {}) {
     detail::ArgList args({"PUBSUB", "NUMSUB"}, detail::size_hint(channels));
     args.add_all(channels);
-    return detail::send_span<std::vector<std::pair<std::string, long long>>>(
-        static_cast<Derived&>(*this), options, args.span());
+    return detail::send_built<std::vector<std::pair<std::string, long long>>>(*this, options, args);
   }
   Future<std::vector<std::pair<std::string, long long>>> pubsub_numsub(
       std::initializer_list<std::string_view> channels, CallOptions options = {}) {
@@ -55,30 +55,25 @@ class PubSubCommands {
   }
   /// Number of pattern subscriptions on the server (all clients). PUBSUB NUMPAT.
   Future<long long> pubsub_numpat(CallOptions options = {}) {
-    return send_command<long long>(options, {"PUBSUB", "NUMPAT"});
+    return detail::send_command<long long>(*this, options, {"PUBSUB", "NUMPAT"});
   }
   /// Shard channels with at least one subscriber, optionally matching `pattern`. PUBSUB
   /// SHARDCHANNELS [pattern] (Redis 7+).
   Future<std::vector<std::string>> pubsub_shardchannels(std::string_view pattern = {},
                                                         CallOptions options = {}) {
     if (pattern.empty()) {
-      return send_command<std::vector<std::string>>(options, {"PUBSUB", "SHARDCHANNELS"});
+      return detail::send_command<std::vector<std::string>>(*this, options,
+                                                            {"PUBSUB", "SHARDCHANNELS"});
     }
-    return send_command<std::vector<std::string>>(options, {"PUBSUB", "SHARDCHANNELS", pattern});
+    return detail::send_command<std::vector<std::string>>(*this, options,
+                                                          {"PUBSUB", "SHARDCHANNELS", pattern});
   }
   /// Subscriber count of each shard channel. PUBSUB SHARDNUMSUB shard-channel… (Redis 7+).
   Future<std::vector<std::pair<std::string, long long>>> pubsub_shardnumsub(
       std::initializer_list<std::string_view> shard_channels, CallOptions options = {}) {
     detail::ArgList args({"PUBSUB", "SHARDNUMSUB"}, shard_channels.size());
     args.add_all(shard_channels);
-    return detail::send_span<std::vector<std::pair<std::string, long long>>>(
-        static_cast<Derived&>(*this), options, args.span());
-  }
-
- private:
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
+    return detail::send_built<std::vector<std::pair<std::string, long long>>>(*this, options, args);
   }
 };
 

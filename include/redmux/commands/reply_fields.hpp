@@ -51,6 +51,50 @@ inline Result<std::vector<NodeSpan>> children_of(NodeSpan reply, std::size_t min
   return out;
 }
 
+/// One named field of a reply struct and the member it is read into (read_fields()).
+template <class Out, class Member>
+struct Field {
+  std::string_view name;
+  Member Out::*member;
+};
+template <class Out, class Member>
+Field<Out, Member> field(std::string_view name, Member Out::*member) noexcept {
+  return {name, member};
+}
+
+/// Reads a map (RESP3) or flat name/value array (RESP2) into an Out, each named field into
+/// its member; names without a field are skipped.
+template <class Out, class... Members>
+Result<Out> read_fields(NodeSpan reply, std::string_view expected,
+                        const Field<Out, Members>&... fields) {
+  Out out;
+  Error error = for_each_field(reply, expected, [&](std::string_view name, NodeSpan value) {
+    Error read;
+    ((name == fields.name ? (read = read_into(value, out.*fields.member), true) : false) || ...);
+    return read;
+  });
+  if (error) return error;
+  return out;
+}
+
+/// Reads the elements of a sequence of at least sizeof...(members) elements into Out's
+/// members, in order; a failing element's error names its position.
+template <class Out, class... Members>
+Result<Out> read_elements(NodeSpan reply, std::string_view expected, Members Out::*... members) {
+  Result<std::vector<NodeSpan>> parts = children_of(reply, sizeof...(Members), expected);
+  if (!parts) return std::move(parts).error();
+  Out out;
+  Error error;
+  std::size_t at = 0;
+  auto read = [&](auto member) {
+    if (!error) error = in_element(read_into((*parts)[at], out.*member), at);
+    ++at;
+  };
+  (read(members), ...);
+  if (error) return error;
+  return out;
+}
+
 }  // namespace detail
 
 }  // namespace redmux

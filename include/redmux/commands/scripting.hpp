@@ -122,19 +122,19 @@ class ScriptingCommands {
   /// Loads a script into the server's cache without running it; its SHA-1. A compile error
   /// is a ServerError. SCRIPT LOAD.
   Future<std::string> script_load(std::string_view script, CallOptions options = {}) {
-    return send_command<std::string>(options, {"SCRIPT", "LOAD", script});
+    return detail::send_command<std::string>(*this, options, {"SCRIPT", "LOAD", script});
   }
   /// Whether each SHA-1 is in the server's cache. SCRIPT EXISTS.
   Future<std::vector<bool>> script_exists(std::initializer_list<std::string_view> sha1s,
                                           CallOptions options = {}) {
     detail::ArgList args({"SCRIPT", "EXISTS"}, sha1s.size());
     args.add_all(sha1s);
-    return send_built<std::vector<bool>>(options, args);
+    return detail::send_built<std::vector<bool>>(*this, options, args);
   }
   /// Empties the server's script cache (every client's scripts). SCRIPT FLUSH: an admin
   /// command, refused unless the configuration says allowAdmin=true.
   Future<void> script_flush(CallOptions options = {}) {
-    return send_command<void>(options, {"SCRIPT", "FLUSH"});
+    return detail::send_command<void>(*this, options, {"SCRIPT", "FLUSH"});
   }
 
   /// Loads a library of functions (its text starts "#!lua name=…"); the library's name.
@@ -142,17 +142,19 @@ class ScriptingCommands {
   /// FUNCTION LOAD [REPLACE] code.
   Future<std::string> function_load(std::string_view code, bool replace = false,
                                     CallOptions options = {}) {
-    if (replace) return send_command<std::string>(options, {"FUNCTION", "LOAD", "REPLACE", code});
-    return send_command<std::string>(options, {"FUNCTION", "LOAD", code});
+    if (replace)
+      return detail::send_command<std::string>(*this, options,
+                                               {"FUNCTION", "LOAD", "REPLACE", code});
+    return detail::send_command<std::string>(*this, options, {"FUNCTION", "LOAD", code});
   }
   /// Deletes a library and its functions; a missing one is a ServerError. FUNCTION DELETE.
   /// (Not admin-gated: like DEL, it removes only what it names.)
   Future<void> function_delete(std::string_view library, CallOptions options = {}) {
-    return send_command<void>(options, {"FUNCTION", "DELETE", library});
+    return detail::send_command<void>(*this, options, {"FUNCTION", "DELETE", library});
   }
   /// Deletes every library. FUNCTION FLUSH: an admin command (allowAdmin=true).
   Future<void> function_flush(CallOptions options = {}) {
-    return send_command<void>(options, {"FUNCTION", "FLUSH"});
+    return detail::send_command<void>(*this, options, {"FUNCTION", "FLUSH"});
   }
   /// Calls a function of a loaded library. FCALL function numkeys key… arg….
   template <class T = Reply>
@@ -194,12 +196,12 @@ class ScriptingCommands {
     detail::ArgList args({command, head, static_cast<long long>(call.key_count())},
                          call.words().size());
     args.add_all(call.words());
-    return detail::send_span<T>(sink, options, args.span());
+    return sink.template send<T>(options, args.span());
   }
 
   template <class T>
   Future<T> run(BoundScript call, bool read_only, const CallOptions& options) {
-    Derived& sink = static_cast<Derived&>(*this);
+    Derived& sink = detail::sink_of(*this);
     const char* eval = read_only ? "EVAL_RO" : "EVAL";
     if constexpr (!ScriptRetry<Derived>::value) {
       return send_bound<T>(sink, eval, call.script().text(), call, options);
@@ -240,15 +242,7 @@ class ScriptingCommands {
     detail::ArgList list({command, head}, 1 + detail::size_hint(keys) + detail::size_hint(args));
     list.add_counted(keys);
     for (auto&& arg : args) list.add(Arg(arg));
-    return send_built<T>(options, list);
-  }
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
-  }
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
+    return detail::send_built<T>(*this, options, list);
   }
 };
 

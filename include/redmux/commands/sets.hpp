@@ -20,136 +20,137 @@ class SetCommands {
  public:
   /// Adds `member`; 1 if it is new. SADD.
   Future<long long> sadd(std::string_view key, std::string_view member, CallOptions options = {}) {
-    return send_command<long long>(options, {"SADD", key, member});
+    return detail::send_command<long long>(*this, options, {"SADD", key, member});
   }
   /// Adds `members`; how many are new. SADD.
   template <detail::StringRange Members>
   Future<long long> sadd(std::string_view key, const Members& members, CallOptions options = {}) {
-    return send_with_key<long long>("SADD", key, members, options);
+    return detail::send_with_key<long long>(*this, "SADD", key, members, options);
   }
   Future<long long> sadd(std::string_view key, std::initializer_list<std::string_view> members,
                          CallOptions options = {}) {
-    return send_with_key<long long>("SADD", key, members, options);
+    return detail::send_with_key<long long>(*this, "SADD", key, members, options);
   }
   /// Removes `member`; 1 if it was there. SREM.
   Future<long long> srem(std::string_view key, std::string_view member, CallOptions options = {}) {
-    return send_command<long long>(options, {"SREM", key, member});
+    return detail::send_command<long long>(*this, options, {"SREM", key, member});
   }
   template <detail::StringRange Members>
   Future<long long> srem(std::string_view key, const Members& members, CallOptions options = {}) {
-    return send_with_key<long long>("SREM", key, members, options);
+    return detail::send_with_key<long long>(*this, "SREM", key, members, options);
   }
   Future<long long> srem(std::string_view key, std::initializer_list<std::string_view> members,
                          CallOptions options = {}) {
-    return send_with_key<long long>("SREM", key, members, options);
+    return detail::send_with_key<long long>(*this, "SREM", key, members, options);
   }
   /// Every member, in no particular order; empty for a missing key. SMEMBERS.
   Future<std::vector<std::string>> smembers(std::string_view key, CallOptions options = {}) {
-    return send_command<std::vector<std::string>>(options, {"SMEMBERS", key});
+    return detail::send_command<std::vector<std::string>>(*this, options, {"SMEMBERS", key});
   }
   /// True when `member` is in the set. SISMEMBER.
   Future<bool> sismember(std::string_view key, std::string_view member, CallOptions options = {}) {
-    return send_command<bool>(options, {"SISMEMBER", key, member});
+    return detail::send_command<bool>(*this, options, {"SISMEMBER", key, member});
   }
   /// For each of `members`, whether it is in the set. SMISMEMBER.
   template <detail::StringRange Members>
   Future<std::vector<bool>> smismember(std::string_view key, const Members& members,
                                        CallOptions options = {}) {
-    return send_with_key<std::vector<bool>>("SMISMEMBER", key, members, options);
+    return detail::send_with_key<std::vector<bool>>(*this, "SMISMEMBER", key, members, options);
   }
   Future<std::vector<bool>> smismember(std::string_view key,
                                        std::initializer_list<std::string_view> members,
                                        CallOptions options = {}) {
-    return send_with_key<std::vector<bool>>("SMISMEMBER", key, members, options);
+    return detail::send_with_key<std::vector<bool>>(*this, "SMISMEMBER", key, members, options);
   }
   /// Number of members; 0 for a missing key. SCARD.
   Future<long long> scard(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"SCARD", key});
+    return detail::send_command<long long>(*this, options, {"SCARD", key});
   }
   /// Removes and returns a random member; nullopt for a missing key. SPOP.
   Future<std::optional<std::string>> spop(std::string_view key, CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(options, {"SPOP", key});
+    return detail::send_command<std::optional<std::string>>(*this, options, {"SPOP", key});
   }
   /// Removes and returns up to `count` random members. SPOP key count.
   Future<std::vector<std::string>> spop(std::string_view key, long long count,
                                         CallOptions options = {}) {
-    return send_command<std::vector<std::string>>(options, {"SPOP", key, count});
+    return detail::send_command<std::vector<std::string>>(*this, options, {"SPOP", key, count});
   }
   /// A random member, not removed; nullopt for a missing key. SRANDMEMBER.
   Future<std::optional<std::string>> srandmember(std::string_view key, CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(options, {"SRANDMEMBER", key});
+    return detail::send_command<std::optional<std::string>>(*this, options, {"SRANDMEMBER", key});
   }
   /// Up to `count` distinct random members (negative: |count|, repeats allowed).
   /// SRANDMEMBER key count.
   Future<std::vector<std::string>> srandmember(std::string_view key, long long count,
                                                CallOptions options = {}) {
-    return send_command<std::vector<std::string>>(options, {"SRANDMEMBER", key, count});
+    return detail::send_command<std::vector<std::string>>(*this, options,
+                                                          {"SRANDMEMBER", key, count});
   }
   /// Members in every one of `keys` (a missing key is empty). SINTER.
   template <detail::StringRange Keys>
   Future<std::vector<std::string>> sinter(const Keys& keys, CallOptions options = {}) {
-    return send_keys<std::vector<std::string>>("SINTER", keys, options);
+    return detail::send_keys<std::vector<std::string>>(*this, "SINTER", keys, options);
   }
   Future<std::vector<std::string>> sinter(std::initializer_list<std::string_view> keys,
                                           CallOptions options = {}) {
-    return send_keys<std::vector<std::string>>("SINTER", keys, options);
+    return detail::send_keys<std::vector<std::string>>(*this, "SINTER", keys, options);
   }
   /// Members in any of `keys`. SUNION.
   template <detail::StringRange Keys>
   Future<std::vector<std::string>> sunion(const Keys& keys, CallOptions options = {}) {
-    return send_keys<std::vector<std::string>>("SUNION", keys, options);
+    return detail::send_keys<std::vector<std::string>>(*this, "SUNION", keys, options);
   }
   Future<std::vector<std::string>> sunion(std::initializer_list<std::string_view> keys,
                                           CallOptions options = {}) {
-    return send_keys<std::vector<std::string>>("SUNION", keys, options);
+    return detail::send_keys<std::vector<std::string>>(*this, "SUNION", keys, options);
   }
   /// Members of the first key that are in none of the others. SDIFF.
   template <detail::StringRange Keys>
   Future<std::vector<std::string>> sdiff(const Keys& keys, CallOptions options = {}) {
-    return send_keys<std::vector<std::string>>("SDIFF", keys, options);
+    return detail::send_keys<std::vector<std::string>>(*this, "SDIFF", keys, options);
   }
   Future<std::vector<std::string>> sdiff(std::initializer_list<std::string_view> keys,
                                          CallOptions options = {}) {
-    return send_keys<std::vector<std::string>>("SDIFF", keys, options);
+    return detail::send_keys<std::vector<std::string>>(*this, "SDIFF", keys, options);
   }
   /// SINTER into `destination` (overwritten); its size. SINTERSTORE.
   template <detail::StringRange Keys>
   Future<long long> sinterstore(std::string_view destination, const Keys& keys,
                                 CallOptions options = {}) {
-    return send_with_key<long long>("SINTERSTORE", destination, keys, options);
+    return detail::send_with_key<long long>(*this, "SINTERSTORE", destination, keys, options);
   }
   Future<long long> sinterstore(std::string_view destination,
                                 std::initializer_list<std::string_view> keys,
                                 CallOptions options = {}) {
-    return send_with_key<long long>("SINTERSTORE", destination, keys, options);
+    return detail::send_with_key<long long>(*this, "SINTERSTORE", destination, keys, options);
   }
   /// SUNION into `destination`; its size. SUNIONSTORE.
   template <detail::StringRange Keys>
   Future<long long> sunionstore(std::string_view destination, const Keys& keys,
                                 CallOptions options = {}) {
-    return send_with_key<long long>("SUNIONSTORE", destination, keys, options);
+    return detail::send_with_key<long long>(*this, "SUNIONSTORE", destination, keys, options);
   }
   Future<long long> sunionstore(std::string_view destination,
                                 std::initializer_list<std::string_view> keys,
                                 CallOptions options = {}) {
-    return send_with_key<long long>("SUNIONSTORE", destination, keys, options);
+    return detail::send_with_key<long long>(*this, "SUNIONSTORE", destination, keys, options);
   }
   /// SDIFF into `destination`; its size. SDIFFSTORE.
   template <detail::StringRange Keys>
   Future<long long> sdiffstore(std::string_view destination, const Keys& keys,
                                CallOptions options = {}) {
-    return send_with_key<long long>("SDIFFSTORE", destination, keys, options);
+    return detail::send_with_key<long long>(*this, "SDIFFSTORE", destination, keys, options);
   }
   Future<long long> sdiffstore(std::string_view destination,
                                std::initializer_list<std::string_view> keys,
                                CallOptions options = {}) {
-    return send_with_key<long long>("SDIFFSTORE", destination, keys, options);
+    return detail::send_with_key<long long>(*this, "SDIFFSTORE", destination, keys, options);
   }
   /// Moves `member` from `source` to `destination`; false when it was not in `source`.
   /// SMOVE.
   Future<bool> smove(std::string_view source, std::string_view destination, std::string_view member,
                      CallOptions options = {}) {
-    return send_command<bool>(options, {"SMOVE", source, destination, member});
+    return detail::send_command<bool>(*this, options, {"SMOVE", source, destination, member});
   }
   /// The size of the intersection, counting at most `limit` (0: no limit). SINTERCARD
   /// numkeys key… [LIMIT n].
@@ -161,7 +162,7 @@ class SetCommands {
       args.add("LIMIT");
       args.add(limit);
     }
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   Future<long long> sintercard(std::initializer_list<std::string_view> keys, long long limit = 0,
                                CallOptions options = {}) {
@@ -176,30 +177,7 @@ class SetCommands {
                                         CallOptions options = {}) {
     detail::ArgList args({"SSCAN", key, cursor}, 4);
     scan_options.append_to(args);
-    return send_built<ScanPageOf<std::string>>(options, args);
-  }
-
- private:
-  template <class T, class Items>
-  Future<T> send_with_key(const char* command, std::string_view key, const Items& items,
-                          const CallOptions& options) {
-    detail::ArgList args({command, key}, detail::size_hint(items));
-    args.add_all(items);
-    return send_built<T>(options, args);
-  }
-  template <class T, class Keys>
-  Future<T> send_keys(const char* command, const Keys& keys, const CallOptions& options) {
-    detail::ArgList args({command}, detail::size_hint(keys));
-    args.add_all(keys);
-    return send_built<T>(options, args);
-  }
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
-  }
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
+    return detail::send_built<ScanPageOf<std::string>>(*this, options, args);
   }
 };
 

@@ -1,6 +1,8 @@
 // What every command group shares: how a typed command reaches the object that sends it
 // (the "sink": Database, Batch, Transaction …) and how variable-length argument lists are
-// built. Include a group header (strings.hpp …) or commands.hpp rather than this one.
+// built: the send helpers every group uses, and the FireAndForget policy every sink's send()
+// shares (send_through). Include a group header (strings.hpp …) or commands.hpp rather
+// than this one.
 //
 // The sink contract. A class that mixes in Commands<Self> (or any single group) provides
 //
@@ -18,6 +20,7 @@
 #include <ranges>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -41,18 +44,8 @@ concept StringPairRange = std::ranges::input_range<R> &&
 };
 
 using StringPairs = std::initializer_list<std::pair<std::string_view, std::string_view>>;
-
-/// Sends a fixed argument list through `sink`.
-template <class T, class Sink>
-Future<T> send_list(Sink& sink, const CallOptions& options, std::initializer_list<Arg> args) {
-  return sink.template send<T>(options, std::span<const Arg>(args.begin(), args.size()));
-}
-
-/// Sends a built argument list through `sink`.
-template <class T, class Sink>
-Future<T> send_span(Sink& sink, const CallOptions& options, std::span<const Arg> args) {
-  return sink.template send<T>(options, args);
-}
+/// A braced list of strings: `{"a", "b"}`.
+using StringList = std::initializer_list<std::string_view>;
 
 /// Arguments of a variable-length command. A vector: one allocation on the calling thread,
 /// never on the I/O thread.
@@ -100,6 +93,63 @@ std::size_t size_hint(const R& range) {
   } else {
     return 0;
   }
+}
+
+/// The one sink policy for FireAndForget, shared by every sink's send(): `submit(state)`
+/// hands the command over and returns its refusal, if any. A FireAndForget command is handed
+/// over without a state, and its future is complete at once: with T{} (no reply is awaited),
+/// or with the refusal (queue full, admin gate, a connection-state command …). Any other
+/// command gets a state whose future completes with its reply (or is failed by `submit`).
+template <class T, class Submit>
+Future<T> send_through(const CallOptions& options, Submit&& submit) {
+  if (has_flag(options.flags, Flags::FireAndForget)) {
+    if (Error refused = submit(nullptr)) return Future<T>::ready_with(std::move(refused));
+    if constexpr (std::is_void_v<T>) {
+      return Future<T>::ready_with(Result<void>());
+    } else {
+      return Future<T>::ready_with(T{});
+    }
+  }
+  auto* state = new FutureState<T>();  // the Future's reference
+  submit(static_cast<CommandState*>(state));
+  return Future<T>(state);
+}
+
+// How every command group reaches its sink: a group `G<Sink>` (StringCommands<Database> …)
+// passes itself, `*this`, and these helpers send through the sink it is mixed into. One
+// set for every group, and unambiguous although a sink mixes in many groups.
+
+/// The sink a command group is mixed into.
+template <template <class> class Group, class Sink>
+Sink& sink_of(Group<Sink>& group) noexcept {
+  return static_cast<Sink&>(group);
+}
+/// Sends a fixed argument list.
+template <class T, template <class> class Group, class Sink>
+Future<T> send_command(Group<Sink>& group, const CallOptions& options,
+                       std::initializer_list<Arg> args) {
+  return sink_of(group).template send<T>(options, std::span<const Arg>(args.begin(), args.size()));
+}
+/// Sends a built argument list.
+template <class T, template <class> class Group, class Sink>
+Future<T> send_built(Group<Sink>& group, const CallOptions& options, const ArgList& args) {
+  return sink_of(group).template send<T>(options, args.span());
+}
+/// Sends `command key item…`.
+template <class T, template <class> class Group, class Sink, class Items>
+Future<T> send_with_key(Group<Sink>& group, const char* command, std::string_view key,
+                        const Items& items, const CallOptions& options) {
+  ArgList args({command, key}, size_hint(items));
+  args.add_all(items);
+  return send_built<T>(group, options, args);
+}
+/// Sends `command key…`.
+template <class T, template <class> class Group, class Sink, class Keys>
+Future<T> send_keys(Group<Sink>& group, const char* command, const Keys& keys,
+                    const CallOptions& options) {
+  ArgList args({command}, size_hint(keys));
+  args.add_all(keys);
+  return send_built<T>(group, options, args);
 }
 
 }  // namespace redmux::detail

@@ -40,7 +40,7 @@ class SortedSetCommands {
     detail::ArgList args = zadd_head(key, zadd_options, false, 2);
     args.add(score);
     args.add(member);
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   /// Adds or updates members: `db.zadd("board", {{10, "ann"}, {7.5, "bob"}})`. ZADD.
   Future<long long> zadd(std::string_view key, detail::ScorePairs members,
@@ -50,7 +50,7 @@ class SortedSetCommands {
       args.add(score);
       args.add(member);
     }
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   /// Adds or updates members from a range of ScoredMember (or anything with .score and
   /// .member). ZADD.
@@ -62,7 +62,7 @@ class SortedSetCommands {
       args.add(static_cast<double>(item.score));
       args.add(std::string_view(item.member));
     }
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   /// Adds `increment` to a member's score (ZADD … INCR); the new score, or nullopt when a
   /// condition in `zadd_options` prevented it.
@@ -72,49 +72,51 @@ class SortedSetCommands {
     detail::ArgList args = zadd_head(key, zadd_options, true, 2);
     args.add(increment);
     args.add(member);
-    return send_built<std::optional<double>>(options, args);
+    return detail::send_built<std::optional<double>>(*this, options, args);
   }
   /// Removes `member`; 1 if it was there. ZREM.
   Future<long long> zrem(std::string_view key, std::string_view member, CallOptions options = {}) {
-    return send_command<long long>(options, {"ZREM", key, member});
+    return detail::send_command<long long>(*this, options, {"ZREM", key, member});
   }
   template <detail::StringRange Members>
   Future<long long> zrem(std::string_view key, const Members& members, CallOptions options = {}) {
-    return send_with_key<long long>("ZREM", key, members, options);
+    return detail::send_with_key<long long>(*this, "ZREM", key, members, options);
   }
   Future<long long> zrem(std::string_view key, std::initializer_list<std::string_view> members,
                          CallOptions options = {}) {
-    return send_with_key<long long>("ZREM", key, members, options);
+    return detail::send_with_key<long long>(*this, "ZREM", key, members, options);
   }
   /// A member's score; nullopt when the member or key is missing. ZSCORE.
   Future<std::optional<double>> zscore(std::string_view key, std::string_view member,
                                        CallOptions options = {}) {
-    return send_command<std::optional<double>>(options, {"ZSCORE", key, member});
+    return detail::send_command<std::optional<double>>(*this, options, {"ZSCORE", key, member});
   }
   /// The scores of `members`, in order; nullopt for each missing one. ZMSCORE.
   template <detail::StringRange Members>
   Future<std::vector<std::optional<double>>> zmscore(std::string_view key, const Members& members,
                                                      CallOptions options = {}) {
-    return send_with_key<std::vector<std::optional<double>>>("ZMSCORE", key, members, options);
+    return detail::send_with_key<std::vector<std::optional<double>>>(*this, "ZMSCORE", key, members,
+                                                                     options);
   }
   Future<std::vector<std::optional<double>>> zmscore(
       std::string_view key, std::initializer_list<std::string_view> members,
       CallOptions options = {}) {
-    return send_with_key<std::vector<std::optional<double>>>("ZMSCORE", key, members, options);
+    return detail::send_with_key<std::vector<std::optional<double>>>(*this, "ZMSCORE", key, members,
+                                                                     options);
   }
   /// Adds `increment` to a member's score (missing: 0); the new score. ZINCRBY.
   Future<double> zincrby(std::string_view key, double increment, std::string_view member,
                          CallOptions options = {}) {
-    return send_command<double>(options, {"ZINCRBY", key, increment, member});
+    return detail::send_command<double>(*this, options, {"ZINCRBY", key, increment, member});
   }
   /// Number of members; 0 for a missing key. ZCARD.
   Future<long long> zcard(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"ZCARD", key});
+    return detail::send_command<long long>(*this, options, {"ZCARD", key});
   }
   /// Number of members with a score in [min, max]. ZCOUNT.
   Future<long long> zcount(std::string_view key, ScoreBound min, ScoreBound max,
                            CallOptions options = {}) {
-    return send_command<long long>(options, {"ZCOUNT", key, min.text(), max.text()});
+    return detail::send_command<long long>(*this, options, {"ZCOUNT", key, min.text(), max.text()});
   }
   /// The members `range` selects, in its order. ZRANGE key start stop [BYSCORE|BYLEX] [REV]
   /// [LIMIT o c].
@@ -122,7 +124,7 @@ class SortedSetCommands {
                                           CallOptions options = {}) {
     detail::ArgList args({"ZRANGE", key}, 7);
     range.append_to(args);
-    return send_built<std::vector<std::string>>(options, args);
+    return detail::send_built<std::vector<std::string>>(*this, options, args);
   }
   /// Like zrange(), with scores. ZRANGE … WITHSCORES (flat in RESP2, pairs in RESP3).
   Future<std::vector<ScoredMember>> zrange_with_scores(std::string_view key, const ZRange& range,
@@ -130,35 +132,36 @@ class SortedSetCommands {
     detail::ArgList args({"ZRANGE", key}, 8);
     range.append_to(args);
     args.add("WITHSCORES");
-    return send_built<std::vector<ScoredMember>>(options, args);
+    return detail::send_built<std::vector<ScoredMember>>(*this, options, args);
   }
   /// Stores what `range` selects from `source` into `destination`; its size. ZRANGESTORE.
   Future<long long> zrangestore(std::string_view destination, std::string_view source,
                                 const ZRange& range, CallOptions options = {}) {
     detail::ArgList args({"ZRANGESTORE", destination, source}, 7);
     range.append_to(args);
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   /// A member's rank, lowest score first (0-based); nullopt when missing. ZRANK.
   Future<std::optional<long long>> zrank(std::string_view key, std::string_view member,
                                          CallOptions options = {}) {
-    return send_command<std::optional<long long>>(options, {"ZRANK", key, member});
+    return detail::send_command<std::optional<long long>>(*this, options, {"ZRANK", key, member});
   }
   /// A member's rank, highest score first; nullopt when missing. ZREVRANK.
   Future<std::optional<long long>> zrevrank(std::string_view key, std::string_view member,
                                             CallOptions options = {}) {
-    return send_command<std::optional<long long>>(options, {"ZREVRANK", key, member});
+    return detail::send_command<std::optional<long long>>(*this, options,
+                                                          {"ZREVRANK", key, member});
   }
   /// Removes and returns up to `count` members with the lowest scores, lowest first; empty
   /// for a missing key. ZPOPMIN key count.
   Future<std::vector<ScoredMember>> zpopmin(std::string_view key, long long count = 1,
                                             CallOptions options = {}) {
-    return send_command<std::vector<ScoredMember>>(options, {"ZPOPMIN", key, count});
+    return detail::send_command<std::vector<ScoredMember>>(*this, options, {"ZPOPMIN", key, count});
   }
   /// Removes and returns up to `count` members with the highest scores. ZPOPMAX key count.
   Future<std::vector<ScoredMember>> zpopmax(std::string_view key, long long count = 1,
                                             CallOptions options = {}) {
-    return send_command<std::vector<ScoredMember>>(options, {"ZPOPMAX", key, count});
+    return detail::send_command<std::vector<ScoredMember>>(*this, options, {"ZPOPMAX", key, count});
   }
   /// The union of `keys` into `destination`; its size. ZUNIONSTORE dst numkeys key…
   /// [WEIGHTS w…] [AGGREGATE SUM|MIN|MAX].
@@ -186,13 +189,14 @@ class SortedSetCommands {
   /// Removes members with a score in [min, max]; how many. ZREMRANGEBYSCORE.
   Future<long long> zremrangebyscore(std::string_view key, ScoreBound min, ScoreBound max,
                                      CallOptions options = {}) {
-    return send_command<long long>(options, {"ZREMRANGEBYSCORE", key, min.text(), max.text()});
+    return detail::send_command<long long>(*this, options,
+                                           {"ZREMRANGEBYSCORE", key, min.text(), max.text()});
   }
   /// Removes members ranked `start`..`stop` (negative from the top); how many.
   /// ZREMRANGEBYRANK.
   Future<long long> zremrangebyrank(std::string_view key, long long start, long long stop,
                                     CallOptions options = {}) {
-    return send_command<long long>(options, {"ZREMRANGEBYRANK", key, start, stop});
+    return detail::send_command<long long>(*this, options, {"ZREMRANGEBYRANK", key, start, stop});
   }
 
   /// One page of members with their scores from `cursor` (0 to start); the page's cursor is 0 when
@@ -203,7 +207,7 @@ class SortedSetCommands {
                                          CallOptions options = {}) {
     detail::ArgList args({"ZSCAN", key, cursor}, 4);
     scan_options.append_to(args);
-    return send_built<ScanPageOf<ScoredMember>>(options, args);
+    return detail::send_built<ScanPageOf<ScoredMember>>(*this, options, args);
   }
 
  private:
@@ -231,22 +235,7 @@ class SortedSetCommands {
       args.add_all(std::initializer_list<std::string_view>{"AGGREGATE", "MIN"});
     if (o.aggregate == ZAggregate::Max)
       args.add_all(std::initializer_list<std::string_view>{"AGGREGATE", "MAX"});
-    return send_built<long long>(options, args);
-  }
-  template <class T, class Items>
-  Future<T> send_with_key(const char* command, std::string_view key, const Items& items,
-                          const CallOptions& options) {
-    detail::ArgList args({command, key}, detail::size_hint(items));
-    args.add_all(items);
-    return send_built<T>(options, args);
-  }
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
-  }
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
+    return detail::send_built<long long>(*this, options, args);
   }
 };
 

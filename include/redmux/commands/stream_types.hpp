@@ -153,15 +153,9 @@ struct ReplyTraits<StreamPendingSummary> {
 template <>
 struct ReplyTraits<PendingEntry> {
   static Result<PendingEntry> convert(NodeSpan reply) {
-    auto parts = detail::children_of(reply, 4, "pending entry of 4 elements");
-    if (!parts) return std::move(parts).error();
-    PendingEntry out;
-    const auto& p = *parts;
-    if (Error e = detail::read_into(p[0], out.id)) return detail::in_element(e, 0);
-    if (Error e = detail::read_into(p[1], out.consumer)) return detail::in_element(e, 1);
-    if (Error e = detail::read_into(p[2], out.idle_ms)) return detail::in_element(e, 2);
-    if (Error e = detail::read_into(p[3], out.deliveries)) return detail::in_element(e, 3);
-    return out;
+    using P = PendingEntry;
+    return detail::read_elements<P>(reply, "pending entry of 4 elements", &P::id, &P::consumer,
+                                    &P::idle_ms, &P::deliveries);
   }
 };
 
@@ -202,75 +196,44 @@ struct ReplyTraits<StreamAutoClaimIds> {
   }
 };
 
-/// A map (RESP3) or flat name/value array (RESP2); unknown names are skipped.
+/// XINFO replies are a map (RESP3) or flat name/value array (RESP2); unknown names are skipped.
 template <>
 struct ReplyTraits<StreamInfo> {
   static Result<StreamInfo> convert(NodeSpan reply) {
-    StreamInfo out;
-    Error error = detail::for_each_field(
-        reply, "XINFO STREAM fields", [&](std::string_view name, NodeSpan value) -> Error {
-          if (name == "length") return detail::read_into(value, out.length);
-          if (name == "radix-tree-keys") return detail::read_into(value, out.radix_tree_keys);
-          if (name == "radix-tree-nodes") return detail::read_into(value, out.radix_tree_nodes);
-          if (name == "groups") return detail::read_into(value, out.groups);
-          if (name == "last-generated-id") return detail::read_into(value, out.last_generated_id);
-          if (name == "max-deleted-entry-id")
-            return detail::read_into(value, out.max_deleted_entry_id);
-          if (name == "entries-added") return detail::read_into(value, out.entries_added);
-          if (name == "recorded-first-entry-id")
-            return detail::read_into(value, out.recorded_first_entry_id);
-          if (name == "first-entry") return detail::read_into(value, out.first_entry);
-          if (name == "last-entry") return detail::read_into(value, out.last_entry);
-          return Error();
-        });
-    if (error) return error;
-    return out;
+    using S = StreamInfo;
+    return detail::read_fields<S>(
+        reply, "XINFO STREAM fields", detail::field("length", &S::length),
+        detail::field("radix-tree-keys", &S::radix_tree_keys),
+        detail::field("radix-tree-nodes", &S::radix_tree_nodes),
+        detail::field("groups", &S::groups),
+        detail::field("last-generated-id", &S::last_generated_id),
+        detail::field("max-deleted-entry-id", &S::max_deleted_entry_id),
+        detail::field("entries-added", &S::entries_added),
+        detail::field("recorded-first-entry-id", &S::recorded_first_entry_id),
+        detail::field("first-entry", &S::first_entry), detail::field("last-entry", &S::last_entry));
   }
 };
 
 template <>
 struct ReplyTraits<StreamGroupInfo> {
   static Result<StreamGroupInfo> convert(NodeSpan reply) {
-    StreamGroupInfo out;
-    Error error = detail::for_each_field(reply, "XINFO GROUPS fields",
-                                         [&](std::string_view name, NodeSpan value) -> Error {
-                                           if (name == "name")
-                                             return detail::read_into(value, out.name);
-                                           if (name == "consumers")
-                                             return detail::read_into(value, out.consumers);
-                                           if (name == "pending")
-                                             return detail::read_into(value, out.pending);
-                                           if (name == "last-delivered-id")
-                                             return detail::read_into(value, out.last_delivered_id);
-                                           if (name == "entries-read")
-                                             return detail::read_into(value, out.entries_read);
-                                           if (name == "lag")
-                                             return detail::read_into(value, out.lag);
-                                           return Error();
-                                         });
-    if (error) return error;
-    return out;
+    using G = StreamGroupInfo;
+    return detail::read_fields<G>(
+        reply, "XINFO GROUPS fields", detail::field("name", &G::name),
+        detail::field("consumers", &G::consumers), detail::field("pending", &G::pending),
+        detail::field("last-delivered-id", &G::last_delivered_id),
+        detail::field("entries-read", &G::entries_read), detail::field("lag", &G::lag));
   }
 };
 
 template <>
 struct ReplyTraits<StreamConsumerInfo> {
   static Result<StreamConsumerInfo> convert(NodeSpan reply) {
-    StreamConsumerInfo out;
-    Error error = detail::for_each_field(reply, "XINFO CONSUMERS fields",
-                                         [&](std::string_view name, NodeSpan value) -> Error {
-                                           if (name == "name")
-                                             return detail::read_into(value, out.name);
-                                           if (name == "pending")
-                                             return detail::read_into(value, out.pending);
-                                           if (name == "idle")
-                                             return detail::read_into(value, out.idle_ms);
-                                           if (name == "inactive")
-                                             return detail::read_into(value, out.inactive_ms);
-                                           return Error();
-                                         });
-    if (error) return error;
-    return out;
+    using C = StreamConsumerInfo;
+    return detail::read_fields<C>(reply, "XINFO CONSUMERS fields", detail::field("name", &C::name),
+                                  detail::field("pending", &C::pending),
+                                  detail::field("idle", &C::idle_ms),
+                                  detail::field("inactive", &C::inactive_ms));
   }
 };
 

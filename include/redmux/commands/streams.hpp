@@ -35,7 +35,7 @@ class StreamCommands {
   Future<std::string> xadd(std::string_view key, const Fields& fields,
                            const XAddOptions& xadd_options = {}, CallOptions options = {}) {
     detail::ArgList args = xadd_args(key, false, fields, xadd_options);
-    return send_built<std::string>(options, args);
+    return detail::send_built<std::string>(*this, options, args);
   }
   /// Like xadd() but never creates the stream (NOMKSTREAM): nullopt when it is missing.
   Future<std::optional<std::string>> xadd_nomkstream(std::string_view key,
@@ -49,7 +49,7 @@ class StreamCommands {
                                                      const XAddOptions& xadd_options = {},
                                                      CallOptions options = {}) {
     detail::ArgList args = xadd_args(key, true, fields, xadd_options);
-    return send_built<std::optional<std::string>>(options, args);
+    return detail::send_built<std::optional<std::string>>(*this, options, args);
   }
 
   /// Entries with ids in [start, end], oldest first; at most `count` (0: all). XRANGE key
@@ -68,13 +68,13 @@ class StreamCommands {
   }
   /// Number of entries; 0 for a missing key. XLEN.
   Future<long long> xlen(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"XLEN", key});
+    return detail::send_command<long long>(*this, options, {"XLEN", key});
   }
   /// Trims the stream; how many entries were evicted. XTRIM key MAXLEN|MINID ….
   Future<long long> xtrim(std::string_view key, const StreamTrim& trim, CallOptions options = {}) {
     detail::ArgList args({"XTRIM", key}, 5);
     trim.append_to(args);
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
   /// Deletes entries by id; how many existed. XDEL.
   Future<long long> xdel(std::string_view key, std::initializer_list<std::string_view> ids,
@@ -85,7 +85,7 @@ class StreamCommands {
   Future<long long> xdel(std::string_view key, const Ids& ids, CallOptions options = {}) {
     detail::ArgList args({"XDEL", key}, detail::size_hint(ids));
     args.add_all(ids);
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
 
   /// Reads entries after the given id of each stream: `db.xread({{"s1", "0"}, {"s2", last}})`.
@@ -156,28 +156,30 @@ class StreamCommands {
       args.add("ENTRIESREAD");
       args.add(*create.entries_read);
     }
-    return send_built<void>(options, args);
+    return detail::send_built<void>(*this, options, args);
   }
   /// Deletes a group and its pending list; false when there was none. XGROUP DESTROY.
   Future<bool> xgroup_destroy(std::string_view key, std::string_view group,
                               CallOptions options = {}) {
-    return send_command<bool>(options, {"XGROUP", "DESTROY", key, group});
+    return detail::send_command<bool>(*this, options, {"XGROUP", "DESTROY", key, group});
   }
   /// Moves a group's last-delivered id. XGROUP SETID key group id.
   Future<void> xgroup_setid(std::string_view key, std::string_view group, std::string_view id,
                             CallOptions options = {}) {
-    return send_command<void>(options, {"XGROUP", "SETID", key, group, id});
+    return detail::send_command<void>(*this, options, {"XGROUP", "SETID", key, group, id});
   }
   /// Creates a consumer; false when it existed. XGROUP CREATECONSUMER.
   Future<bool> xgroup_createconsumer(std::string_view key, std::string_view group,
                                      std::string_view consumer, CallOptions options = {}) {
-    return send_command<bool>(options, {"XGROUP", "CREATECONSUMER", key, group, consumer});
+    return detail::send_command<bool>(*this, options,
+                                      {"XGROUP", "CREATECONSUMER", key, group, consumer});
   }
   /// Deletes a consumer; how many pending entries it held (now no longer pending).
   /// XGROUP DELCONSUMER.
   Future<long long> xgroup_delconsumer(std::string_view key, std::string_view group,
                                        std::string_view consumer, CallOptions options = {}) {
-    return send_command<long long>(options, {"XGROUP", "DELCONSUMER", key, group, consumer});
+    return detail::send_command<long long>(*this, options,
+                                           {"XGROUP", "DELCONSUMER", key, group, consumer});
   }
 
   /// Acknowledges entries (removes them from the group's pending list); how many were
@@ -191,13 +193,13 @@ class StreamCommands {
                          CallOptions options = {}) {
     detail::ArgList args({"XACK", key, group}, detail::size_hint(ids));
     args.add_all(ids);
-    return send_built<long long>(options, args);
+    return detail::send_built<long long>(*this, options, args);
   }
 
   /// The pending list's summary. XPENDING key group.
   Future<StreamPendingSummary> xpending(std::string_view key, std::string_view group,
                                         CallOptions options = {}) {
-    return send_command<StreamPendingSummary>(options, {"XPENDING", key, group});
+    return detail::send_command<StreamPendingSummary>(*this, options, {"XPENDING", key, group});
   }
   /// Up to `count` pending entries matching `filter`, oldest first. XPENDING key group
   /// [IDLE ms] start end count [consumer].
@@ -213,7 +215,7 @@ class StreamCommands {
     args.add(filter.end);
     args.add(count);
     if (!filter.consumer.empty()) args.add(filter.consumer);
-    return send_built<std::vector<PendingEntry>>(options, args);
+    return detail::send_built<std::vector<PendingEntry>>(*this, options, args);
   }
 
   /// Gives `consumer` the pending entries among `ids` idle for at least `min_idle`; the
@@ -233,7 +235,7 @@ class StreamCommands {
                                           std::chrono::milliseconds min_idle, const Ids& ids,
                                           XClaimOptions claim = {}, CallOptions options = {}) {
     detail::ArgList args = xclaim_args(key, group, consumer, min_idle, ids, claim, false);
-    return send_built<std::vector<StreamEntry>>(options, args);
+    return detail::send_built<std::vector<StreamEntry>>(*this, options, args);
   }
   /// Like xclaim(), answering only the ids claimed (JUSTID: the delivery count is not
   /// incremented).
@@ -243,7 +245,7 @@ class StreamCommands {
                                               std::chrono::milliseconds min_idle, const Ids& ids,
                                               XClaimOptions claim = {}, CallOptions options = {}) {
     detail::ArgList args = xclaim_args(key, group, consumer, min_idle, ids, claim, true);
-    return send_built<std::vector<std::string>>(options, args);
+    return detail::send_built<std::vector<std::string>>(*this, options, args);
   }
   Future<std::vector<std::string>> xclaim_ids(std::string_view key, std::string_view group,
                                               std::string_view consumer,
@@ -261,9 +263,10 @@ class StreamCommands {
                                      std::string_view consumer, std::chrono::milliseconds min_idle,
                                      std::string_view start = "0-0", long long count = 100,
                                      CallOptions options = {}) {
-    return send_command<StreamAutoClaim>(
-        options, {"XAUTOCLAIM", key, group, consumer, static_cast<long long>(min_idle.count()),
-                  start, "COUNT", count});
+    return detail::send_command<StreamAutoClaim>(
+        *this, options,
+        {"XAUTOCLAIM", key, group, consumer, static_cast<long long>(min_idle.count()), start,
+         "COUNT", count});
   }
   /// Like xautoclaim(), ids only (JUSTID).
   Future<StreamAutoClaimIds> xautoclaim_ids(std::string_view key, std::string_view group,
@@ -271,27 +274,29 @@ class StreamCommands {
                                             std::chrono::milliseconds min_idle,
                                             std::string_view start = "0-0", long long count = 100,
                                             CallOptions options = {}) {
-    return send_command<StreamAutoClaimIds>(
-        options, {"XAUTOCLAIM", key, group, consumer, static_cast<long long>(min_idle.count()),
-                  start, "COUNT", count, "JUSTID"});
+    return detail::send_command<StreamAutoClaimIds>(
+        *this, options,
+        {"XAUTOCLAIM", key, group, consumer, static_cast<long long>(min_idle.count()), start,
+         "COUNT", count, "JUSTID"});
   }
 
   /// The stream's length, ids, first and last entries …. XINFO STREAM key. A missing key:
   /// ServerError "no such key".
   Future<StreamInfo> xinfo_stream(std::string_view key, CallOptions options = {}) {
-    return send_command<StreamInfo>(options, {"XINFO", "STREAM", key});
+    return detail::send_command<StreamInfo>(*this, options, {"XINFO", "STREAM", key});
   }
   /// The stream's consumer groups. XINFO GROUPS key.
   Future<std::vector<StreamGroupInfo>> xinfo_groups(std::string_view key,
                                                     CallOptions options = {}) {
-    return send_command<std::vector<StreamGroupInfo>>(options, {"XINFO", "GROUPS", key});
+    return detail::send_command<std::vector<StreamGroupInfo>>(*this, options,
+                                                              {"XINFO", "GROUPS", key});
   }
   /// A group's consumers. XINFO CONSUMERS key group.
   Future<std::vector<StreamConsumerInfo>> xinfo_consumers(std::string_view key,
                                                           std::string_view group,
                                                           CallOptions options = {}) {
-    return send_command<std::vector<StreamConsumerInfo>>(options,
-                                                         {"XINFO", "CONSUMERS", key, group});
+    return detail::send_command<std::vector<StreamConsumerInfo>>(
+        *this, options, {"XINFO", "CONSUMERS", key, group});
   }
 
  private:
@@ -309,9 +314,9 @@ class StreamCommands {
                                               std::string_view from, std::string_view to,
                                               long long count, const CallOptions& options) {
     if (count > 0)
-      return send_command<std::vector<StreamEntry>>(options,
-                                                    {command, key, from, to, "COUNT", count});
-    return send_command<std::vector<StreamEntry>>(options, {command, key, from, to});
+      return detail::send_command<std::vector<StreamEntry>>(
+          *this, options, {command, key, from, to, "COUNT", count});
+    return detail::send_command<std::vector<StreamEntry>>(*this, options, {command, key, from, to});
   }
   /// Appends "STREAMS key… id…".
   template <class Streams>
@@ -335,7 +340,7 @@ class StreamCommands {
       args.add(*block);
     }
     add_streams(args, streams);
-    return send_built<std::vector<StreamMessages>>(options, args);
+    return detail::send_built<std::vector<StreamMessages>>(*this, options, args);
   }
   template <class Streams>
   Future<std::vector<StreamMessages>> send_xreadgroup(
@@ -353,7 +358,7 @@ class StreamCommands {
     }
     if (read.no_ack) args.add("NOACK");
     add_streams(args, streams);
-    return send_built<std::vector<StreamMessages>>(options, args);
+    return detail::send_built<std::vector<StreamMessages>>(*this, options, args);
   }
   template <class Ids>
   static detail::ArgList xclaim_args(std::string_view key, std::string_view group,
@@ -379,14 +384,6 @@ class StreamCommands {
     if (o.force) args.add("FORCE");
     if (just_id) args.add("JUSTID");
     return args;
-  }
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
-  }
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
   }
 };
 

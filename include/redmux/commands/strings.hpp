@@ -94,14 +94,14 @@ class StringCommands {
   /// The value of `key`; nullopt when the key does not exist. GET. A key holding another
   /// type fails with ServerError (WRONGTYPE).
   Future<std::optional<std::string>> get(std::string_view key, CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(options, {"GET", key});
+    return detail::send_command<std::optional<std::string>>(*this, options, {"GET", key});
   }
 
   /// Sets `key` to `value`. SET [NX|XX] [EX|PX|PXAT n|KEEPTTL]. True when set; false when
   /// the NX/XX condition prevented it (the server answered nil).
   Future<bool> set(std::string_view key, std::string_view value, SetOptions set_options = {},
                    CallOptions options = {}) {
-    return send_built<bool>(options, set_args(key, value, set_options, false));
+    return detail::send_built<bool>(*this, options, set_args(key, value, set_options, false));
   }
   Future<bool> set(std::string_view key, std::string_view value, CallOptions options) {
     return set(key, value, SetOptions{}, options);
@@ -113,7 +113,8 @@ class StringCommands {
   Future<std::optional<std::string>> set_get(std::string_view key, std::string_view value,
                                              SetOptions set_options = {},
                                              CallOptions options = {}) {
-    return send_built<std::optional<std::string>>(options, set_args(key, value, set_options, true));
+    return detail::send_built<std::optional<std::string>>(*this, options,
+                                                          set_args(key, value, set_options, true));
   }
   Future<std::optional<std::string>> set_get(std::string_view key, std::string_view value,
                                              CallOptions options) {
@@ -126,7 +127,7 @@ class StringCommands {
                                            CallOptions options = {}) {
     detail::ArgList args({"GETEX", key}, 2);
     expiry.append_to(args);
-    return send_built<std::optional<std::string>>(options, args);
+    return detail::send_built<std::optional<std::string>>(*this, options, args);
   }
   Future<std::optional<std::string>> getex(std::string_view key, CallOptions options) {
     return getex(key, Expiry{}, options);
@@ -134,7 +135,7 @@ class StringCommands {
 
   /// The value of `key` (nullopt if missing), deleting the key. GETDEL.
   Future<std::optional<std::string>> getdel(std::string_view key, CallOptions options = {}) {
-    return send_command<std::optional<std::string>>(options, {"GETDEL", key});
+    return detail::send_command<std::optional<std::string>>(*this, options, {"GETDEL", key});
   }
 
   /// The values of `keys`, in order; nullopt for a missing key or one of another type.
@@ -143,7 +144,7 @@ class StringCommands {
   Future<std::vector<std::optional<std::string>>> mget(const Keys& keys, CallOptions options = {}) {
     detail::ArgList args({"MGET"}, detail::size_hint(keys));
     args.add_all(keys);
-    return send_built<std::vector<std::optional<std::string>>>(options, args);
+    return detail::send_built<std::vector<std::optional<std::string>>>(*this, options, args);
   }
   Future<std::vector<std::optional<std::string>>> mget(std::initializer_list<std::string_view> keys,
                                                        CallOptions options = {}) {
@@ -155,7 +156,7 @@ class StringCommands {
   Future<void> mset(const Pairs& pairs, CallOptions options = {}) {
     detail::ArgList args({"MSET"}, 2 * detail::size_hint(pairs));
     args.add_pairs(pairs);
-    return send_built<void>(options, args);
+    return detail::send_built<void>(*this, options, args);
   }
   Future<void> mset(detail::StringPairs pairs, CallOptions options = {}) {
     return mset<detail::StringPairs>(pairs, options);
@@ -166,7 +167,7 @@ class StringCommands {
   Future<bool> msetnx(const Pairs& pairs, CallOptions options = {}) {
     detail::ArgList args({"MSETNX"}, 2 * detail::size_hint(pairs));
     args.add_pairs(pairs);
-    return send_built<bool>(options, args);
+    return detail::send_built<bool>(*this, options, args);
   }
   Future<bool> msetnx(detail::StringPairs pairs, CallOptions options = {}) {
     return msetnx<detail::StringPairs>(pairs, options);
@@ -175,43 +176,43 @@ class StringCommands {
   /// Adds 1 and returns the new value (a missing key counts as 0). INCR. Not an integer
   /// or out of range: ServerError.
   Future<long long> incr(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"INCR", key});
+    return detail::send_command<long long>(*this, options, {"INCR", key});
   }
   /// Adds `by`; the new value. INCRBY.
   Future<long long> incrby(std::string_view key, long long by, CallOptions options = {}) {
-    return send_command<long long>(options, {"INCRBY", key, by});
+    return detail::send_command<long long>(*this, options, {"INCRBY", key, by});
   }
   /// Adds `by` as a float; the new value. INCRBYFLOAT.
   Future<double> incrbyfloat(std::string_view key, double by, CallOptions options = {}) {
-    return send_command<double>(options, {"INCRBYFLOAT", key, by});
+    return detail::send_command<double>(*this, options, {"INCRBYFLOAT", key, by});
   }
   /// Subtracts 1; the new value. DECR.
   Future<long long> decr(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"DECR", key});
+    return detail::send_command<long long>(*this, options, {"DECR", key});
   }
   /// Subtracts `by`; the new value. DECRBY.
   Future<long long> decrby(std::string_view key, long long by, CallOptions options = {}) {
-    return send_command<long long>(options, {"DECRBY", key, by});
+    return detail::send_command<long long>(*this, options, {"DECRBY", key, by});
   }
 
   /// Appends `value`; the new length. APPEND.
   Future<long long> append(std::string_view key, std::string_view value, CallOptions options = {}) {
-    return send_command<long long>(options, {"APPEND", key, value});
+    return detail::send_command<long long>(*this, options, {"APPEND", key, value});
   }
   /// The value's length in bytes; 0 for a missing key. STRLEN.
   Future<long long> strlen(std::string_view key, CallOptions options = {}) {
-    return send_command<long long>(options, {"STRLEN", key});
+    return detail::send_command<long long>(*this, options, {"STRLEN", key});
   }
   /// Bytes `start`..`end` inclusive (negative counts from the end); "" for a missing key.
   /// GETRANGE.
   Future<std::string> getrange(std::string_view key, long long start, long long end,
                                CallOptions options = {}) {
-    return send_command<std::string>(options, {"GETRANGE", key, start, end});
+    return detail::send_command<std::string>(*this, options, {"GETRANGE", key, start, end});
   }
   /// Overwrites from byte `offset` (zero-padding a short value); the new length. SETRANGE.
   Future<long long> setrange(std::string_view key, long long offset, std::string_view value,
                              CallOptions options = {}) {
-    return send_command<long long>(options, {"SETRANGE", key, offset, value});
+    return detail::send_command<long long>(*this, options, {"SETRANGE", key, offset, value});
   }
 
  private:
@@ -223,14 +224,6 @@ class StringCommands {
     if (get) args.add("GET");
     options.expiry.append_to(args);
     return args;
-  }
-  template <class T>
-  Future<T> send_command(const CallOptions& options, std::initializer_list<Arg> args) {
-    return detail::send_list<T>(static_cast<Derived&>(*this), options, args);
-  }
-  template <class T>
-  Future<T> send_built(const CallOptions& options, const detail::ArgList& args) {
-    return detail::send_span<T>(static_cast<Derived&>(*this), options, args.span());
   }
 };
 

@@ -1,6 +1,8 @@
 // The latency lines (redis-cli's shapes) and the CLIENT LIST summary.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "clients.hpp"
 #include "latency.hpp"
 
@@ -27,8 +29,11 @@ TEST(LatencyStatsTest, NearestRankPercentiles) {
   EXPECT_DOUBLE_EQ(stats.percentile_ms(100), 1.0);
   EXPECT_EQ(stats.line({50, 99.9}),
             "min: 0.001, max: 1.000, avg: 0.500 (1000 samples), p50: 0.500, p99.9: 0.999");
+  // Numbers in milliseconds, rounded to the microsecond; the keys in this order.
   EXPECT_EQ(stats.json({50}),
-            "{\"min\":0.001,\"max\":1.000,\"avg\":0.500,\"samples\":1000,\"p50\":0.500}");
+            "{\"min\":0.001,\"max\":1.0,\"avg\":0.5,\"samples\":1000,\"p50\":0.5}");
+  stats.add(std::chrono::nanoseconds(1234567));
+  EXPECT_EQ(nlohmann::json::parse(stats.json({}))["max"].get<double>(), 1.235);
 }
 
 TEST(PercentileLabelTest, Shapes) {

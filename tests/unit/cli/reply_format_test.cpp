@@ -140,10 +140,19 @@ TEST(FormatJsonTest, ValuesAndContainers) {
             "[{\"error\":\"ERR x\"}]\n");
 }
 
-TEST(FormatJsonTest, StringsAreEscapedAndInvalidUtf8IsEncoded) {
-  EXPECT_EQ(json_string("a\"b\\c\n"), R"("a\"b\\c\n")");
-  EXPECT_EQ(json_string("\xc3\xa9"), "\"\xc3\xa9\"");
-  EXPECT_EQ(json_string("\x01\xff"), R"("\u0001\u00ff")");
+TEST(FormatJsonTest, StringsAreEscapedAndNoByteIsLost) {
+  EXPECT_EQ(format_json(str("a\"b\\c\n\x01")), "\"a\\\"b\\\\c\\n\\u0001\"\n");
+  EXPECT_EQ(format_json(str("\xc3\xa9")), "\"\xc3\xa9\"\n");  // valid UTF-8 kept as it is
+  // A byte that is not UTF-8 becomes the character U+00XX: JSON readers get every byte.
+  EXPECT_EQ(utf8_text("\xff"), "\xc3\xbf");
+  const Json parsed = Json::parse(format_json(str("a\xff\xc3")));
+  EXPECT_EQ(parsed.get<std::string>(), "a\xc3\xbf\xc3\x83");
+  EXPECT_EQ(format_json(map({str("k\xfe"), str("v")})), "{\"k\xc3\xbe\":\"v\"}\n");
+}
+
+TEST(FormatJsonTest, MapsKeepTheServersOrder) {
+  EXPECT_EQ(format_json(map({str("zeta"), integer(1), str("alpha"), integer(2)})),
+            "{\"zeta\":1,\"alpha\":2}\n");
 }
 
 }  // namespace

@@ -1,0 +1,87 @@
+// CommandState: what a Future and the connection carrying its command share — a reference
+// count, the one-time completion (first completer wins), the blocking wait, and the single
+// continuation (then() or a resumed coroutine). FutureState<T> (future_state.hpp) adds the
+// typed result; connections and queues see only this base.
+//
+// Threads: add_ref()/release(), deliver()/fail() and the waits are safe from any thread;
+// whichever thread completes the state first publishes the result, and a second completion
+// is dropped.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "redmux/error.hpp"
+#include "redmux/reply_node.hpp"
+
+namespace redmux::detail {
+
+/// State shared by a Future and the connection carrying its command. The connection's
+/// queues hold raw pointers with one reference each.
+class CommandState {
+ public:
+  CommandState() noexcept = default;
+  CommandState(const CommandState&) = delete;
+  CommandState& operator=(const CommandState&) = delete;
+
+  void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
+  }
+
+  /// Completes with the reply (converted to the future's type). Dropped when already
+  /// complete. An error reply completes with a ServerError naming the command.
+  virtual void deliver(NodeSpan reply) noexcept = 0;
+  /// Completes with an error. Dropped when already complete.
+  virtual void fail(Error error) noexcept = 0;
+
+  /// True once a completion has been claimed (the value may still be being written).
+  bool claimed() const noexcept { return claimed_.load(std::memory_order_acquire); }
+  bool ready() const noexcept {
+    return (phase_.load(std::memory_order_acquire) & kStageMask) == kReady;
+  }
+  /// True while (or once) a thread blocks waiting for this state: yielding or asleep.
+  bool waited_on() const noexcept {
+    return (phase_.load(std::memory_order_acquire) & (kWaiterBit | kSpinnerBit)) != 0;
+  }
+
+  /// Blocks until ready. REQUIRES: !on_io_thread().
+  void wait() const noexcept;
+  /// Blocks until ready or `timeout` passes; true when ready. REQUIRES: !on_io_thread().
+  bool wait_for(std::chrono::nanoseconds timeout) const noexcept;
+
+  /// The command's name for error messages; static storage (the command table). Written
+  /// by the submitting thread before the state is handed to a connection, then only read.
+  std::string_view command_name;
+  /// Internal: the encoded command, kept only for a command that may be resent after it was
+  /// written (Flags::Retryable, or read-only under retryReadOnlyCommands); empty otherwise.
+  /// Written under the connection's queue lock, then read only on its I/O thread.
+  std::string retained_command;
+
+ protected:
+  virtual ~CommandState() = default;
+  virtual void destroy() noexcept { delete this; }
+
+  /// First completer wins; everybody else gets false and must not touch the result.
+  bool claim() noexcept { return !claimed_.exchange(true, std::memory_order_acq_rel); }
+  /// After the result is written: marks ready, wakes waiters, runs the continuation.
+  void publish() noexcept;
+  /// Installs the continuation; runs it at once (on this thread) if already ready.
+  void set_continuation(void (*run)(CommandState*)) noexcept;
+
+ private:
+  // phase_: the stage kEmpty → kContinuation (then/co_await installed) → kReady, plus
+  // kWaiterBit while a thread sleeps on the futex word (publish() wakes only when it is set)
+  // and kSpinnerBit once a thread has started yielding for it (publish() counts the release).
+  static constexpr std::uint32_t kEmpty = 0, kContinuation = 1, kReady = 2, kStageMask = 3,
+                                 kWaiterBit = 4, kSpinnerBit = 8;
+  std::atomic<std::uint32_t> refs_{1};
+  std::atomic<bool> claimed_{false};
+  mutable std::atomic<std::uint32_t> phase_{kEmpty};
+  void (*continuation_)(CommandState*) = nullptr;
+};
+
+}  // namespace redmux::detail

@@ -1,0 +1,139 @@
+// FutureState<T>: the reply adapter. A CommandState whose completion converts the reply to
+// T (with the conversions of convert.hpp, on the I/O thread that read it), names the command
+// in conversion and server errors, and runs the one continuation a Future may install:
+// a then() callback or a coroutine waiting in co_await.
+//
+// Threads: as CommandState. A then() callback runs on the completing thread, inside an
+// IoThreadScope (it must not block).
+#pragma once
+
+#include <coroutine>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "redmux/command_state.hpp"
+#include "redmux/convert.hpp"
+#include "redmux/result.hpp"
+#include "redmux/wait_policy.hpp"
+
+namespace redmux {
+template <class T>
+class Future;
+}  // namespace redmux
+
+namespace redmux::detail {
+
+/// The message of a server error reply to command `name`: its text and the command.
+Error server_error_from(NodeSpan reply, std::string_view command_name);
+
+/// True when the reply's root is an error (simple or bulk).
+inline bool is_error_reply(NodeSpan reply) noexcept {
+  return !reply.empty() &&
+         (reply[0].type == ReplyType::SimpleError || reply[0].type == ReplyType::BulkError);
+}
+
+template <class T>
+class FutureState final : public CommandState {
+ public:
+  void deliver(NodeSpan reply) noexcept override {
+    if (!claim()) return;
+    if (is_error_reply(reply)) {
+      result_.emplace(server_error_from(reply, command_name));
+    } else {
+      try {
+        if constexpr (requires { ReplyTraits<T>::convert(reply); }) {
+          Result<T> converted = from_nodes<T>(reply);
+          if (!converted.has_value() && !command_name.empty()) {
+            converted = Error(converted.error().code(), "reply to " + std::string(command_name) +
+                                                            ": " + converted.error().message());
+          }
+          result_.emplace(std::move(converted));
+        } else {  // a type only ever completed by set() (when_all's vector of results)
+          result_.emplace(Error(errc::unexpected_reply, "redmux: no reply conversion for type"));
+        }
+      } catch (const std::exception& e) {  // conversion ran out of memory …
+        result_.emplace(Error(errc::unexpected_reply, e.what()));
+      }
+    }
+    publish();
+  }
+  void fail(Error error) noexcept override {
+    if (!claim()) return;
+    result_.emplace(std::move(error));
+    publish();
+  }
+  /// Completes with a value computed without a reply (when_all, ready futures).
+  void set(Result<T> result) noexcept {
+    if (!claim()) return;
+    result_.emplace(std::move(result));
+    publish();
+  }
+
+  /// REQUIRES: ready().
+  Result<T>& result() noexcept { return *result_; }
+
+  /// Installs `callback`; the caller hands over one reference, released after the callback
+  /// ran (so the callback may drop every other reference).
+  template <class F>
+  void then(F&& callback) {
+    callback_ = std::make_unique<CallbackOf<std::decay_t<F>>>(std::forward<F>(callback));
+    set_continuation(+[](CommandState* self) { static_cast<FutureState*>(self)->run_callback(); });
+  }
+  void resume_on_ready(std::coroutine_handle<> handle) {
+    coroutine_ = handle;
+    set_continuation(
+        +[](CommandState* self) { static_cast<FutureState*>(self)->coroutine_.resume(); });
+  }
+
+ private:
+  void run_callback() noexcept {
+    {
+      IoThreadScope scope;  // a callback must not block, even when run on the caller's thread
+      std::unique_ptr<Callback> callback = std::move(callback_);
+      try {
+        callback->run(std::move(*result_));
+      } catch (...) {
+        // A throwing callback must not take the I/O thread down; the exception is dropped.
+      }
+    }
+    release();  // the reference then() was given; may free this state
+  }
+
+  std::optional<Result<T>> result_;
+  // The then() callback, type-erased and move-only (a continuation may own a Future).
+  struct Callback {
+    virtual ~Callback() = default;
+    virtual void run(Result<T> result) = 0;
+  };
+  template <class F>
+  struct CallbackOf final : Callback {
+    explicit CallbackOf(F&& f) : callable(std::move(f)) {}
+    explicit CallbackOf(const F& f) : callable(f) {}
+    void run(Result<T> result) override { callable(std::move(result)); }
+    F callable;
+  };
+  std::unique_ptr<Callback> callback_;
+  std::coroutine_handle<> coroutine_;
+};
+
+/// What then(f) gives for a continuation returning R: Future<U> for R = U, Result<U> or
+/// Future<U> (the last two unwrapped, so a continuation may fail or start another command).
+template <class R>
+struct ChainValue {
+  using type = R;
+};
+template <class U>
+struct ChainValue<Result<U>> {
+  using type = U;
+};
+template <class U>
+struct ChainValue<Future<U>> {
+  using type = U;
+};
+
+}  // namespace redmux::detail

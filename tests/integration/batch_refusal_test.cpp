@@ -1,0 +1,72 @@
+// Commands a Batch or a Transaction refuses before sending: the future holds the refusal
+// whether or not the command was fire-and-forget, and nothing is added behind the caller's
+// back (a refused command is not part of the batch).
+#include <gtest/gtest.h>
+
+#include "redmux/redmux.hpp"
+#include "support/redis_server.hpp"
+
+namespace redmux {
+namespace {
+
+using test::RedisServer;
+
+// Any command through a sink's send() (the generic execute() is hidden by Batch::execute()).
+template <class Sink>
+Future<void> raw(Sink& sink, std::initializer_list<Arg> args, Flags flags) {
+  return sink.template send<void>(CallOptions(flags),
+                                  std::span<const Arg>(args.begin(), args.size()));
+}
+
+template <class T>
+errc code_of(Future<T>& future) {
+  Result<T> result = future.result();
+  return result ? errc{} : result.error().code();
+}
+
+TEST(BatchRefusalTest, RefusedFireAndForgetCommandsFailTheirFuturesAndAreNotAdded) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());  // allowAdmin=false
+  Database db = mux->database();
+  Batch batch = db.batch();
+  auto admin = raw(batch, {"FLUSHALL"}, Flags::FireAndForget);
+  auto state = raw(batch, {"CLIENT", "REPLY", "OFF"}, Flags::FireAndForget);
+  auto blocking = raw(batch, {"BLPOP", "q", "0"}, Flags::FireAndForget);
+  EXPECT_EQ(batch.size(), 0u) << "a refused command was added to the batch";
+  ASSERT_TRUE(admin.ready());
+  EXPECT_EQ(code_of(admin), errc::admin_required);
+  EXPECT_EQ(code_of(state), errc::not_allowed);
+  EXPECT_EQ(code_of(blocking), errc::not_allowed);
+
+  // Accepted fire-and-forget commands still complete at once with success and run.
+  auto incr = batch.incr("n", Flags::FireAndForget);
+  EXPECT_EQ(batch.size(), 1u);
+  EXPECT_TRUE(incr.result().has_value());
+  batch.execute();
+  EXPECT_EQ(db.get("n").get(), std::optional<std::string>("1"));
+}
+
+TEST(BatchRefusalTest, ARefusedFireAndForgetCommandInATransactionFailsItsFutureAndTheTransaction) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  Database db = mux->database();
+  Transaction tx = db.transaction();
+  auto refused = raw(tx, {"SELECT", "1"}, Flags::FireAndForget);
+  ASSERT_TRUE(refused.ready());
+  Result<void> result = refused.result();
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code(), errc::not_allowed);
+  // The advice fits a transaction, which has a connection of its own.
+  EXPECT_NE(result.error().message().find("mux->database(index).transaction()"), std::string::npos)
+      << result.error().message();
+  EXPECT_EQ(result.error().message().find("shared by every caller"), std::string::npos)
+      << result.error().message();
+  auto incr = tx.incr("n");
+  TransactionResult outcome = tx.execute();
+  EXPECT_EQ(outcome.outcome, TransactionOutcome::Rejected);
+  EXPECT_FALSE(incr.result().has_value());
+  EXPECT_EQ(db.get("n").get(), std::nullopt);  // nothing ran
+}
+
+}  // namespace
+}  // namespace redmux
