@@ -625,8 +625,8 @@ TEST(SentinelTest,
   for (std::size_t w = 0; w < load.writers.size(); ++w) {
     EXPECT_EQ(std::stoll(promoted->cli({"GET", load.writers[w].key})), finals[w])
         << load.writers[w].key << " changed after every caller had its answer";
-    for (const RedisServer* replica :
-         {&set.primary, &set.replica, static_cast<const RedisServer*>(set.replica2.get())}) {
+    for (const RedisServer* replica : std::initializer_list<const RedisServer*>{
+             &set.primary, &set.replica, set.replica2.get()}) {
       if (replica == promoted) continue;
       EXPECT_TRUE(wait_until([&] {
         return replica->cli({"GET", load.writers[w].key}) == std::to_string(finals[w]);
