@@ -167,12 +167,15 @@ void HeldCommands::expire_locked(Clock::time_point now, After& after) {
     }
     const long long waited =
         ms_between(command.deadline - std::chrono::milliseconds(command.timeout_ms), now);
-    std::string message = "Timeout awaiting reply to " + std::string(command.name) + " after " +
-                          std::to_string(waited) + " ms (timeout " +
-                          std::to_string(command.timeout_ms) +
-                          " ms): command was still queued, not sent; it waited for a primary (" +
-                          core_.why_no_primary() +
-                          "; failoverWait=true). Raise asyncTimeout to wait longer for failovers.";
+    // Names the setting the deadline came from, as a connection's timeout does.
+    const bool call = command.timeout_source == TimeoutSource::Call;
+    const std::string which = call ? "this call's timeout" : "asyncTimeout";
+    std::string message =
+        "Timeout awaiting reply to " + std::string(command.name) + " after " +
+        std::to_string(waited) + " ms (" + which + " " + std::to_string(command.timeout_ms) +
+        " ms): command was still queued, not sent; it waited for a primary (" +
+        core_.why_no_primary() + "; failoverWait=true). Raise " +
+        (call ? "this call's CallOptions::timeout" : which) + " to wait longer for failovers.";
     after.push_back([this, command, error = Error(errc::timeout, std::move(message))] {
       command.state->fail(error);
       command.state->release();
