@@ -349,12 +349,9 @@ std::string_view connection_state_advice(const CommandInfo& info) noexcept {
       {"UNWATCH",
        "transactions need a connection of their own: use Database::transaction(), which runs "
        "on a dedicated connection"},
-      {"SUBSCRIBE",
-       "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
-      {"PSUBSCRIBE",
-       "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
-      {"SSUBSCRIBE",
-       "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
+      {"SUBSCRIBE", "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
+      {"PSUBSCRIBE", "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
+      {"SSUBSCRIBE", "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
       {"UNSUBSCRIBE",
        "subscriptions need a connection of their own: use Multiplexer::subscriber()"},
       {"PUNSUBSCRIBE",
@@ -377,11 +374,11 @@ std::string_view connection_state_advice(const CommandInfo& info) noexcept {
       {"CLIENT SETNAME", "set name= in the configuration"},
       {"CLIENT SETINFO", "redmux sends CLIENT SETINFO in its handshake"},
       {"CLIENT TRACKING",
-       "client-side caching is not in this version; CLIENT TRACKING would change the shared "
-       "connection"},
+       "redmux keeps no client-side cache; CLIENT TRACKING would change the shared connection, "
+       "which every caller shares"},
       {"CLIENT CACHING",
-       "client-side caching is not in this version; CLIENT TRACKING would change the shared "
-       "connection"},
+       "redmux keeps no client-side cache; CLIENT TRACKING would change the shared connection, "
+       "which every caller shares"},
   };
   for (const Advice& a : kAdvice)
     if (a.name == info.name) return a.text;

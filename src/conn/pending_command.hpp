@@ -1,12 +1,15 @@
 // PendingCommand: what a connection keeps for one command between submission and its reply.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "redmux/flags.hpp"
 #include "redmux/future.hpp"
+#include "resp/classify.hpp"
 
 namespace redmux::detail {
 
@@ -56,6 +59,8 @@ struct PendingCommand {
   bool retry_written = false;
   std::uint8_t resends = 0;  ///< automatic resends so far (written ones: at most one)
   ReplicaUse replica_use = ReplicaUse::None;
+  /// PubSub: the push that confirms one of its names (Subscribe for SUBSCRIBE …).
+  resp::PushKind confirmed_by = resp::PushKind::Other;
   /// PubSub: confirmation pushes still expected (one per channel, pattern or shard channel).
   std::uint32_t confirmations = 0;
 };
@@ -70,6 +75,27 @@ inline PendingCommand own_command(std::string_view name, PendingKind kind,
   command.kind = kind;
   command.deadline = Clock::time_point::max();
   command.counted = false;
+  return command;
+}
+
+/// The earliest deadline of the callers' commands among `commands` (time_point::max() when
+/// none has one).
+inline Clock::time_point earliest_deadline(std::span<const PendingCommand> commands) noexcept {
+  Clock::time_point earliest = Clock::time_point::max();
+  for (const PendingCommand& command : commands) {
+    if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
+  }
+  return earliest;
+}
+
+/// A SUBSCRIBE-family command redmux sends: answered by one `confirmed_by` push per name, or
+/// refused as a whole by one error reply (given to `refusal`, when there is one).
+inline PendingCommand pubsub_command(std::string_view name, resp::PushKind confirmed_by,
+                                     std::uint32_t names,
+                                     CommandState* refusal = nullptr) noexcept {
+  PendingCommand command = own_command(name, PendingKind::PubSub, refusal);
+  command.confirmed_by = confirmed_by;
+  command.confirmations = names;
   return command;
 }
 

@@ -58,15 +58,15 @@ Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& rep
       if (front.state) {
         front.state->deliver(reply);
       } else if (is_error_reply(reply)) {
-        if (report) report(front.name, reply);
+        if (report) report(front, reply);
         outcome = ReplyOutcome::InternalFailed;
       }
       break;
     case PendingKind::FireAndForget:
-      if (is_error_reply(reply) && report) report(front.name, reply);
+      if (is_error_reply(reply) && report) report(front, reply);
       break;
-    case PendingKind::PubSub:                 // refused: none of its names was subscribed
-      if (report) report(front.name, reply);  // before the refusal is seen by anyone waiting
+    case PendingKind::PubSub:            // refused: none of its names was subscribed
+      if (report) report(front, reply);  // before the refusal is seen by anyone waiting
       if (front.state) front.state->deliver(reply);
       break;
     case PendingKind::Heartbeat:
@@ -76,18 +76,11 @@ Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& rep
   return outcome;
 }
 
-bool Pipeline::on_confirmation(std::string_view kind) {
+bool Pipeline::on_confirmation(resp::PushKind kind) {
   if (in_flight_.empty()) return false;
   PendingCommand& front = in_flight_.front();
   if (front.kind != PendingKind::PubSub || front.confirmations == 0) return false;
-  // The command's name is the kind in capitals ("SUBSCRIBE" ↔ "subscribe").
-  if (front.name.size() != kind.size()) return false;
-  for (std::size_t i = 0; i < kind.size(); ++i) {
-    const char lower = front.name[i] >= 'A' && front.name[i] <= 'Z'
-                           ? static_cast<char>(front.name[i] - 'A' + 'a')
-                           : front.name[i];
-    if (lower != kind[i]) return false;
-  }
+  if (front.confirmed_by != kind) return false;
   if (--front.confirmations > 0) return true;
   std::size_t released = 0;
   pop_front(released);  // PubSub commands hold no slot of maxQueuedCommands

@@ -21,8 +21,8 @@ namespace redmux::detail {
 
 class Pipeline {
  public:
-  /// Called for replies that nobody waits for: (command name, error reply text).
-  using ErrorReport = std::function<void(std::string_view name, NodeSpan reply)>;
+  /// Called for error replies that nobody waits for: (the command, the reply).
+  using ErrorReport = std::function<void(const PendingCommand& command, NodeSpan reply)>;
   /// Builds the timeout error for one command (the connection knows the diagnostics).
   using TimeoutError = std::function<Error(const PendingCommand&, Clock::time_point now)>;
 
@@ -44,11 +44,11 @@ class Pipeline {
   /// *before* its future completes, so a caller woken by the reply always finds room for its
   /// next command. Unexpected: nothing was waiting (the stream is out of sync).
   ReplyOutcome on_reply(NodeSpan reply, const ErrorReport& report, const SlotRelease& release);
-  /// A subscribe-family confirmation push (`kind`: "subscribe", "punsubscribe" …) arrived:
-  /// it answers one name of the oldest command when that is a PubSub command of the same
-  /// kind, which leaves once all its names are confirmed. False when it answers nothing in
-  /// flight (an unsolicited one, e.g. sunsubscribe after a slot moved).
-  bool on_confirmation(std::string_view kind);
+  /// A subscribe-family confirmation push (`kind`: Subscribe, PatternUnsubscribe …) arrived:
+  /// it answers one name of the oldest command when that is a PubSub command confirmed by
+  /// this kind, which leaves once all its names are confirmed. False when it answers nothing
+  /// in flight (an unsolicited one, e.g. sunsubscribe after a slot moved).
+  bool on_confirmation(resp::PushKind kind);
 
   /// Fails every command whose deadline is <= now (they stay in flight). Returns how many.
   std::size_t expire(Clock::time_point now, const TimeoutError& make_error);

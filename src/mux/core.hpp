@@ -137,7 +137,7 @@ class MuxCore {
   /// The group writes go to now; groups().size() when no primary is known.
   std::size_t primary_group() const { return roles(false, groups_.size()).primary; }
   /// Whether replica reads may use `connection` now (a replica's, connected, and healthy
-  /// enough: topology/replication.hpp). `primary_reachable`: the primary's connection is ready.
+  /// enough: conn/replication.hpp). `primary_reachable`: the primary's connection is ready.
   static bool serves_replica_reads(const Connection& connection, bool primary_reachable);
   /// serves_replica_reads() for group `group`'s first connection, with the primary as now.
   bool group_serves_replica_reads(std::size_t group) const {

@@ -1,8 +1,12 @@
 #include "net/transport.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #if REDMUX_WITH_TLS
@@ -33,6 +37,40 @@ asio::error_code Transport::open(const Socket::protocol_type& protocol) {
   socket.assign(protocol, fd, ec);
   if (ec) ::close(fd);
   return ec;
+}
+
+void Transport::set_tcp_options(std::chrono::seconds keep_alive,
+                                std::chrono::milliseconds user_timeout) noexcept {
+  const int fd = native_handle();
+  int on = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  if (keep_alive.count() > 0) {
+    // keepAlive seconds idle, then 3 probes spread over another keepAlive/2: a peer that
+    // vanished without a FIN is noticed even when no command is in flight.
+    ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    int idle = static_cast<int>(keep_alive.count());
+    int interval = std::max(1, idle / 6);
+    int probes = 3;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+  }
+  unsigned timeout = static_cast<unsigned>(user_timeout.count());
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout, sizeof timeout);
+}
+
+std::size_t Transport::send_now(std::string_view bytes, int& error) noexcept {
+  const ssize_t n =
+      ::send(native_handle(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n >= 0) return static_cast<std::size_t>(n);
+  if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) error = errno;
+  return 0;
+}
+
+std::size_t Transport::unread_bytes() const noexcept {
+  int available = 0;
+  if (!is_open() || ::ioctl(native_handle(), FIONREAD, &available) != 0) return 0;
+  return static_cast<std::size_t>(available);
 }
 
 void Transport::renew() {

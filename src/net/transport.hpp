@@ -1,6 +1,7 @@
 // Transport: the byte stream of one connection — a plain TCP or Unix socket, or TLS over it
 // (ssl=true) — with the few operations Connection needs: connect through socket(), then
-// async_handshake() (TLS only), async_read_some(), async_write(), close().
+// set_tcp_options() and async_handshake() (TLS only), async_read_some(), async_write(),
+// send_now() for a caller's inline write, close().
 //
 // TLS sessions: renew() makes a fresh SSL session, with its own socket, for every connection
 // attempt (a session cannot be reused after its socket closed). A session that still has an
@@ -26,8 +27,11 @@
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
 #include <asio/write.hpp>
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -113,6 +117,16 @@ class Transport {
   /// abandoned attempt never touch the next attempt's socket).
   template <class Handler>
   void async_connect(std::vector<Socket::endpoint_type> endpoints, Handler&& handler);
+  /// A TCP socket just connected: no Nagle delay; keepalive probes after `keep_alive` idle
+  /// (0: none); unacknowledged bytes close it after `user_timeout`.
+  void set_tcp_options(std::chrono::seconds keep_alive,
+                       std::chrono::milliseconds user_timeout) noexcept;
+  /// One non-blocking send of `bytes` on the socket itself, from any thread: how many it
+  /// took; `error` is set to the errno of a failure (left 0 when the socket was just full).
+  /// REQUIRES: !is_tls(), and no close() or renew() meanwhile (the caller's lock sees to it).
+  std::size_t send_now(std::string_view bytes, int& error) noexcept;
+  /// Bytes received and not read yet (0 when closed): for diagnostics.
+  std::size_t unread_bytes() const noexcept;
   /// Prepares for a new connection attempt: under TLS, a fresh session and socket (the
   /// previous socket must be closed). I/O thread only.
   void renew();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "net/io_load.hpp"
+#include "resp/classify.hpp"
 #include "resp/encoder.hpp"
 
 namespace redmux::detail {
@@ -16,28 +17,34 @@ constexpr int kDrainBatch = 256;
 /// The subscription whose handler this thread is running (to let it unsubscribe itself).
 thread_local const SubscriptionState* current_invocation = nullptr;
 
-std::string_view subscribe_command(SubscriptionKind kind) noexcept {
+/// The (P|S)(UN)SUBSCRIBE command for one kind of name, and the push confirming each name.
+struct PubSubVerb {
+  std::string_view command;  ///< static storage
+  resp::PushKind confirmed_by;
+};
+
+PubSubVerb subscribe_verb(SubscriptionKind kind) noexcept {
   switch (kind) {
     case SubscriptionKind::Channel:
-      return "SUBSCRIBE";
+      return {"SUBSCRIBE", resp::PushKind::Subscribe};
     case SubscriptionKind::Pattern:
-      return "PSUBSCRIBE";
+      return {"PSUBSCRIBE", resp::PushKind::PatternSubscribe};
     case SubscriptionKind::ShardChannel:
-      return "SSUBSCRIBE";
+      return {"SSUBSCRIBE", resp::PushKind::ShardSubscribe};
   }
-  return "SUBSCRIBE";
+  return {"SUBSCRIBE", resp::PushKind::Subscribe};
 }
 
-std::string_view unsubscribe_command(SubscriptionKind kind) noexcept {
+PubSubVerb unsubscribe_verb(SubscriptionKind kind) noexcept {
   switch (kind) {
     case SubscriptionKind::Channel:
-      return "UNSUBSCRIBE";
+      return {"UNSUBSCRIBE", resp::PushKind::Unsubscribe};
     case SubscriptionKind::Pattern:
-      return "PUNSUBSCRIBE";
+      return {"PUNSUBSCRIBE", resp::PushKind::PatternUnsubscribe};
     case SubscriptionKind::ShardChannel:
-      return "SUNSUBSCRIBE";
+      return {"SUNSUBSCRIBE", resp::PushKind::ShardUnsubscribe};
   }
-  return "UNSUBSCRIBE";
+  return {"UNSUBSCRIBE", resp::PushKind::Unsubscribe};
 }
 
 std::string describe(SubscriptionKind kind, std::string_view name) {
@@ -62,7 +69,7 @@ class SubscribeRefusal final : public CommandState {
   void deliver(NodeSpan reply) noexcept override {
     if (!claim()) return;
     if (auto hub = hub_.lock(); hub && is_error_reply(reply)) {
-      hub->refused(kind_, name_, server_error_from(reply, subscribe_command(kind_)));
+      hub->refused(kind_, name_, server_error_from(reply, subscribe_verb(kind_).command));
     }
     publish();
   }
@@ -75,16 +82,6 @@ class SubscribeRefusal final : public CommandState {
   SubscriptionKind kind_;
   std::string name_;
 };
-
-/// A SUBSCRIBE-family command in flight: answered by one confirmation push per name, or
-/// refused as a whole by one error reply (which a subscribe's handler is given).
-PendingCommand pubsub_command(std::string_view command, std::size_t names, CommandState* refusal) {
-  // `command`: static storage (subscribe_command() / unsubscribe_command()); the refusal
-  // handler's one reference goes to the pipeline.
-  PendingCommand pending = own_command(command, PendingKind::PubSub, refusal);
-  pending.confirmations = static_cast<std::uint32_t>(names);
-  return pending;
-}
 
 std::string_view policy_name(OverflowPolicy policy) noexcept {
   switch (policy) {
@@ -192,7 +189,7 @@ void SubscriptionHub::fall_back_to_dedicated_locked() {
   if (listeners_ > 0) connection_locked();  // its ready hook subscribes every name
 }
 
-void SubscriptionHub::send_locked(std::string_view command, std::string_view name) {
+void SubscriptionHub::send_locked(SubscriptionKind kind, bool subscribe, std::string_view name) {
   if (closed_) return;
   Connection& connection = connection_locked();
   // Not ready, or ready but on_ready() has not run for this session yet: on_ready() sends
@@ -200,15 +197,12 @@ void SubscriptionHub::send_locked(std::string_view command, std::string_view nam
   // the server twice). The state is read first: it turns Ready after the generation moved.
   if (connection.state() != ConnectionState::Ready) return;
   if (connection.generation() != synced_generation_) return;
-  const Arg args[] = {Arg(command), Arg(name)};
-  CommandState* refusal = nullptr;
-  for (SubscriptionKind kind :
-       {SubscriptionKind::Channel, SubscriptionKind::Pattern, SubscriptionKind::ShardChannel}) {
-    if (command == subscribe_command(kind)) {
-      refusal = new SubscribeRefusal(weak_from_this(), kind, std::string(name));
-    }
-  }
-  connection.submit(-1, args, pubsub_command(command, 1, refusal));
+  const PubSubVerb verb = subscribe ? subscribe_verb(kind) : unsubscribe_verb(kind);
+  const Arg args[] = {Arg(verb.command), Arg(name)};
+  // The refusal handler's one reference goes to the pipeline.
+  CommandState* refusal =
+      subscribe ? new SubscribeRefusal(weak_from_this(), kind, std::string(name)) : nullptr;
+  connection.submit(-1, args, pubsub_command(verb.command, verb.confirmed_by, 1, refusal));
 }
 
 ChannelEntry& SubscriptionHub::join_locked(SubscriptionKind kind, std::string_view name) {
@@ -219,7 +213,7 @@ ChannelEntry& SubscriptionHub::join_locked(SubscriptionKind kind, std::string_vi
     entry->kind = kind;
     entry->name = std::string(name);
     it = map.emplace(entry->name, std::move(entry)).first;
-    send_locked(subscribe_command(kind), name);
+    send_locked(kind, /*subscribe=*/true, name);
   }
   return *it->second;
 }
@@ -304,7 +298,7 @@ void SubscriptionHub::detach_locked(const std::shared_ptr<SubscriptionState>& st
   }
   it->second->waiters.clear();
   map.erase(it);
-  send_locked(unsubscribe_command(state->kind), state->name);
+  send_locked(state->kind, /*subscribe=*/false, state->name);
 }
 
 void SubscriptionHub::remove(const std::shared_ptr<SubscriptionState>& state, bool wait) {
@@ -516,13 +510,14 @@ void SubscriptionHub::on_ready(Connection& connection) {
   std::vector<PendingCommand> commands;
   for (SubscriptionKind kind :
        {SubscriptionKind::Channel, SubscriptionKind::Pattern, SubscriptionKind::ShardChannel}) {
-    const std::string_view command = subscribe_command(kind);
+    const PubSubVerb verb = subscribe_verb(kind);
     for (auto& [name, entry] : map_of(kind)) {
       entry->confirmed = false;
-      PendingCommand pending = pubsub_command(
-          command, 1, new SubscribeRefusal(weak_from_this(), kind, std::string(name)));
+      PendingCommand pending =
+          pubsub_command(verb.command, verb.confirmed_by, 1,
+                         new SubscribeRefusal(weak_from_this(), kind, std::string(name)));
       pending.bytes_begin = bytes.size();
-      const Arg args[] = {Arg(command), Arg(name)};
+      const Arg args[] = {Arg(verb.command), Arg(name)};
       resp::encode_command(bytes, args);
       pending.bytes_end = bytes.size();
       commands.push_back(pending);
@@ -543,22 +538,24 @@ void SubscriptionHub::on_push(NodeSpan push) {
   for (std::size_t i = 1; i < push.size() && count < 4; i = subtree_end(push, i)) {
     parts[count++] = push[i].value;
   }
-  const std::string_view kind = parts[0];
-  if (kind == "message" && count == 3) {
+  const resp::PushKind kind = resp::push_kind(push);
+  if (kind == resp::PushKind::Message && count == 3) {
     dispatch(SubscriptionKind::Channel, parts[1],
              Message{SubscriptionKind::Channel, std::string(parts[1]), {}, std::string(parts[2])});
-  } else if (kind == "pmessage" && count == 4) {
+  } else if (kind == resp::PushKind::PatternMessage && count == 4) {
     dispatch(SubscriptionKind::Pattern, parts[1],
              Message{SubscriptionKind::Pattern, std::string(parts[2]), std::string(parts[1]),
                      std::string(parts[3])});
-  } else if (kind == "smessage" && count == 3) {
+  } else if (kind == resp::PushKind::ShardMessage && count == 3) {
     dispatch(
         SubscriptionKind::ShardChannel, parts[1],
         Message{SubscriptionKind::ShardChannel, std::string(parts[1]), {}, std::string(parts[2])});
-  } else if (kind == "subscribe" || kind == "psubscribe" || kind == "ssubscribe") {
-    const SubscriptionKind which = kind == "psubscribe"   ? SubscriptionKind::Pattern
-                                   : kind == "ssubscribe" ? SubscriptionKind::ShardChannel
-                                                          : SubscriptionKind::Channel;
+  } else if (kind == resp::PushKind::Subscribe || kind == resp::PushKind::PatternSubscribe ||
+             kind == resp::PushKind::ShardSubscribe) {
+    const SubscriptionKind which =
+        kind == resp::PushKind::PatternSubscribe ? SubscriptionKind::Pattern
+        : kind == resp::PushKind::ShardSubscribe ? SubscriptionKind::ShardChannel
+                                                 : SubscriptionKind::Channel;
     Deferred deferred;
     {
       std::lock_guard lock(mutex_);

@@ -158,7 +158,7 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   /// (the server refused HELLO 3): subscriptions move to a connection of their own.
   void fall_back_to_dedicated_locked();
   /// REQUIRES: mutex_ held. Sends (P|S)(UN)SUBSCRIBE for one name when the connection is ready.
-  void send_locked(std::string_view command, std::string_view name);
+  void send_locked(SubscriptionKind kind, bool subscribe, std::string_view name);
   void finish(Deferred& deferred);
 
   // I/O thread

@@ -3,6 +3,7 @@
 #include <asio/post.hpp>
 
 #include "net/io_load.hpp"
+#include "resp/classify.hpp"
 #include "resp/encoder.hpp"
 
 namespace redmux::detail {
@@ -34,8 +35,7 @@ void subscribe_channels(Connection& connection) {
   std::string bytes;
   std::vector<PendingCommand> commands;
   for (std::string_view channel : kSentinelChannels) {
-    PendingCommand pending = own_command(kSubscribe, PendingKind::PubSub);
-    pending.confirmations = 1;
+    PendingCommand pending = pubsub_command(kSubscribe, resp::PushKind::Subscribe, 1);
     pending.bytes_begin = bytes.size();
     const Arg args[] = {Arg(kSubscribe), Arg(channel)};
     resp::encode_command(bytes, args);
@@ -48,7 +48,9 @@ void subscribe_channels(Connection& connection) {
 /// A message on a subscriber connection: a RESP3 push, or a RESP2 array (subscriber mode),
 /// ["message", channel, payload]. Nullopt for anything else (confirmations, other services).
 std::optional<SentinelEvent> event_of(NodeSpan push, std::string_view service) {
-  if (push.size() != 4 || push[0].size != 3 || push[1].value != "message") return std::nullopt;
+  if (push.size() != 4 || push[0].size != 3 || resp::push_kind(push) != resp::PushKind::Message) {
+    return std::nullopt;
+  }
   std::optional<SentinelEvent> event = parse_sentinel_event(push[2].value, push[3].value);
   if (!event || event->service != service) return std::nullopt;
   return event;

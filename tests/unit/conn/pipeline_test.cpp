@@ -133,8 +133,8 @@ TEST(PipelineTest, FireAndForgetErrorsAreReportedAndDoNotBlockDeadlines) {
   err.type = ReplyType::SimpleError;
   err.value = "WRONGTYPE bad";
   pipeline.on_reply(NodeSpan(&err, 1),
-                    [&](std::string_view name, NodeSpan r) {
-                      reported = std::string(name) + ":" + std::string(r[0].value);
+                    [&](const PendingCommand& c, NodeSpan r) {
+                      reported = std::string(c.name) + ":" + std::string(r[0].value);
                     },
                     {});
   EXPECT_EQ(reported, "INCR:WRONGTYPE bad");
@@ -153,14 +153,7 @@ TEST(PipelineTest, FailAllCompletesEveryCaller) {
 }
 
 PendingCommand subscribe(std::uint32_t names, CommandState* refusal = nullptr) {
-  PendingCommand command;
-  command.kind = PendingKind::PubSub;
-  command.name = "SUBSCRIBE";
-  command.deadline = Clock::time_point::max();
-  command.counted = false;
-  command.confirmations = names;
-  command.state = refusal;
-  return command;
+  return pubsub_command("SUBSCRIBE", resp::PushKind::Subscribe, names, refusal);
 }
 
 Node error_node(std::string_view text) {
@@ -179,14 +172,16 @@ TEST(PipelineTest, SubscribeLeavesAfterOneConfirmationPerName) {
   PendingCommand cmds[] = {f.caller(1s), subscribe(2), f.caller(1s)};
   pipeline.push(cmds);
   Node a = bulk("a"), b = bulk("b");
-  EXPECT_FALSE(pipeline.on_confirmation("subscribe"));  // the caller's reply comes first
+  EXPECT_FALSE(
+      pipeline.on_confirmation(resp::PushKind::Subscribe));  // the caller's reply comes first
   EXPECT_EQ(pipeline.on_reply(NodeSpan(&a, 1), {}, {}), Pipeline::ReplyOutcome::Delivered);
-  EXPECT_FALSE(pipeline.on_confirmation("psubscribe"));  // another kind: not its answer
-  EXPECT_TRUE(pipeline.on_confirmation("subscribe"));
+  EXPECT_FALSE(
+      pipeline.on_confirmation(resp::PushKind::PatternSubscribe));  // another kind: not its answer
+  EXPECT_TRUE(pipeline.on_confirmation(resp::PushKind::Subscribe));
   EXPECT_EQ(pipeline.size(), 2u);
   // An ordinary reply while the SUBSCRIBE still awaits a confirmation: out of step.
   EXPECT_EQ(pipeline.on_reply(NodeSpan(&b, 1), {}, {}), Pipeline::ReplyOutcome::Unexpected);
-  EXPECT_TRUE(pipeline.on_confirmation("subscribe"));
+  EXPECT_TRUE(pipeline.on_confirmation(resp::PushKind::Subscribe));
   EXPECT_EQ(pipeline.size(), 1u);
   EXPECT_EQ(pipeline.on_reply(NodeSpan(&b, 1), {}, {}), Pipeline::ReplyOutcome::Delivered);
   EXPECT_EQ(f.states[0]->result().value(), "a");
@@ -203,8 +198,8 @@ TEST(PipelineTest, RefusedSubscribeTakesItsErrorReplyNotTheNextCallers) {
   PendingCommand cmds[] = {subscribe(3, refusal), f.caller(1s)};
   pipeline.push(cmds);
   std::string reported;
-  auto report = [&](std::string_view name, NodeSpan r) {
-    reported = std::string(name) + ":" + std::string(r[0].value);
+  auto report = [&](const PendingCommand& c, NodeSpan r) {
+    reported = std::string(c.name) + ":" + std::string(r[0].value);
   };
   Node no = error_node("NOPERM No permissions to access a channel"), a = bulk("a");
   EXPECT_EQ(pipeline.on_reply(NodeSpan(&no, 1), report, {}), Pipeline::ReplyOutcome::Delivered);

@@ -1,4 +1,4 @@
-#include "topology/replication.hpp"
+#include "conn/replication.hpp"
 
 #include <charconv>
 

@@ -1,5 +1,5 @@
-// topology/replication.cpp: what INFO replication says about a replica's health.
-#include "topology/replication.hpp"
+// conn/replication.cpp: what INFO replication says about a replica's health.
+#include "conn/replication.hpp"
 
 #include <gtest/gtest.h>
 

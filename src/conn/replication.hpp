@@ -1,8 +1,9 @@
 // Replica health, sans-IO: what a server's INFO replication says about its role and, for a
 // replica, whether its data may be read — its link to the primary is up, it is not in a full
-// resynchronisation, and (optionally) it heard from the primary recently. Connections ask on
-// the role's schedule (net/connection.cpp) and routing keeps reads off a replica that is not
-// in sync (mux/core.cpp). No sockets, no threads: unit tests feed INFO text.
+// resynchronisation, and (optionally) it heard from the primary recently. A connection asks on
+// the role's schedule (conn/health.hpp; the answer is kept by conn/server_profile.hpp) and
+// routing keeps reads off a replica that is not in sync (mux/core.cpp). No sockets, no
+// threads: unit tests feed INFO text.
 #pragma once
 
 #include <chrono>

@@ -1,0 +1,409 @@
+// ConnectionMachine, part two: the data path of a connection — submissions, the write loop,
+// the read loop, what a break does to the commands in flight, deadlines and the health tick.
+// The lifecycle is connection_machine.cpp.
+#include <system_error>
+
+#include "conn/break_policy.hpp"
+#include "conn/connection_machine.hpp"
+#include "conn/messages.hpp"
+
+namespace redmux::detail {
+namespace {
+
+constexpr std::string_view kPing = "PING";
+const Arg kPingArgs[] = {Arg(kPing)};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Submitting (any thread)
+
+SubmissionQueue::Pushed ConnectionMachine::refuse(PendingCommand& command, bool fail_fast) {
+  const Error error =
+      refused_at_submit(command.name, describe_endpoint(), to_string(state()), fail_fast);
+  if (command.state) {
+    command.state->fail(error);
+    command.state->release();
+  }
+  if (command.counted) shared_->release_slots(1);
+  return SubmissionQueue::Pushed::Closed;
+}
+
+SubmissionQueue::Pushed ConnectionMachine::submit_batch(int db, std::string_view bytes,
+                                                        std::span<PendingCommand> commands) {
+  const SubmissionQueue::Pushed pushed = queue_.push_batch(db, bytes, commands);
+  if (pushed != SubmissionQueue::Pushed::Closed) return pushed;
+  std::size_t slots = 0;
+  for (PendingCommand& command : commands) {
+    if (command.state) {
+      command.state->fail(Error(errc::shut_down, "batch not sent: the multiplexer was closed"));
+      command.state->release();
+    }
+    slots += command.counted ? 1 : 0;
+  }
+  shared_->release_slots(slots);
+  return pushed;
+}
+
+void ConnectionMachine::take_queued(std::string& bytes, std::vector<PendingCommand>& commands) {
+  bytes.clear();
+  commands.clear();
+  std::string taken;
+  std::vector<PendingCommand> queued;
+  std::vector<PendingCommand> dropped;
+  queue_.take(taken, queued, dropped);
+  release(dropped);
+  if (queued.empty()) return;
+  // take() counted these as written to the stream: offsets are stream offsets from here (the
+  // next connection restarts them).
+  const std::uint64_t base = queued.front().bytes_begin;
+  resends_.clear();
+  for (PendingCommand& command : queued) {
+    const std::string_view encoded(taken.data() + (command.bytes_begin - base),
+                                   command.bytes_end - command.bytes_begin);
+    if (command.kind == PendingKind::Internal && command.select_db >= 0 && !command.state) {
+      continue;  // a SELECT redmux queued: wherever they go, commands select their own `db`
+    }
+    if (command.kind == PendingKind::Caller || command.kind == PendingKind::FireAndForget) {
+      command.bytes_begin = bytes.size();
+      bytes.append(encoded);
+      command.bytes_end = bytes.size();
+      commands.push_back(command);
+    } else {
+      resends_.push_back({command, encoded});  // ROLE, PING, SUBSCRIBE …: this server's
+    }
+  }
+  queue_.requeue_front(resends_);
+  resends_.clear();
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+
+ConnectionMachine::Actions ConnectionMachine::on_wake(Clock::time_point now) {
+  begin(now);
+  if (phase_ != Phase::Ready) {
+    // Not writable yet: keep the commands queued; their deadlines still run.
+    queue_.hold();
+    if (phase_ != Phase::Closed) arm_deadline(now_);
+    return actions_;
+  }
+  if (!writer_.writing()) write_more();
+  return actions_;
+}
+
+ConnectionMachine::Actions ConnectionMachine::on_written(std::size_t bytes, Clock::time_point now) {
+  begin(now);
+  writer_.on_written(bytes, /*failed=*/false, now);
+  write_more();
+  return actions_;
+}
+
+ConnectionMachine::Actions ConnectionMachine::on_write_failed(std::size_t bytes,
+                                                              std::string_view reason,
+                                                              Clock::time_point now) {
+  begin(now);
+  writer_.on_written(bytes, /*failed=*/true, now);
+  connection_broken(break_cause::write_failed(endpoint_text_, reason));
+  return actions_;
+}
+
+ConnectionMachine::Actions ConnectionMachine::on_inline_handover(Writer::Inline result,
+                                                                 std::uint64_t generation,
+                                                                 Clock::time_point now) {
+  begin(now);
+  if (!result.ready || generation != generation_ || phase_ != Phase::Ready) {
+    // The connection broke meanwhile: its commands were failed with it (or are failed now
+    // by absorb_inline_writes(), which never puts them into a pipeline when not ready);
+    // whatever the queue holds is written after the reconnect. The writer role is given
+    // back only on the connection it was taken on: after a reconnect the new connection's
+    // first write_more() has reset it, and may hold it now.
+    absorb_inline_writes();
+    if (generation == generation_) queue_.finish_inline();
+    return actions_;
+  }
+  if (result.error != 0) {
+    connection_broken(
+        break_cause::write_failed(endpoint_text_, std::system_category().message(result.error)));
+    return actions_;
+  }
+  // The socket was full: the I/O thread writes the rest (and keeps the writer role).
+  absorb_inline_writes();
+  writer_.resume_inline(std::move(result.rest));
+  emit_action(IoAction::Kind::Write);
+  return actions_;
+}
+
+ConnectionMachine::Actions ConnectionMachine::on_absorb(Clock::time_point now) {
+  begin(now);
+  absorb_inline_writes();  // arms the deadline timer for them
+  return actions_;
+}
+
+ConnectionMachine::Actions ConnectionMachine::on_rearm(Clock::time_point deadline,
+                                                       Clock::time_point now) {
+  begin(now);
+  absorb_inline_writes();
+  if (phase_ != Phase::Closed) arm_deadline(deadline);
+  return actions_;
+}
+
+void ConnectionMachine::write_more() {
+  writer_.yield_for_released(queue_);
+  absorb_inline_writes();
+  const Writer::Take take = writer_.take(queue_, pipeline_.size());
+  if (take == Writer::Take::Held) return;
+  release(writer_.dropped());
+  if (take == Writer::Take::Nothing) return;
+  std::span<const PendingCommand> batch = writer_.batch();
+  const Clock::time_point earliest = earliest_deadline(batch);
+  enter_pipeline(batch);
+  queue_.publish_in_flight(pipeline_.size());
+  shared_->counters().writes.fetch_add(1, std::memory_order_relaxed);
+  arm_deadline(earliest);
+  emit_action(IoAction::Kind::Write);
+}
+
+void ConnectionMachine::absorb_inline_writes() {
+  handoff_.clear();
+  queue_.drain_handoff(handoff_);
+  if (handoff_.empty()) return;
+  if (phase_ != Phase::Ready) {
+    // A caller took the writer role just before the connection stopped being ready, and its
+    // commands reached the hand-off list after the pipeline was failed: they must never
+    // join a pipeline (a later connection's replies would be matched to them). They were
+    // not written, or written to a connection that is gone.
+    const Error cause = break_cause::not_ready(endpoint_text_, to_string(state()));
+    if (phase_ != Phase::Closed) {
+      settle_broken(handoff_, cause);  // what never reached a socket goes out again
+      return;
+    }
+    const std::uint64_t written = writer_.written();
+    for (PendingCommand& command : handoff_) {
+      if (command.state) command.state->fail(broken_error(command, cause, written, endpoint_text_));
+    }
+    release(handoff_);
+    return;
+  }
+  const Clock::time_point earliest = earliest_deadline(handoff_);
+  writer_.note_taken(handoff_.back().bytes_end);
+  enter_pipeline(handoff_);
+  arm_deadline(earliest);
+}
+
+void ConnectionMachine::enter_pipeline(std::span<const PendingCommand> commands) {
+  if (pipeline_.empty() && !commands.empty()) health_.on_busy(now_);
+  pipeline_.push(commands);
+}
+
+void ConnectionMachine::settle_broken(std::vector<PendingCommand>& in_flight, const Error& cause) {
+  BrokenStream stream;
+  stream.written = writer_.written();
+  stream.buffer = writer_.unsent_in_buffer();
+  stream.inline_unsent = writer_.take_inline_unsent(inline_unsent_);
+  stream.may_resend = config_.backlog_policy == BacklogPolicy::Queue && carry_over_;
+  resends_.clear();
+  leaving_.clear();
+  plan_after_break(in_flight, stream, resends_, leaving_, [&](const PendingCommand& command) {
+    return broken_error(command, cause, stream.written, endpoint_text_);
+  });
+  if (!resends_.empty()) {
+    if (queue_.is_closed()) {
+      for (SubmissionQueue::Resend& resend : resends_) {
+        if (resend.command.state) {
+          resend.command.state->fail(
+              broken_error(resend.command, cause, stream.written, endpoint_text_));
+        }
+        leaving_.push_back(resend.command);
+      }
+    } else {
+      queue_.requeue_front(resends_);
+      shared_->counters().resent.fetch_add(resends_.size(), std::memory_order_relaxed);
+    }
+  }
+  release(leaving_);
+  in_flight.clear();
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+ConnectionMachine::Actions ConnectionMachine::on_read(std::size_t bytes, Clock::time_point now) {
+  begin(now);
+  absorb_inline_writes();  // replies can only answer commands already in the pipeline
+  reader_.commit(bytes);
+  health_.on_read(now);
+  Counters& counters = shared_->counters();
+  counters.bytes_read.fetch_add(bytes, std::memory_order_relaxed);
+  std::size_t replies = 0;
+  const std::uint64_t generation = generation_;
+  (void)take_released_waiters();  // count only what these replies release
+  for (;;) {
+    const Reader::Frame frame = reader_.next();
+    if (frame == Reader::Frame::NeedMore) break;
+    if (frame == Reader::Frame::Malformed) {
+      connection_broken(break_cause::not_resp(endpoint_text_, reader_.error()));
+      return actions_;
+    }
+    ++replies;
+    if (frame == Reader::Frame::Push) {
+      on_push(reader_.frame());
+    } else if (!on_reply(reader_.frame())) {
+      return actions_;
+    }
+    if (generation != generation_) return actions_;  // the reply broke or closed the connection
+  }
+  if (replies > 0) health_.on_replies();
+  writer_.note_released(take_released_waiters());
+  counters.replies.fetch_add(replies, std::memory_order_relaxed);
+  queue_.publish_in_flight(pipeline_.size());
+  if (replies > 0 && writer_.release_hold()) write_more();
+  reader_.settle();
+  emit_action(IoAction::Kind::Read);
+  return actions_;
+}
+
+void ConnectionMachine::on_push(NodeSpan push) {
+  // Out of band (a RESP3 push, or a RESP2 pub/sub array on a subscriber connection): a
+  // message, or the confirmation of one name of a SUBSCRIBE-family command in flight.
+  shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
+  const resp::PushKind kind = resp::push_kind(push);
+  if (resp::is_confirmation(kind) && push[0].size >= 2) pipeline_.on_confirmation(kind);
+  if (push_handler_) push_handler_(push);
+}
+
+bool ConnectionMachine::on_reply(NodeSpan reply) {
+  if (phase_ == Phase::Handshaking || phase_ == Phase::Loading) return on_handshake_reply(reply);
+  if (is_error_reply(reply) && resp::says_role_changed(reply)) probe_role();
+  const Pipeline::ReplyOutcome outcome = pipeline_.on_reply(reply, report_error_, release_slot_);
+  if (outcome == Pipeline::ReplyOutcome::InternalFailed) {
+    connection_broken(break_cause::select_failed(endpoint_text_, reply[0].value));
+    return false;
+  }
+  if (outcome == Pipeline::ReplyOutcome::Unexpected) {
+    connection_broken(break_cause::unexpected_reply(endpoint_text_));
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Deadlines
+
+void ConnectionMachine::arm_deadline(Clock::time_point at) {
+  if (at >= timer_at_) return;
+  timer_at_ = at;
+  queue_.set_timer_armed_until(at);
+  arm(IoTimer::Deadline, at);
+}
+
+void ConnectionMachine::on_deadline(const SocketFacts& facts) {
+  if (phase_ == Phase::Closed) return;
+  if (now_ < timer_at_ && timer_at_ != Clock::time_point::max()) {
+    // A wait that completed just as the timer was re-armed later: honour the later time.
+    const Clock::time_point at = timer_at_;
+    timer_at_ = Clock::time_point::max();
+    arm_deadline(at);
+    return;
+  }
+  timer_at_ = Clock::time_point::max();
+  queue_.set_timer_armed_until(timer_at_);
+  absorb_inline_writes();
+  std::size_t timed_out = pipeline_.expire(now_, [&](const PendingCommand& c, Clock::time_point) {
+    return timeout_error_of(c, /*in_flight=*/true, facts);
+  });
+  if (timed_out > 0) health_.on_timed_out();
+  expired_.clear();
+  const Clock::time_point queued_next = queue_.collect_expired(now_, expired_);
+  for (PendingCommand& command : expired_) {
+    command.state->fail(timeout_error_of(command, /*in_flight=*/false, facts));
+    command.state->release();  // the extra reference collect_expired took
+    ++timed_out;
+  }
+  shared_->counters().timeouts.fetch_add(timed_out, std::memory_order_relaxed);
+  if (phase_ != Phase::Ready) {
+    std::vector<PendingCommand> dropped;
+    queue_.purge_completed(dropped);
+    release(dropped);
+  }
+  const Clock::time_point next = std::min(pipeline_.next_deadline(), queued_next);
+  if (next != Clock::time_point::max()) arm_deadline(next);
+}
+
+Error ConnectionMachine::timeout_error_of(const PendingCommand& command, bool in_flight,
+                                          const SocketFacts& facts) const {
+  const SubmissionQueue::Snapshot queued = queue_.snapshot();
+  TimeoutFacts timeout;
+  timeout.endpoint = endpoint_text_;
+  timeout.client_name = config_.name;
+  timeout.state = to_string(state());
+  timeout.queued_commands = queued.commands;
+  timeout.queued_bytes = queued.bytes;
+  timeout.in_flight = pipeline_.size();
+  timeout.written = writer_.written();
+  timeout.taken = writer_.taken();
+  timeout.unread_bytes = reader_.unparsed() + facts.unread_bytes;
+  timeout.last_read = health_.last_read();
+  timeout.last_write = writer_.last_write();
+  timeout.io_busy_percent = facts.io_busy_percent;
+  timeout.ready = phase_ == Phase::Ready;
+  timeout.held_for_replies = writer_.holding();
+  timeout.last_attempt = &attempts_.last_error();
+  return timeout_error(command, now_, in_flight, timeout);
+}
+
+// ---------------------------------------------------------------------------------------
+// Health
+
+void ConnectionMachine::on_health_tick() {
+  absorb_inline_writes();
+  const bool quiet = pipeline_.empty() && !writer_.writing() && queue_.snapshot().commands == 0;
+  const Health::Tick tick =
+      health_.on_tick(now_, pipeline_, server_->is_replica(), quiet, writer_.last_write());
+  if (tick.dead) {
+    shared_->counters().dead_connections.fetch_add(1, std::memory_order_relaxed);
+    connection_broken(break_cause::dead(endpoint_text_, tick.silent_ms, config_));
+    return;
+  }
+  // A READONLY or MASTERDOWN reply asks at once (on_reply()).
+  if (tick.probe_role) probe_role();
+  if (tick.heartbeat) {
+    shared_->counters().heartbeats.fetch_add(1, std::memory_order_relaxed);
+    submit_own({own_command(kPing, PendingKind::Heartbeat), kPingArgs});
+  }
+  arm(IoTimer::Health, now_ + health_.period());
+}
+
+ConnectionMachine::Actions ConnectionMachine::check_role(Clock::time_point now) {
+  begin(now);
+  if (phase_ == Phase::Ready) probe_role();
+  return actions_;
+}
+
+void ConnectionMachine::probe_role() {
+  // The server's role may have changed under us (a failover demoted or promoted it), or a
+  // replica's link to its primary: ask it (INFO replication or ROLE), one probe at a time, so
+  // that routing sees the truth.
+  if (std::optional<OwnCommand> probe = server_->begin_probe()) submit_own(*probe);
+}
+
+void ConnectionMachine::submit_own(OwnCommand command) {
+  own_commands_.push_back(command);
+  IoAction action;
+  action.kind = IoAction::Kind::Submit;
+  action.own = static_cast<std::uint8_t>(own_commands_.size() - 1);
+  action.generation = generation_.load(std::memory_order_relaxed);
+  actions_.push_back(action);
+}
+
+void ConnectionMachine::release(std::vector<PendingCommand>& commands) {
+  std::size_t slots = 0;
+  for (PendingCommand& command : commands) {
+    if (command.state) command.state->release();
+    slots += command.counted ? 1 : 0;
+  }
+  commands.clear();
+  shared_->release_slots(slots);
+}
+
+}  // namespace redmux::detail

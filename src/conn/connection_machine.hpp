@@ -1,0 +1,305 @@
+// ConnectionMachine: one connection's lifecycle and data path as a sans-IO state machine.
+// Its runner (net/connection.cpp) tells it what happened — an attempt connected, bytes were
+// read, a write completed, a timer fired — with the time as an argument, and performs the
+// IoActions each event returns, in order. Nothing here includes Asio or opens a socket, so
+// tests/unit/conn/ drives it with scripted events.
+//
+//   Idle ─start─▶ Connecting ─▶ [Tls] ─▶ Handshaking ⇄ Loading ─▶ Ready
+//                     ▲                                             │ break
+//                     └──────────── Backoff ◀─ attempt failed ◀─────┘
+//   retarget(): an attempt or a backoff starts over at once at the new endpoint; a Ready
+//   connection breaks first. shutdown(): Closed, from any phase, for good.
+//
+// Which piece owns which rule (each a file of its own in src/conn/; the machine only
+// sequences them — connection_machine.cpp the lifecycle, connection_flow.cpp the data path):
+//   submission_queue  callers → I/O thread, the writer role, the SELECT it inserts
+//   writer            what goes into the next write, coalescing and the hold, the yield for
+//                     released callers, inline writes and their hand-off, stream offsets
+//   reader            the parse loop; a frame is a reply, a handshake reply or a push
+//   pipeline          commands in flight, replies in order, deadlines (a timed-out command
+//                     stays in flight until its reply), pub/sub confirmations
+//   handshake         HELLO/AUTH/SELECT/SETINFO/INFO, RESP2 fallback, the LOADING answer
+//   health            the idle heartbeat, the dead-connection rule, when to ask ROLE
+//   attempts          connectRetry, the first series' error, the reconnect backoff
+//   server_profile    the server's identity and role, a replica's health (INFO replication,
+//                     replication.hpp), the one probe in flight (INFO replication or ROLE)
+//   break_policy      after a break: never sent / outcome unknown / retryable, resend order
+//   messages          every error text of the connection
+//   the machine       the loading wait, retarget, shutdown, backlogPolicy=failFast, the
+//                     generations that make an old attempt's completions stale, the down
+//                     hook (after a retarget or a failed attempt) and take_queued(), start()'s
+//                     first result waiting for a replica's first INFO replication
+//
+// Threads: submit(), submit_batch(), write_inline() and the accessors marked "any thread"
+// are safe from any thread. Every event runs on the connection's I/O thread; events never
+// nest (nothing a machine calls out to feeds it an event synchronously: the runner posts).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "conn/attempts.hpp"
+#include "conn/handshake.hpp"
+#include "conn/health.hpp"
+#include "conn/io_action.hpp"
+#include "conn/pending_command.hpp"
+#include "conn/pipeline.hpp"
+#include "conn/reader.hpp"
+#include "conn/server_profile.hpp"
+#include "conn/shared_context.hpp"
+#include "conn/submission_queue.hpp"
+#include "conn/writer.hpp"
+#include "redmux/config.hpp"
+#include "redmux/events.hpp"
+
+namespace redmux::detail {
+
+/// The state other layers see (routing, pub/sub, status).
+enum class ConnectionState : std::uint8_t {
+  Idle,
+  Connecting,
+  Handshaking,  ///< TLS, the Redis handshake, or waiting for the server to load its data
+  Ready,
+  Reconnecting,  ///< waiting out the backoff
+  Closed
+};
+std::string_view to_string(ConnectionState state) noexcept;
+
+/// What the runner knows about the socket and its thread when the deadline timer fires: for
+/// the timeout messages.
+struct SocketFacts {
+  std::size_t unread_bytes = 0;  ///< bytes the socket holds, not read yet
+  int io_busy_percent = 0;
+};
+
+class ConnectionMachine {
+ public:
+  using Actions = std::span<const IoAction>;
+  using FirstResult = std::function<void(const Error&)>;
+  using PushHandler = std::function<void(NodeSpan)>;
+  using Hook = std::function<void()>;
+  /// `retargeted`: retarget() ran (else an attempt to connect failed).
+  using DownHook = std::function<void(bool retargeted)>;
+
+  /// `tls`: the transport encrypts (no inline writes then: every byte must go through TLS).
+  ConnectionMachine(std::shared_ptr<SharedContext> shared, Endpoint endpoint, bool tls);
+  ~ConnectionMachine();
+  ConnectionMachine(const ConnectionMachine&) = delete;
+  ConnectionMachine& operator=(const ConnectionMachine&) = delete;
+
+  // --- set up, before start() ---
+  void set_carry_over(bool carry_over) noexcept { carry_over_ = carry_over; }
+  void set_subscriber_mode(bool on) noexcept { reader_.set_subscriber_mode(on); }
+  void set_push_handler(PushHandler handler) { push_handler_ = std::move(handler); }
+  /// Runs each time the connection becomes ready, before anything queued is written.
+  void set_ready_hook(Hook hook) { ready_hook_ = std::move(hook); }
+  /// Runs when the server's role changed (replica ↔ primary).
+  void set_role_hook(Hook hook);
+  /// Runs when the connection is not connected and commands queued on it would wait for it:
+  /// after retarget() (the new attempt not begun yet) and after each failed attempt (the
+  /// backoff begun). The hook may take out those that may run elsewhere (take_queued()).
+  void set_down_hook(DownHook hook) { down_hook_ = std::move(hook); }
+
+  // --- any thread ---
+  ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
+  std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
+  const ServerProfile& server() const noexcept { return *server_; }
+  Endpoint endpoint() const;
+  std::string describe_endpoint() const;
+  /// Why the last connection attempt failed, or why the last session broke; empty when
+  /// neither happened yet. Kept while ready again: status shows it only when not ready.
+  std::string last_failure() const;
+  std::size_t queued_count() const { return queue_.snapshot().commands; }
+  std::size_t in_flight_count() const noexcept { return queue_.in_flight(); }
+
+  /// Queues one command; a refused one (closed, or down under failFast) is failed here.
+  /// The runner then acts on the answer: write inline, wake the I/O thread, or re-arm.
+  SubmissionQueue::Pushed submit(int db, std::span<const Arg> args, PendingCommand command) {
+    const bool fail_fast =
+        config_.backlog_policy == BacklogPolicy::FailFast && state() != ConnectionState::Ready;
+    if (fail_fast) return refuse(command, true);
+    const SubmissionQueue::Pushed pushed = queue_.push(db, args, command);
+    return pushed == SubmissionQueue::Pushed::Closed ? refuse(command, false) : pushed;
+  }
+  SubmissionQueue::Pushed submit_batch(int db, std::string_view bytes,
+                                       std::span<PendingCommand> commands);
+  /// After WriteInline: the caller sends the queued bytes itself with `send` (see Writer).
+  template <class Send>
+  Writer::Inline write_inline(Send&& send, Clock::time_point now) {
+    return writer_.write_inline(
+        queue_, [this] { return state() == ConnectionState::Ready; }, send, now);
+  }
+
+  // --- events (I/O thread): each returns what to do next ---
+  Actions start(FirstResult first, Clock::time_point now);
+  Actions on_resolve_failed(std::string_view reason, Clock::time_point now);
+  Actions on_connected(Clock::time_point now);
+  Actions on_connect_failed(std::string_view reason, Clock::time_point now);
+  Actions on_tls_done(Clock::time_point now);
+  Actions on_tls_failed(Error error, Clock::time_point now);
+  Actions on_handshake_write_failed(std::string_view reason, std::string_view hint,
+                                    Clock::time_point now);
+  Actions on_read(std::size_t bytes, Clock::time_point now);
+  Actions on_read_failed(bool closed_by_peer, std::string_view reason, std::string_view hint,
+                         Clock::time_point now);
+  Actions on_written(std::size_t bytes, Clock::time_point now);
+  Actions on_write_failed(std::size_t bytes, std::string_view reason, Clock::time_point now);
+  Actions on_timer(IoTimer timer, Clock::time_point now, const SocketFacts& facts = {});
+  /// A push woke the I/O thread (SubmissionQueue::Pushed::QueuedWake).
+  Actions on_wake(Clock::time_point now);
+  /// After Inline::Then::HandOver; `generation`: the machine's when the inline write ended.
+  Actions on_inline_handover(Writer::Inline result, std::uint64_t generation,
+                             Clock::time_point now);
+  /// After Inline::Then::Absorb: take the commands written inline in (their deadlines).
+  Actions on_absorb(Clock::time_point now);
+  /// After Pushed::QueuedRearm: the deadline timer must fire by `deadline`.
+  Actions on_rearm(Clock::time_point deadline, Clock::time_point now);
+  /// Points the connection at `endpoint` (Sentinel follows a failover with it). From here
+  /// until the new server's handshake the server counts as a replica that is not in sync.
+  Actions retarget(Endpoint endpoint, Clock::time_point now);
+  /// Asks the server its role now, when ready (INFO replication, or ROLE: ServerProfile).
+  Actions check_role(Clock::time_point now);
+  /// I/O thread, while not ready (from the down hook): removes the callers' commands queued
+  /// and not yet written (Caller and FireAndForget), in order, with their encoded bytes
+  /// (offsets into `bytes`; each command's `db` is the database it runs against). Commands
+  /// already completed (timed out) are released here; redmux's own commands stay queued.
+  void take_queued(std::string& bytes, std::vector<PendingCommand>& commands);
+  /// Closes for good: every command fails (queued: shut_down; in flight: not_sent or
+  /// outcome_unknown).
+  Actions shutdown(Clock::time_point now);
+
+  // --- what the actions refer to (I/O thread) ---
+  const Endpoint& target() const noexcept { return endpoint_; }
+  const std::string& target_text() const noexcept { return endpoint_text_; }
+  bool is_tls() const noexcept { return tls_; }
+  std::string tls_server_name() const;
+  std::string take_handshake_bytes();
+  std::span<char> read_space() { return reader_.free_space(); }
+  std::string_view write_buffer() const noexcept { return writer_.buffer(); }
+  /// The command of a Submit action, with its arguments (ROLE, INFO replication, PING).
+  const OwnCommand& to_submit(std::uint8_t index) const { return own_commands_[index]; }
+
+ private:
+  /// Finer than ConnectionState: which step of an attempt the connection is in.
+  enum class Phase : std::uint8_t {
+    Idle,
+    Connecting,
+    Tls,
+    Handshaking,
+    Loading,
+    Ready,
+    Backoff,
+    Closed
+  };
+
+  /// Starts an event at `now`: the actions of the previous one have been performed.
+  void begin(Clock::time_point now) {
+    now_ = now;
+    actions_.clear();
+    own_commands_.clear();
+  }
+  void emit_action(IoAction::Kind kind, IoTimer timer = IoTimer::Deadline,
+                   Clock::time_point at = {}) {
+    actions_.push_back({kind, timer, 0, generation_.load(std::memory_order_relaxed), at});
+  }
+  void arm(IoTimer timer, Clock::time_point at) {
+    emit_action(IoAction::Kind::ArmTimer, timer, at);
+  }
+  void cancel(IoTimer timer) { emit_action(IoAction::Kind::CancelTimer, timer); }
+  void set_phase(Phase phase) noexcept;
+  void report_event(ConnectionEventKind kind, const Error& error = Error(),
+                    std::chrono::milliseconds delay = std::chrono::milliseconds(0));
+  SubmissionQueue::Pushed refuse(PendingCommand& command, bool fail_fast);
+
+  // lifecycle (connection_machine.cpp)
+  void connect_attempt();
+  void begin_handshake();
+  void write_handshake(std::string bytes);
+  bool on_handshake_reply(NodeSpan reply);
+  void wait_for_loading();
+  void probe_loading();
+  void attempt_failed(Error error);
+  void schedule_reconnect();
+  void become_ready();
+  void connection_broken(const Error& cause);
+  /// Runs start()'s first result with success if it waits for a replica's first probe.
+  void report_connected();
+  void run_down_hook(bool retargeted);
+  /// Keeps `error`'s message for last_failure().
+  void note_failure(const Error& error);
+  void close_socket();
+  void fail_queued(const Error& error, errc code, std::string_view why);
+
+  // data path (connection_flow.cpp)
+  bool on_reply(NodeSpan reply);
+  void on_push(NodeSpan push);
+  void write_more();
+  void absorb_inline_writes();
+  void enter_pipeline(std::span<const PendingCommand> commands);
+  void settle_broken(std::vector<PendingCommand>& in_flight, const Error& cause);
+  void arm_deadline(Clock::time_point at);
+  void on_deadline(const SocketFacts& facts);
+  void on_health_tick();
+  void probe_role();
+  void submit_own(OwnCommand command);
+  Error timeout_error_of(const PendingCommand& command, bool in_flight,
+                         const SocketFacts& facts) const;
+  void release(std::vector<PendingCommand>& commands);
+
+  std::shared_ptr<SharedContext> shared_;
+  const Config& config_;
+  const bool tls_;
+  /// Written on the I/O thread only, under endpoint_mutex_; the I/O thread reads them
+  /// without it, other threads through endpoint(), describe_endpoint() and last_failure().
+  Endpoint endpoint_;
+  std::string endpoint_text_;
+  std::string last_failure_;  ///< the last attempt's or break's message, for other threads
+  mutable std::mutex endpoint_mutex_;
+
+  Phase phase_ = Phase::Idle;
+  std::atomic<ConnectionState> state_{ConnectionState::Idle};
+  /// Bumps on every new socket and every break; stale completions and actions check it.
+  /// Atomic: an inline write (on a caller thread) reads it too.
+  std::atomic<std::uint64_t> generation_{0};
+  bool carry_over_ = true;
+
+  SubmissionQueue queue_;
+  Writer writer_;
+  Reader reader_;
+  Pipeline pipeline_;
+  Pipeline::SlotRelease release_slot_;  ///< built once: no std::function per reply
+  Pipeline::ErrorReport report_error_;
+  std::unique_ptr<Handshake> handshake_;
+  std::string handshake_out_;  ///< handshake bytes for the pending WriteHandshake
+  int loading_probes_ = 0;
+  Health health_;
+  Attempts attempts_;
+  std::shared_ptr<ServerProfile> server_;
+  FirstResult first_result_;
+  bool first_waits_for_probe_ = false;  ///< ready, first_result_ waits for INFO replication
+  PushHandler push_handler_;
+  Hook ready_hook_;
+  Hook role_hook_;
+  DownHook down_hook_;
+  Clock::time_point timer_at_ = Clock::time_point::max();  ///< the deadline timer's time
+
+  // per event
+  Clock::time_point now_{};
+  std::vector<IoAction> actions_;
+  std::vector<OwnCommand> own_commands_;
+  // scratch, kept for their capacity
+  std::vector<PendingCommand> broken_;
+  std::vector<PendingCommand> handoff_;
+  std::vector<PendingCommand> expired_;
+  std::vector<SubmissionQueue::Resend> resends_;
+  std::vector<PendingCommand> leaving_;
+  std::string inline_unsent_;
+};
+
+}  // namespace redmux::detail

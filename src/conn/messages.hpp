@@ -1,0 +1,91 @@
+// What a connection tells its callers and the application when something goes wrong: every
+// error text of the connection core in one place (sans-IO). Each says what happened, to
+// which command and endpoint, and what to do; none carries a secret (the configuration's
+// name and numbers only).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "conn/pending_command.hpp"
+#include "redmux/config.hpp"
+#include "redmux/error.hpp"
+
+namespace redmux::detail {
+
+/// Milliseconds from `then` to `now`; -1 when `then` never happened (time_point{}).
+long long ms_since(Clock::time_point then, Clock::time_point now) noexcept;
+
+/// What a timeout message reports besides the command: the connection as it is now.
+struct TimeoutFacts {
+  std::string_view endpoint;
+  std::string_view client_name;
+  std::string_view state;           ///< to_string(ConnectionState)
+  std::size_t queued_commands = 0;  ///< queued, not taken for writing
+  std::size_t queued_bytes = 0;
+  std::size_t in_flight = 0;     ///< written (or being written), awaiting replies
+  std::uint64_t written = 0;     ///< stream offset the socket accepted up to
+  std::uint64_t taken = 0;       ///< stream offset taken for writing up to
+  std::size_t unread_bytes = 0;  ///< read and not parsed, plus what the socket holds
+  Clock::time_point last_read{};
+  Clock::time_point last_write{};
+  int io_busy_percent = 0;
+  bool ready = false;                   ///< the connection is ready
+  bool held_for_replies = false;        ///< the writer holds queued commands for the next replies
+  const Error* last_attempt = nullptr;  ///< why the last attempt failed (or the last break)
+};
+
+/// The timeout error of `command` at `now`: in flight (`in_flight`) or still queued.
+Error timeout_error(const PendingCommand& command, Clock::time_point now, bool in_flight,
+                    const TimeoutFacts& facts);
+
+/// A command lost with its connection: not_sent when its first byte is at or past `written`
+/// (it never reached the socket: safe to retry), else outcome_unknown.
+Error broken_error(const PendingCommand& command, const Error& cause, std::uint64_t written,
+                   std::string_view endpoint);
+
+/// A queued command that leaves without being sent: "<name> not sent: <error><why>".
+Error not_sent_error(const PendingCommand& command, const Error& error, errc code,
+                     std::string_view why);
+
+/// A command refused at submission: the connection is down under backlogPolicy=failFast, or
+/// it was shut down.
+Error refused_at_submit(std::string_view name, std::string_view endpoint, std::string_view state,
+                        bool fail_fast);
+
+namespace connect_error {
+Error resolve_failed(std::string_view host, std::string_view reason);
+Error connect_failed(std::string_view endpoint, std::string_view reason);
+/// The attempt took longer than connectTimeout; `phase`: "connecting", "handshaking" or
+/// "TLS handshake" (which adds a hint about the TLS port).
+Error timed_out(std::string_view endpoint, std::chrono::milliseconds connect_timeout,
+                std::string_view phase);
+Error handshake_write_failed(std::string_view endpoint, std::string_view reason,
+                             std::string_view hint);
+/// The first series gave up: `attempts` failed (their reasons in `log`, the last `last`).
+Error gave_up(std::string_view endpoint, int attempts, const Config& config, std::string_view log,
+              const Error& last);
+/// One line of that log: "; attempt <n>: <why>".
+std::string log_line(int attempt, const Error& error);
+}  // namespace connect_error
+
+namespace break_cause {
+/// `hint`: the transport's (TLS alerts); `plain_handshake`: a plain connection was in its
+/// handshake (a TLS port closes it at the first bytes); `partial`: bytes of a reply read.
+Error read_failed(std::string_view endpoint, bool closed_by_peer, std::string_view reason,
+                  std::string_view hint, bool plain_handshake, std::size_t partial);
+Error write_failed(std::string_view endpoint, std::string_view reason);
+Error not_resp(std::string_view endpoint, const Error& parser_error);
+Error unexpected_reply(std::string_view endpoint);
+Error select_failed(std::string_view endpoint, std::string_view reply_text);
+Error dead(std::string_view endpoint, long long silent_ms, const Config& config);
+Error moved(std::string_view new_endpoint);
+/// Commands written inline found the connection no longer ready.
+Error not_ready(std::string_view endpoint, std::string_view state);
+Error closed();
+}  // namespace break_cause
+
+}  // namespace redmux::detail

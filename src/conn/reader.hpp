@@ -1,0 +1,89 @@
+// Reader: the read side of one connection (sans-IO) — the read buffer, the RESP parser over
+// it, and what each frame is: a reply (to the oldest command, or to the handshake), or a
+// push (a RESP3 push; on a subscribed RESP2 connection, a pub/sub array).
+//
+// Replies are parsed in place: a frame's nodes view the read buffer until the next call of
+// next() or free_space(). A reply larger than the buffer grows it; once that reply is
+// consumed, settle() gives the memory back.
+//
+// Threads: the connection's I/O thread only.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "redmux/error.hpp"
+#include "redmux/reply.hpp"
+#include "resp/classify.hpp"
+#include "resp/parser.hpp"
+
+namespace redmux::detail {
+
+class Reader {
+ public:
+  enum class Frame {
+    NeedMore,   ///< no whole frame buffered: read more
+    Reply,      ///< frame() answers a command (or the handshake)
+    Push,       ///< frame() is out of band: a message or a subscribe confirmation
+    Malformed,  ///< not RESP: error() says why; the stream is unusable
+  };
+
+  Reader();
+
+  /// A subscribed RESP2 connection: pub/sub arrays are pushes, not replies.
+  void set_subscriber_mode(bool on) noexcept { subscriber_mode_ = on; }
+  /// A new connection: nothing buffered, the parser fresh.
+  void reset();
+
+  /// Room for the next read (compacts or grows the buffer first when little is left).
+  std::span<char> free_space() {
+    if (buffer_.size() - end_ < kMinFreeForRead) make_room();
+    return std::span<char>(buffer_.data() + end_, buffer_.size() - end_);
+  }
+  /// `bytes` were read into free_space().
+  void commit(std::size_t bytes) noexcept { end_ += bytes; }
+
+  /// Parses the next frame of what was read.
+  Frame next() {
+    const resp::ParseStatus status =
+        parser_.parse(std::string_view(buffer_.data() + begin_, end_ - begin_));
+    if (status == resp::ParseStatus::NeedMore) return Frame::NeedMore;
+    if (status == resp::ParseStatus::Failed) return Frame::Malformed;
+    begin_ += parser_.consumed();
+    const NodeSpan nodes = parser_.nodes();
+    const bool push =
+        nodes[0].type == ReplyType::Push || (subscriber_mode_ && resp::is_resp2_pubsub(nodes));
+    return push ? Frame::Push : Frame::Reply;
+  }
+  /// The frame next() returned (Reply or Push).
+  NodeSpan frame() const noexcept { return parser_.nodes(); }
+  /// After Malformed: why the stream is not valid RESP.
+  const Error& error() const noexcept { return parser_.error(); }
+  /// Bytes read and not yet parsed into a frame (a reply half read).
+  std::size_t unparsed() const noexcept { return end_ - begin_; }
+
+  /// After the frames of one read: rewinds an empty buffer, and gives back what a large
+  /// reply grew it to.
+  void settle() {
+    if (begin_ != end_) return;
+    begin_ = end_ = 0;
+    if (buffer_.size() > kShrinkAbove) shrink();
+  }
+
+ private:
+  static constexpr std::size_t kMinFreeForRead = 16 * 1024;  // below this, compact or grow
+  static constexpr std::size_t kShrinkAbove = 1024 * 1024;   // give back a buffer grown past this
+
+  void make_room();
+  void shrink();
+
+  resp::Parser parser_;
+  std::vector<char> buffer_;
+  std::size_t begin_ = 0;  ///< first byte not parsed into a frame yet
+  std::size_t end_ = 0;    ///< one past the last byte read
+  bool subscriber_mode_ = false;
+};
+
+}  // namespace redmux::detail

@@ -1,0 +1,128 @@
+#include "conn/server_profile.hpp"
+
+namespace redmux::detail {
+namespace {
+
+constexpr std::string_view kRole = "ROLE";
+constexpr std::string_view kInfo = "INFO";
+const Arg kRoleArgs[] = {Arg(kRole)};
+const Arg kInfoArgs[] = {Arg(kInfo), Arg("replication")};
+
+bool names_replica(std::string_view role) noexcept {
+  return role == "replica" || role == "slave";
+}
+
+}  // namespace
+
+/// The reply to a probe: ROLE's ["master" | "slave" | "sentinel", …], or INFO replication's
+/// text. Its one reference is the pipeline's.
+class ServerProfile::Probe final : public CommandState {
+ public:
+  Probe(std::weak_ptr<ServerProfile> server, bool info) : server_(std::move(server)), info_(info) {}
+  void deliver(NodeSpan reply) noexcept override {
+    if (!claim()) return;
+    if (auto server = server_.lock()) {
+      server->probe_pending_ = false;
+      if (info_) {
+        server->note_replication(reply);
+      } else if (!is_error_reply(reply) && reply.size() > 1) {
+        server->note(reply[1].value);
+      }
+    }
+    publish();
+  }
+  void fail(Error) noexcept override {
+    if (!claim()) return;
+    if (auto server = server_.lock()) server->probe_pending_ = false;
+    publish();
+  }
+
+ private:
+  std::weak_ptr<ServerProfile> server_;
+  bool info_;
+};
+
+ServerIdentity ServerProfile::identity() const {
+  std::lock_guard lock(identity_mutex_);
+  return identity_;
+}
+
+std::string ServerProfile::replication_state() const {
+  std::lock_guard lock(identity_mutex_);
+  return replication_state_;
+}
+
+void ServerProfile::set_health(ReplicaHealth health, std::string reason) {
+  {
+    std::lock_guard lock(identity_mutex_);
+    replication_state_ = std::move(reason);
+  }
+  health_.store(health, std::memory_order_release);
+}
+
+bool ServerProfile::adopt(const ServerIdentity& identity) {
+  const bool replica = names_replica(identity.role);
+  {
+    std::lock_guard lock(identity_mutex_);
+    identity_ = identity;
+  }
+  databases_.store(identity.databases, std::memory_order_release);
+  // A replica serves reads only once its INFO replication says it is in sync (a server that
+  // restarts and resynchronises answers from its old data set meanwhile).
+  awaiting_ = replica && asks_info();
+  if (awaiting_) {
+    set_health(ReplicaHealth::Unfit, "its first INFO replication is not answered yet");
+  } else {
+    set_health(ReplicaHealth::InSync, "");
+  }
+  return is_replica_.exchange(replica, std::memory_order_acq_rel) != replica;
+}
+
+void ServerProfile::retargeted() {
+  // Another server: not known to be a primary (nor a replica in sync) until it answers.
+  is_replica_.store(true, std::memory_order_release);
+  set_health(ReplicaHealth::Unfit, "not connected to this server yet");
+}
+
+void ServerProfile::note(std::string_view role) {
+  const bool replica = names_replica(role);
+  const bool was_replica = is_replica_.exchange(replica, std::memory_order_acq_rel);
+  {
+    std::lock_guard lock(identity_mutex_);
+    identity_.role = replica ? "replica" : std::string(role);
+  }
+  if (was_replica != replica && changed_) changed_();
+}
+
+void ServerProfile::note_replication(NodeSpan reply) {
+  awaiting_ = false;
+  if (reply.empty() || is_error_reply(reply)) {
+    // Refused (an ACL without INFO): the role comes from ROLE from now on, and a replica is
+    // trusted as before the check existed.
+    info_refused_ = true;
+    set_health(ReplicaHealth::InSync, "");
+    if (answered_) answered_(/*ask_again=*/true);
+    return;
+  }
+  if (const std::optional<ReplicationInfo> info = parse_replication_info(reply[0].value)) {
+    ReplicaVerdict verdict;
+    if (info->role == "slave") verdict = judge_replica(*info, config_.replica_max_lag);
+    // Before the role: a changed hook that routes (a replica promoted) sees the new health.
+    set_health(verdict.health, std::move(verdict.reason));
+    note(info->role);
+  }
+  if (answered_) answered_(/*ask_again=*/false);
+}
+
+std::optional<OwnCommand> ServerProfile::begin_probe() {
+  if (probe_pending_) return std::nullopt;
+  probe_pending_ = true;
+  const bool info = asks_info();
+  OwnCommand probe;
+  probe.command =
+      own_command(info ? kInfo : kRole, PendingKind::Internal, new Probe(weak_from_this(), info));
+  probe.args = info ? std::span<const Arg>(kInfoArgs) : std::span<const Arg>(kRoleArgs);
+  return probe;
+}
+
+}  // namespace redmux::detail
