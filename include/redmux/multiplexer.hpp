@@ -26,6 +26,7 @@
 #include "redmux/server.hpp"
 #include "redmux/server_info.hpp"
 #include "redmux/subscriber.hpp"
+#include "redmux/topology.hpp"
 
 namespace redmux {
 
@@ -97,7 +98,12 @@ class Multiplexer {
   /// The I/O threads this multiplexer runs on (to start a Task there: task.hpp).
   std::shared_ptr<IoPool> io_pool() const;
 
+  /// What the application configured, unchanged (under Sentinel: the Sentinels and
+  /// serviceName, not the servers they named). See topology() for what redmux found.
   const Config& config() const noexcept;
+  /// The servers in use now: which takes writes, which replicas serve reads, which are
+  /// connected (redmux/topology.hpp). Changes with failovers; a snapshot.
+  Topology topology() const;
   /// What the first connected server said about itself (product, version, mode, role).
   ServerIdentity server_identity() const;
   /// True when at least one connection is ready.

@@ -1,8 +1,10 @@
 // PendingCommand: what a connection keeps for one command between submission and its reply.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "redmux/flags.hpp"
@@ -23,6 +25,14 @@ enum class PendingKind : std::uint8_t {
   PubSub,         ///< the SUBSCRIBE family: answered by `confirmations` pushes (one per
                   ///< name), or by one error reply when the server refuses it; `state` may
                   ///< be an internal handler that is given the refusal
+};
+
+/// Where the multiplexer may place a caller's command again when the connection it was queued
+/// on loses its server (Sentinel; mux/held_commands.hpp). Set by the router.
+enum class ReplicaUse : std::uint8_t {
+  None,    ///< the primary only: a write, or a read under PreferMaster or DemandMaster
+  Prefer,  ///< a read under PreferReplica: a replica in sync, else the primary
+  Demand,  ///< a read under DemandReplica: a replica in sync only
 };
 
 /// Which setting the deadline came from, so that a timeout names the one to raise.
@@ -48,6 +58,7 @@ struct PendingCommand {
   /// command under retryReadOnlyCommands): its bytes are kept in state->retained_command.
   bool retry_written = false;
   std::uint8_t resends = 0;  ///< automatic resends so far (written ones: at most one)
+  ReplicaUse replica_use = ReplicaUse::None;
   /// PubSub: the push that confirms one of its names (Subscribe for SUBSCRIBE …).
   resp::PushKind confirmed_by = resp::PushKind::Other;
   /// PubSub: confirmation pushes still expected (one per channel, pattern or shard channel).
@@ -65,6 +76,16 @@ inline PendingCommand own_command(std::string_view name, PendingKind kind,
   command.deadline = Clock::time_point::max();
   command.counted = false;
   return command;
+}
+
+/// The earliest deadline of the callers' commands among `commands` (time_point::max() when
+/// none has one).
+inline Clock::time_point earliest_deadline(std::span<const PendingCommand> commands) noexcept {
+  Clock::time_point earliest = Clock::time_point::max();
+  for (const PendingCommand& command : commands) {
+    if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
+  }
+  return earliest;
 }
 
 /// A SUBSCRIBE-family command redmux sends: answered by one `confirmed_by` push per name, or

@@ -164,7 +164,7 @@ Database Multiplexer::database(int index) const {
 }
 
 const Config& Multiplexer::config() const noexcept {
-  return core_->config();
+  return core_->configured();
 }
 
 ServerIdentity Multiplexer::server_identity() const {
@@ -205,6 +205,7 @@ MultiplexerStatus Multiplexer::status() const {
   s.loading_waits = c.loading_waits.load(std::memory_order_relaxed);
   s.redirects = c.redirects.load(std::memory_order_relaxed);
   s.outstanding = core_->shared().outstanding();
+  s.queued = core_->held_count();  // held by the multiplexer until a primary is known
   for (const auto& group : core_->groups()) {
     for (const auto& connection : group) {
       ++s.connections;
