@@ -108,6 +108,15 @@ struct Config {
   std::string sentinel_user;      ///< sentinelUser=
   std::string sentinel_password;  ///< sentinelPassword=: never printed
 
+  // --- replicas and failovers (docs/topology.md) ----------------------------------------
+  /// replicaHealthCheck=: reads go only to replicas whose INFO replication says they are in
+  /// sync (link to the primary up, no full resynchronisation in progress).
+  bool replica_health_check = true;
+  Seconds replica_max_lag{0};  ///< replicaMaxLag=: and heard from the primary within; 0 = off
+  /// failoverWait=: a command that needs the primary while none is known (a failover in
+  /// progress) waits for one, within its own deadline, instead of failing as not sent.
+  bool failover_wait = true;
+
   /// Parses a configuration string or a redis://, rediss://, valkey://, valkeys:// or
   /// unix:// URL. Keys are case-insensitive. Fails with errc::invalid_config and a message
   /// naming the option and its bad value (never a password) for an unknown option, a

@@ -26,6 +26,7 @@
 #include "redmux/server.hpp"
 #include "redmux/server_info.hpp"
 #include "redmux/subscriber.hpp"
+#include "redmux/topology.hpp"
 
 namespace redmux {
 
@@ -64,7 +65,8 @@ std::string_view to_string(ConnectionStatus::Role role) noexcept;
 /// Counters since the multiplexer started, and what its connections hold now. Each field is
 /// read on its own, so under traffic they are not one snapshot; what relates them is in
 /// docs/errors.md (`status()`): queued + in_flight <= outstanding <= maxQueuedCommands, and
-/// connections, connected, queued and in_flight are the sums over `per_connection`.
+/// connections, connected, queued and in_flight are the sums over `per_connection` (queued
+/// also counts the commands held until Sentinel names a primary).
 struct MultiplexerStatus {
   std::uint64_t commands = 0;  ///< commands accepted
   std::uint64_t replies = 0;   ///< replies read
@@ -94,7 +96,7 @@ struct MultiplexerStatus {
   /// Accepted, not yet completed: each holds one slot of maxQueuedCommands (queued, in
   /// flight, or between two sends — a redirection or a CLUSTERDOWN being waited out).
   std::size_t outstanding = 0;
-  std::size_t queued = 0;     ///< of those, waiting to be written (all connections)
+  std::size_t queued = 0;     ///< of those, waiting to be written (all connections, and held)
   std::size_t in_flight = 0;  ///< of those, written and awaiting their replies (all connections)
   std::size_t connections =
       0;                      ///< every connection: interactive, cluster nodes, pub/sub, dedicated
@@ -143,7 +145,12 @@ class Multiplexer {
   /// The I/O threads this multiplexer runs on (to start a Task there: task.hpp).
   std::shared_ptr<IoPool> io_pool() const;
 
+  /// What the application configured, unchanged (under Sentinel: the Sentinels and
+  /// serviceName, not the servers they named). See topology() for what redmux found.
   const Config& config() const noexcept;
+  /// The servers in use now: which takes writes, which replicas serve reads, which are
+  /// connected (redmux/topology.hpp). Changes with failovers; a snapshot.
+  Topology topology() const;
   /// What the first connected server said about itself (product, version, mode, role).
   ServerIdentity server_identity() const;
   /// True when at least one connection is ready.

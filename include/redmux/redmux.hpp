@@ -21,5 +21,6 @@
 #include "redmux/server_info.hpp"
 #include "redmux/subscriber.hpp"
 #include "redmux/task.hpp"
+#include "redmux/topology.hpp"
 #include "redmux/transaction.hpp"
 #include "redmux/version.hpp"

@@ -265,6 +265,9 @@ constexpr auto kOptions = std::to_array<OptionSpec>({
     row<TextOption<&C::service_name>>("serviceName"),
     row<TextOption<&C::sentinel_user>>("sentinelUser"),
     row<SecretOption<&C::sentinel_password>>("sentinelPassword", {}, true),
+    row<BoolOption<&C::replica_health_check>>("replicaHealthCheck"),
+    row<DurationOption<&C::replica_max_lag, 0, 86400>>("replicaMaxLag"),
+    row<BoolOption<&C::failover_wait>>("failoverWait"),
 });
 
 // StackExchange.Redis options redmux deliberately does not have: a user porting a string

@@ -11,14 +11,7 @@ namespace redmux::detail {
 namespace {
 
 constexpr std::string_view kPing = "PING";
-
-Clock::time_point earliest_deadline(std::span<const PendingCommand> commands) noexcept {
-  Clock::time_point earliest = Clock::time_point::max();
-  for (const PendingCommand& command : commands) {
-    if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
-  }
-  return earliest;
-}
+const Arg kPingArgs[] = {Arg(kPing)};
 
 }  // namespace
 
@@ -50,6 +43,38 @@ SubmissionQueue::Pushed ConnectionMachine::submit_batch(int db, std::string_view
   }
   shared_->release_slots(slots);
   return pushed;
+}
+
+void ConnectionMachine::take_queued(std::string& bytes, std::vector<PendingCommand>& commands) {
+  bytes.clear();
+  commands.clear();
+  std::string taken;
+  std::vector<PendingCommand> queued;
+  std::vector<PendingCommand> dropped;
+  queue_.take(taken, queued, dropped);
+  release(dropped);
+  if (queued.empty()) return;
+  // take() counted these as written to the stream: offsets are stream offsets from here (the
+  // next connection restarts them).
+  const std::uint64_t base = queued.front().bytes_begin;
+  resends_.clear();
+  for (PendingCommand& command : queued) {
+    const std::string_view encoded(taken.data() + (command.bytes_begin - base),
+                                   command.bytes_end - command.bytes_begin);
+    if (command.kind == PendingKind::Internal && command.select_db >= 0 && !command.state) {
+      continue;  // a SELECT redmux queued: wherever they go, commands select their own `db`
+    }
+    if (command.kind == PendingKind::Caller || command.kind == PendingKind::FireAndForget) {
+      command.bytes_begin = bytes.size();
+      bytes.append(encoded);
+      command.bytes_end = bytes.size();
+      commands.push_back(command);
+    } else {
+      resends_.push_back({command, encoded});  // ROLE, PING, SUBSCRIBE …: this server's
+    }
+  }
+  queue_.requeue_front(resends_);
+  resends_.clear();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -355,7 +380,7 @@ void ConnectionMachine::on_health_tick() {
   if (tick.probe_role) probe_role();
   if (tick.heartbeat) {
     shared_->counters().heartbeats.fetch_add(1, std::memory_order_relaxed);
-    submit_own(own_command(kPing, PendingKind::Heartbeat));
+    submit_own({own_command(kPing, PendingKind::Heartbeat), kPingArgs});
   }
   arm(IoTimer::Health, now_ + health_.period());
 }
@@ -367,12 +392,13 @@ ConnectionMachine::Actions ConnectionMachine::check_role(Clock::time_point now) 
 }
 
 void ConnectionMachine::probe_role() {
-  // The server's role may have changed under us (a failover demoted or promoted it): ask it
-  // with ROLE, one probe at a time, so that routing sees the truth.
-  if (std::optional<PendingCommand> probe = server_->begin_probe()) submit_own(*probe);
+  // The server's role may have changed under us (a failover demoted or promoted it), or a
+  // replica's link to its primary: ask it (INFO replication or ROLE), one probe at a time, so
+  // that routing sees the truth.
+  if (std::optional<OwnCommand> probe = server_->begin_probe()) submit_own(*probe);
 }
 
-void ConnectionMachine::submit_own(PendingCommand command) {
+void ConnectionMachine::submit_own(OwnCommand command) {
   own_commands_.push_back(command);
   IoAction action;
   action.kind = IoAction::Kind::Submit;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 #include "conn/messages.hpp"
 
@@ -27,8 +28,12 @@ ConnectionMachine::ConnectionMachine(std::shared_ptr<SharedContext> shared, Endp
       writer_(shared_->counters()),
       health_(config_),
       attempts_(config_),
-      server_(std::make_shared<ServerProfile>()) {
+      server_(std::make_shared<ServerProfile>(config_)) {
   actions_.reserve(8);
+  server_->set_answered_hook([this](bool ask_again) {
+    if (ask_again) probe_role();  // INFO refused: ROLE says the role from now on
+    report_connected();
+  });
   release_slot_ = [shared = shared_.get()] { shared->release_slots(1); };
   report_error_ = [this](const PendingCommand& command, NodeSpan error_reply) {
     // Error replies nobody waits for: fire-and-forget commands (counted), redmux's SELECT,
@@ -224,10 +229,13 @@ ConnectionMachine::Actions ConnectionMachine::retarget(Endpoint endpoint, Clock:
     endpoint_ = std::move(endpoint);
     endpoint_text_ = endpoint_.to_string();
   }
+  server_->retargeted();
   // Idle: start() connects to the new endpoint. Otherwise now, not after the reconnect
   // backoff: the new server is expected to be up. A new generation makes every completion
   // of the attempt or wait in progress stale.
-  if (phase_ != Phase::Idle && phase_ != Phase::Closed) connect_attempt();
+  if (phase_ == Phase::Idle || phase_ == Phase::Closed) return actions_;
+  run_down_hook(/*retargeted=*/true);  // what is queued was meant for the old server
+  connect_attempt();
   return actions_;
 }
 
@@ -259,6 +267,7 @@ ConnectionMachine::Actions ConnectionMachine::shutdown(Clock::time_point now) {
   shared_->release_slots(pipeline_.fail_all([&](const PendingCommand& command) {
     return broken_error(command, closed, written, endpoint_text_);
   }));
+  first_waits_for_probe_ = false;
   if (first_result_) {
     auto first = std::move(first_result_);
     first_result_ = nullptr;
@@ -364,6 +373,11 @@ void ConnectionMachine::attempt_failed(Error error) {
     fail_queued(attempts_.last_error(), errc::disconnected, " (backlogPolicy=failFast)");
   }
   schedule_reconnect();
+  run_down_hook(/*retargeted=*/false);
+}
+
+void ConnectionMachine::run_down_hook(bool retargeted) {
+  if (down_hook_) down_hook_(retargeted);
 }
 
 void ConnectionMachine::schedule_reconnect() {
@@ -395,7 +409,12 @@ void ConnectionMachine::become_ready() {
   // leaves in the same write as the commands held while the connection was down.
   if (ready_hook_ && phase_ == Phase::Ready) ready_hook_();
   if (role_changed && restored && role_hook_) role_hook_();
-  if (first_result_) {
+  if (server_->awaits_replication()) {
+    // connect() returns once the replica's state is known (one more round trip), so reads
+    // sent right after it find the replicas that are in sync; report_connected() reports.
+    first_waits_for_probe_ = first_result_ != nullptr;
+    probe_role();
+  } else if (first_result_) {
     auto first = std::move(first_result_);
     first_result_ = nullptr;
     first(Error());
@@ -412,6 +431,7 @@ void ConnectionMachine::connection_broken(const Error& cause) {
     return;
   }
   ++generation_;
+  report_connected();  // it was ready: the replica's first probe that start() awaited is moot
   close_socket();
   absorb_inline_writes();  // still Ready: commands written inline join those in flight
   writer_.on_break();
@@ -431,6 +451,13 @@ void ConnectionMachine::connection_broken(const Error& cause) {
     fail_queued(cause, errc::not_sent, " (dedicated connection: not carried over to a new one)");
   }
   schedule_reconnect();
+}
+
+void ConnectionMachine::report_connected() {
+  if (!std::exchange(first_waits_for_probe_, false) || !first_result_) return;
+  auto first = std::move(first_result_);
+  first_result_ = nullptr;
+  first(Error());
 }
 
 void ConnectionMachine::fail_queued(const Error& error, errc code, std::string_view why) {

@@ -23,12 +23,15 @@
 //   handshake         HELLO/AUTH/SELECT/SETINFO/INFO, RESP2 fallback, the LOADING answer
 //   health            the idle heartbeat, the dead-connection rule, when to ask ROLE
 //   attempts          connectRetry, the first series' error, the reconnect backoff
-//   server_profile    the server's identity and role, the one ROLE probe in flight
+//   server_profile    the server's identity and role, a replica's health (INFO replication,
+//                     replication.hpp), the one probe in flight (INFO replication or ROLE)
 //   break_policy      after a break: never sent / outcome unknown / retryable, resend order
 //   messages          every error text of the connection
 //   the machine       the loading wait, retarget, reconnect_now (a backoff cut short),
 //                     shutdown, backlogPolicy=failFast, the generations that make an old
-//                     attempt's completions stale
+//                     attempt's completions stale, the down hook (after a retarget or a
+//                     failed attempt) and take_queued(), start()'s first result waiting for
+//                     a replica's first INFO replication
 //
 // Threads: submit(), submit_batch(), write_inline() and the accessors marked "any thread"
 // are safe from any thread. Every event runs on the connection's I/O thread; events never
@@ -84,6 +87,8 @@ class ConnectionMachine {
   using FirstResult = std::function<void(const Error&)>;
   using PushHandler = std::function<void(NodeSpan)>;
   using Hook = std::function<void()>;
+  /// `retargeted`: retarget() ran (else an attempt to connect failed).
+  using DownHook = std::function<void(bool retargeted)>;
 
   /// `tls`: the transport encrypts (no inline writes then: every byte must go through TLS).
   ConnectionMachine(std::shared_ptr<SharedContext> shared, Endpoint endpoint, bool tls);
@@ -99,6 +104,10 @@ class ConnectionMachine {
   void set_ready_hook(Hook hook) { ready_hook_ = std::move(hook); }
   /// Runs when the server's role changed (replica ↔ primary).
   void set_role_hook(Hook hook);
+  /// Runs when the connection is not connected and commands queued on it would wait for it:
+  /// after retarget() (the new attempt not begun yet) and after each failed attempt (the
+  /// backoff begun). The hook may take out those that may run elsewhere (take_queued()).
+  void set_down_hook(DownHook hook) { down_hook_ = std::move(hook); }
 
   // --- any thread ---
   ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
@@ -171,13 +180,19 @@ class ConnectionMachine {
   Actions on_absorb(Clock::time_point now);
   /// After Pushed::QueuedRearm: the deadline timer must fire by `deadline`.
   Actions on_rearm(Clock::time_point deadline, Clock::time_point now);
-  /// Points the connection at `endpoint` (Sentinel follows a failover with it).
+  /// Points the connection at `endpoint` (Sentinel follows a failover with it). From here
+  /// until the new server's handshake the server counts as a replica that is not in sync.
   Actions retarget(Endpoint endpoint, Clock::time_point now);
-  /// Asks the server its role now, when ready.
+  /// Asks the server its role now, when ready (INFO replication, or ROLE: ServerProfile).
   Actions check_role(Clock::time_point now);
   /// Waiting out the reconnect backoff: tries now instead (the cluster announced the
   /// server again; the backoff grew while it was down). No-op in every other phase.
   Actions reconnect_now(Clock::time_point now);
+  /// I/O thread, while not ready (from the down hook): removes the callers' commands queued
+  /// and not yet written (Caller and FireAndForget), in order, with their encoded bytes
+  /// (offsets into `bytes`; each command's `db` is the database it runs against). Commands
+  /// already completed (timed out) are released here; redmux's own commands stay queued.
+  void take_queued(std::string& bytes, std::vector<PendingCommand>& commands);
   /// Closes for good: every command fails (queued: shut_down; in flight: not_sent or
   /// outcome_unknown).
   Actions shutdown(Clock::time_point now);
@@ -190,8 +205,8 @@ class ConnectionMachine {
   std::string take_handshake_bytes();
   std::span<char> read_space() { return reader_.free_space(); }
   std::string_view write_buffer() const noexcept { return writer_.buffer(); }
-  /// The command of a Submit action; its name is its one argument (ROLE, PING).
-  const PendingCommand& to_submit(std::uint8_t index) const { return own_commands_[index]; }
+  /// The command of a Submit action, with its arguments (ROLE, INFO replication, PING).
+  const OwnCommand& to_submit(std::uint8_t index) const { return own_commands_[index]; }
 
  private:
   /// Finer than ConnectionState: which step of an attempt the connection is in.
@@ -236,6 +251,9 @@ class ConnectionMachine {
   void schedule_reconnect();
   void become_ready();
   void connection_broken(const Error& cause);
+  /// Runs start()'s first result with success if it waits for a replica's first probe.
+  void report_connected();
+  void run_down_hook(bool retargeted);
   /// Keeps `error`'s message for last_failure().
   void note_failure(const Error& error);
   void close_socket();
@@ -252,7 +270,7 @@ class ConnectionMachine {
   void on_deadline(const SocketFacts& facts);
   void on_health_tick();
   void probe_role();
-  void submit_own(PendingCommand command);
+  void submit_own(OwnCommand command);
   Error timeout_error_of(const PendingCommand& command, bool in_flight,
                          const SocketFacts& facts) const;
   void release(std::vector<PendingCommand>& commands);
@@ -287,15 +305,17 @@ class ConnectionMachine {
   Attempts attempts_;
   std::shared_ptr<ServerProfile> server_;
   FirstResult first_result_;
+  bool first_waits_for_probe_ = false;  ///< ready, first_result_ waits for INFO replication
   PushHandler push_handler_;
   Hook ready_hook_;
   Hook role_hook_;
+  DownHook down_hook_;
   Clock::time_point timer_at_ = Clock::time_point::max();  ///< the deadline timer's time
 
   // per event
   Clock::time_point now_{};
   std::vector<IoAction> actions_;
-  std::vector<PendingCommand> own_commands_;
+  std::vector<OwnCommand> own_commands_;
   // scratch, kept for their capacity
   std::vector<PendingCommand> broken_;
   std::vector<PendingCommand> handoff_;

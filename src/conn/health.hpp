@@ -6,8 +6,9 @@
 //   out, the PING went unanswered for asyncTimeout, or a SUBSCRIBE (which has no deadline of
 //   its own and holds back the PING) is still not confirmed — and nothing has been read for
 //   two asyncTimeouts: the peer is gone or frozen, so the connection is replaced.
-// - Roles change under a failover: a replica is asked every second whether it was promoted,
-//   a primary every 30 s whether it was demoted.
+// - Roles change under a failover: a replica is asked every second whether it was promoted
+//   (and, with INFO replication, whether it is still in sync), a primary every 30 s whether
+//   it was demoted (conn/server_profile.hpp asks).
 //
 // Threads: the connection's I/O thread only.
 #pragma once
@@ -28,7 +29,7 @@ class Health {
   struct Tick {
     bool dead = false;  ///< replace the connection: nothing read for `silent_ms`
     long long silent_ms = 0;
-    bool probe_role = false;  ///< ask the server its role (ROLE)
+    bool probe_role = false;  ///< ask the server its role (INFO replication or ROLE)
     bool heartbeat = false;   ///< send the idle PING
   };
 

@@ -31,7 +31,7 @@ struct IoAction {
     Write,           ///< write write_buffer()
     ArmTimer,        ///< `timer` fires at `at` (instead of what it waited for)
     CancelTimer,     ///< `timer` (Connect: the resolver as well)
-    Submit,          ///< queue to_submit(own) like any command (ROLE, the idle PING)
+    Submit,          ///< queue to_submit(own) like any command (ROLE, INFO, the idle PING)
   };
   Kind kind = Kind::Read;
   IoTimer timer = IoTimer::Deadline;

@@ -1,9 +1,11 @@
 // PendingCommand: what a connection keeps for one command between submission and its reply.
 #pragma once
 
+#include <algorithm>
 #include <bitset>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "redmux/flags.hpp"
@@ -32,6 +34,14 @@ enum class PendingKind : std::uint8_t {
                   ///< be an internal handler that is given the refusal
 };
 
+/// Where the multiplexer may place a caller's command again when the connection it was queued
+/// on loses its server (Sentinel; mux/held_commands.hpp). Set by the router.
+enum class ReplicaUse : std::uint8_t {
+  None,    ///< the primary only: a write, or a read under PreferMaster or DemandMaster
+  Prefer,  ///< a read under PreferReplica: a replica in sync, else the primary
+  Demand,  ///< a read under DemandReplica: a replica in sync only
+};
+
 /// Which setting the deadline came from, so that a timeout names the one to raise.
 enum class TimeoutSource : std::uint8_t {
   AsyncTimeout,  ///< the configuration's asyncTimeout
@@ -55,13 +65,14 @@ struct PendingCommand {
   std::uint16_t slot = kNoSlot;
   PendingKind kind = PendingKind::Caller;
   TimeoutSource timeout_source = TimeoutSource::AsyncTimeout;
-  bool counted = true;       ///< holds one slot of maxQueuedCommands until it leaves
-  std::uint8_t resends = 0;  ///< automatic resends so far (written ones: at most one)
+  bool counted = true;  ///< holds one slot of maxQueuedCommands until it leaves
+  ReplicaUse replica_use = ReplicaUse::None;
   /// PubSub: the push that confirms one of its names (Subscribe for SUBSCRIBE …).
   resp::PushKind confirmed_by = resp::PushKind::Other;
   /// Resend after a break even when it was already written (Flags::Retryable, or a read-only
   /// command under retryReadOnlyCommands): its bytes are kept in state->retained_command.
   bool retry_written : 1 = false;
+  std::uint8_t resends : 2 = 0;  ///< automatic resends so far (written ones: at most one)
   /// Redis Cluster: sent where the slot map said. A queue whose node no longer serves the
   /// slot hands it on (SubmissionQueue::Pushed::Forward) instead of queuing it.
   bool follow_map : 1 = false;
@@ -69,8 +80,8 @@ struct PendingCommand {
   /// false: its state holds the slot of maxQueuedCommands (a cluster redirect follower).
   bool tallied : 1 = false;
 };
-// The cluster fields fit in what was padding (the three rare flags share a byte): copying an
-// entry costs what it did.
+// The cluster fields fit in what was padding (the rare flags and the resend count share a
+// byte): copying an entry costs what it did.
 static_assert(sizeof(PendingCommand) <= 72, "PendingCommand grew: it is copied per command");
 
 /// An accepted command whose caller still waits for it (status(): queued, in_flight): it
@@ -91,6 +102,16 @@ inline PendingCommand own_command(std::string_view name, PendingKind kind,
   command.deadline = Clock::time_point::max();
   command.counted = false;
   return command;
+}
+
+/// The earliest deadline of the callers' commands among `commands` (time_point::max() when
+/// none has one).
+inline Clock::time_point earliest_deadline(std::span<const PendingCommand> commands) noexcept {
+  Clock::time_point earliest = Clock::time_point::max();
+  for (const PendingCommand& command : commands) {
+    if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
+  }
+  return earliest;
 }
 
 /// A SUBSCRIBE-family command redmux sends: answered by one `confirmed_by` push per name, or

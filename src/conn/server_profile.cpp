@@ -4,6 +4,9 @@ namespace redmux::detail {
 namespace {
 
 constexpr std::string_view kRole = "ROLE";
+constexpr std::string_view kInfo = "INFO";
+const Arg kRoleArgs[] = {Arg(kRole)};
+const Arg kInfoArgs[] = {Arg(kInfo), Arg("replication")};
 
 bool names_replica(std::string_view role) noexcept {
   return role == "replica" || role == "slave";
@@ -11,16 +14,20 @@ bool names_replica(std::string_view role) noexcept {
 
 }  // namespace
 
-/// The reply to a ROLE probe: ["master" | "slave" | "sentinel", …]. Its one reference is the
-/// pipeline's.
+/// The reply to a probe: ROLE's ["master" | "slave" | "sentinel", …], or INFO replication's
+/// text. Its one reference is the pipeline's.
 class ServerProfile::Probe final : public CommandState {
  public:
-  explicit Probe(std::weak_ptr<ServerProfile> server) : server_(std::move(server)) {}
+  Probe(std::weak_ptr<ServerProfile> server, bool info) : server_(std::move(server)), info_(info) {}
   void deliver(NodeSpan reply) noexcept override {
     if (!claim()) return;
     if (auto server = server_.lock()) {
       server->probe_pending_ = false;
-      if (!is_error_reply(reply) && reply.size() > 1) server->note(reply[1].value);
+      if (info_) {
+        server->note_replication(reply);
+      } else if (!is_error_reply(reply) && reply.size() > 1) {
+        server->note(reply[1].value);
+      }
     }
     publish();
   }
@@ -32,6 +39,7 @@ class ServerProfile::Probe final : public CommandState {
 
  private:
   std::weak_ptr<ServerProfile> server_;
+  bool info_;
 };
 
 ServerIdentity ServerProfile::identity() const {
@@ -39,12 +47,41 @@ ServerIdentity ServerProfile::identity() const {
   return identity_;
 }
 
-bool ServerProfile::adopt(const ServerIdentity& identity) {
+std::string ServerProfile::replication_state() const {
   std::lock_guard lock(identity_mutex_);
-  identity_ = identity;
-  const bool replica = names_replica(identity_.role);
-  databases_.store(identity_.databases, std::memory_order_release);
+  return replication_state_;
+}
+
+void ServerProfile::set_health(ReplicaHealth health, std::string reason) {
+  {
+    std::lock_guard lock(identity_mutex_);
+    replication_state_ = std::move(reason);
+  }
+  health_.store(health, std::memory_order_release);
+}
+
+bool ServerProfile::adopt(const ServerIdentity& identity) {
+  const bool replica = names_replica(identity.role);
+  {
+    std::lock_guard lock(identity_mutex_);
+    identity_ = identity;
+  }
+  databases_.store(identity.databases, std::memory_order_release);
+  // A replica serves reads only once its INFO replication says it is in sync (a server that
+  // restarts and resynchronises answers from its old data set meanwhile).
+  awaiting_ = replica && asks_info();
+  if (awaiting_) {
+    set_health(ReplicaHealth::Unfit, "its first INFO replication is not answered yet");
+  } else {
+    set_health(ReplicaHealth::InSync, "");
+  }
   return is_replica_.exchange(replica, std::memory_order_acq_rel) != replica;
+}
+
+void ServerProfile::retargeted() {
+  // Another server: not known to be a primary (nor a replica in sync) until it answers.
+  is_replica_.store(true, std::memory_order_release);
+  set_health(ReplicaHealth::Unfit, "not connected to this server yet");
 }
 
 void ServerProfile::note(std::string_view role) {
@@ -57,10 +94,35 @@ void ServerProfile::note(std::string_view role) {
   if (was_replica != replica && changed_) changed_();
 }
 
-std::optional<PendingCommand> ServerProfile::begin_probe() {
+void ServerProfile::note_replication(NodeSpan reply) {
+  awaiting_ = false;
+  if (reply.empty() || is_error_reply(reply)) {
+    // Refused (an ACL without INFO): the role comes from ROLE from now on, and a replica is
+    // trusted as before the check existed.
+    info_refused_ = true;
+    set_health(ReplicaHealth::InSync, "");
+    if (answered_) answered_(/*ask_again=*/true);
+    return;
+  }
+  if (const std::optional<ReplicationInfo> info = parse_replication_info(reply[0].value)) {
+    ReplicaVerdict verdict;
+    if (info->role == "slave") verdict = judge_replica(*info, config_.replica_max_lag);
+    // Before the role: a changed hook that routes (a replica promoted) sees the new health.
+    set_health(verdict.health, std::move(verdict.reason));
+    note(info->role);
+  }
+  if (answered_) answered_(/*ask_again=*/false);
+}
+
+std::optional<OwnCommand> ServerProfile::begin_probe() {
   if (probe_pending_) return std::nullopt;
   probe_pending_ = true;
-  return own_command(kRole, PendingKind::Internal, new Probe(weak_from_this()));
+  const bool info = asks_info();
+  OwnCommand probe;
+  probe.command =
+      own_command(info ? kInfo : kRole, PendingKind::Internal, new Probe(weak_from_this(), info));
+  probe.args = info ? std::span<const Arg>(kInfoArgs) : std::span<const Arg>(kRoleArgs);
+  return probe;
 }
 
 }  // namespace redmux::detail

@@ -34,17 +34,31 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
     }
     groups_.push_back(std::move(group));
   }
+  held_ = std::make_shared<HeldCommands>(*this, shared_, pool_->next_context());
+  // failoverWait: a command that needs a primary while none is known waits for one (held)
+  // instead of being refused; not under failFast, which asks for refusals at once. A single
+  // server has no other to wait for.
+  several_servers_ = groups_.size() > 1;
+  may_hold_ = several_servers_ && cfg.failover_wait && cfg.backlog_policy == BacklogPolicy::Queue;
   // A failover seen on one endpoint (a replica promoted, a primary demoted) asks every other
-  // endpoint its role at once, instead of waiting for its READONLY reply or periodic check.
+  // endpoint its role at once, instead of waiting for its READONLY reply or periodic check;
+  // commands waiting for a primary may go now.
   auto watched = std::make_shared<std::vector<std::weak_ptr<Connection>>>();
   for (auto& group : groups_) watched->push_back(group.front());
-  for (auto& group : groups_) {
-    for (auto& connection : group) {
-      connection->set_role_hook([watched](Connection& changed) {
+  std::weak_ptr<HeldCommands> held = held_;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    for (std::size_t i = 0; i < groups_[g].size(); ++i) {
+      Connection& connection = *groups_[g][i];
+      connection.set_role_hook([watched, held](Connection& changed) {
         for (const auto& weak : *watched) {
           auto other = weak.lock();
           if (other && other.get() != &changed) other->check_role();
         }
+        if (auto waiting = held.lock()) waiting->try_again();
+      });
+      // Commands queued on a connection that lost its server go where they may run.
+      connection.set_down_hook([held, g, i](Connection& down, bool retargeted) {
+        if (auto waiting = held.lock()) waiting->connection_down(down, g, i, retargeted);
       });
     }
   }
@@ -98,6 +112,7 @@ void MuxCore::start(std::function<void(std::vector<Error>)> done) {
 
 void MuxCore::close() {
   if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+  held_->close();  // first: nothing calls back into the core after it returns
   struct Pending {
     std::mutex mutex;
     std::condition_variable done;
@@ -213,69 +228,62 @@ Error MuxCore::check_database(int db, const Connection& connection, const Comman
 
 Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg> args,
                                    Flags flags) {
+  return route_command(info, args, flags, nullptr);
+}
+
+Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<const Arg> args,
+                                           Flags flags, bool* hold) {
   if (closed())
     return Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed");
   if (ClusterRouter* router = cluster()) return router->route(info, args, flags);
   // Role-based choice among endpoints: a replica only when the flags allow it and the command
   // only reads; a write never goes to a replica.
-  const bool read_only = info.is(CommandFlag::ReadOnly);
   const bool demand_replica = has_flag(flags, Flags::DemandReplica);
-  const bool want_replica = read_only && (demand_replica || has_flag(flags, Flags::PreferReplica));
   std::size_t g = 0;
-  if (groups_.size() > 1 || demand_replica) {
-    // The primary: the first endpoint not known to be a replica, preferring one that is
-    // connected (after a failover the old primary may be down while the promoted one is up).
-    std::size_t primary = groups_.size();
-    bool primary_ready = false;
-    std::size_t replica_count = 0;
-    std::size_t replica_pick = replica_cursor_.fetch_add(1, std::memory_order_relaxed);
-    std::size_t chosen_replica = groups_.size();
-    for (std::size_t i = 0; i < groups_.size(); ++i) {
-      const Connection& first = *groups_[i].front();
-      const bool ready = first.state() == ConnectionState::Ready;
-      if (first.is_replica()) {
-        if (ready) ++replica_count;
-      } else if (sentinel_ ? i == 0 : primary == groups_.size() || (ready && !primary_ready)) {
-        primary = i;
-        primary_ready = ready;
-      }
-    }
-    if (replica_count > 0) {
-      std::size_t n = replica_pick % replica_count;
-      for (std::size_t i = 0; i < groups_.size(); ++i) {
-        const Connection& first = *groups_[i].front();
-        if (first.is_replica() && first.state() == ConnectionState::Ready && n-- == 0) {
-          chosen_replica = i;
-          break;
+  if (several_servers_ || demand_replica) {
+    const bool read_only = info.is(CommandFlag::ReadOnly);
+    const bool want_replica =
+        read_only && (demand_replica || has_flag(flags, Flags::PreferReplica));
+    const std::size_t none = groups_.size();
+    const Roles roles = this->roles(want_replica, none);
+    if (demand_replica && (roles.replica == none || !read_only)) {
+      std::string why = read_only ? " demands a replica, but none is connected"
+                                  : " writes and cannot run on a replica";
+      if (read_only && roles.unsynced > 0) {
+        why = " demands a replica, but none of those connected is in sync (replicaHealthCheck):";
+        for (const auto& group : groups_) {
+          const Connection& first = *group.front();
+          if (first.is_replica() && first.state() == ConnectionState::Ready &&
+              !serves_replica_reads(first, roles.primary_ready)) {
+            why += " " + first.describe_endpoint() + ": " + first.replication_state() + ";";
+          }
         }
+        why.pop_back();
       }
+      return Error(errc::not_allowed, std::string(info.name) + why + " (DemandReplica)");
     }
-    if (demand_replica && (chosen_replica == groups_.size() || !read_only)) {
-      return Error(errc::not_allowed, std::string(info.name) +
-                                          (read_only ? " demands a replica, but none is connected"
-                                                     : " writes and cannot run on a replica") +
-                                          " (DemandReplica)");
+    const bool needs_primary = info.is(CommandFlag::Write) || has_flag(flags, Flags::DemandMaster);
+    if (roles.primary == none && needs_primary && hold) {
+      *hold = true;  // failoverWait: it waits for a primary (held_commands.hpp)
+      return static_cast<Connection*>(nullptr);
     }
-    if (has_flag(flags, Flags::DemandMaster) && primary == groups_.size()) {
+    if (has_flag(flags, Flags::DemandMaster) && roles.primary == none) {
       return Error(errc::not_allowed, std::string(info.name) +
                                           " demands the primary, but none is known (DemandMaster)");
     }
-    if (primary == groups_.size() && info.is(CommandFlag::Write) && sentinel_) {
-      return Error(errc::not_sent, std::string(info.name) + " writes, but " +
-                                       groups_.front().front()->describe_endpoint() +
-                                       ", the primary the Sentinels name, is a replica (a "
-                                       "failover in progress); not sent: retry once it ends");
+    if (roles.primary == none && info.is(CommandFlag::Write)) {
+      // A write never goes to a replica. Not sent, so safe to retry (a failover in progress
+      // ends with a primary).
+      return Error(errc::not_sent, std::string(info.name) + " writes, but " + why_no_primary() +
+                                       "; not sent: retry once it ends");
     }
-    if (primary == groups_.size() && info.is(CommandFlag::Write)) {
-      // Every endpoint is known to be a replica: a write never goes to one. Not sent, so
-      // safe to retry (a failover in progress ends with a primary).
-      return Error(errc::not_sent,
-                   std::string(info.name) +
-                       " writes, but every endpoint is a replica and no primary is known (a "
-                       "failover in progress?); retry once a primary is back");
+    g = roles.primary == none ? 0 : roles.primary;
+    if (want_replica && roles.replica != none) {
+      g = roles.replica;
+    } else if (hold && held_->holds_primary_commands()) {
+      *hold = true;  // bound for the primary while others wait for it: behind them, in order
+      return static_cast<Connection*>(nullptr);
     }
-    g = primary == groups_.size() ? 0 : primary;
-    if (want_replica && chosen_replica != groups_.size()) g = chosen_replica;
   }
   const auto& group = groups_[g];
   if (group.size() == 1) return group.front().get();
@@ -356,7 +364,9 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     }
     return submit_to_cluster(*router, db, info, args, state, options.flags, deadline, timeout_ms);
   }
-  Result<Connection*> connection = route(info, args, options.flags);
+  if (several_servers_)
+    return submit_to_servers(db, options, args, info, state, deadline, timeout_ms);
+  Result<Connection*> connection = route_command(info, args, options.flags, nullptr);
   if (!connection) {
     shared_->release_slots(1);
     return refuse(std::move(connection).error());
@@ -366,6 +376,39 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     return refuse(std::move(error));
   }
   hand_over(**connection, db, options, args, info, state, deadline, timeout_ms);
+  return Error();
+}
+
+Error MuxCore::submit_to_servers(int db, const CallOptions& options, std::span<const Arg> args,
+                                 const CommandInfo& info, CommandState* state,
+                                 Clock::time_point deadline, std::uint32_t timeout_ms) {
+  auto refuse = [&](Error error) {
+    shared_->release_slots(1);
+    if (state) state->fail(error);
+    return error;
+  };
+  bool hold = false;
+  Result<Connection*> connection =
+      route_command(info, args, options.flags, may_hold_ ? &hold : nullptr);
+  if (!connection) return refuse(std::move(connection).error());
+  // A held command is checked against the primary's group (the one it waits for).
+  if (Error error = check_database(db, hold ? *groups_.front().front() : **connection, info)) {
+    return refuse(std::move(error));
+  }
+  PendingCommand command = caller_command(info, options, state, deadline, timeout_ms);
+  if (info.is(CommandFlag::ReadOnly)) {  // where else it may run (held_commands.hpp)
+    command.replica_use = has_flag(options.flags, Flags::DemandReplica)   ? ReplicaUse::Demand
+                          : has_flag(options.flags, Flags::PreferReplica) ? ReplicaUse::Prefer
+                                                                          : ReplicaUse::None;
+  }
+  shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
+  if (hold) {
+    const std::size_t size = groups_.front().size();
+    const auto key = size > 1 ? first_key_index(info, args) : std::nullopt;
+    held_->hold(db, args, command, key ? slot_of(args[*key].bytes()) % size : 0);
+    return Error();
+  }
+  (*connection)->submit(db, args, command);
   return Error();
 }
 

@@ -15,6 +15,7 @@
 
 #include "commands/command_table.hpp"
 #include "conn/shared_context.hpp"
+#include "mux/held_commands.hpp"
 #include "net/connection.hpp"
 #include "redmux/arg.hpp"
 #include "redmux/flags.hpp"
@@ -34,7 +35,10 @@ class MuxCore {
   MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<TlsContext> tls = nullptr);
   ~MuxCore();
 
+  /// The configuration the connections use: under Sentinel, the servers the Sentinels named.
   const Config& config() const noexcept { return shared_->config(); }
+  /// The configuration the user gave (under Sentinel: the Sentinels and the service).
+  const Config& configured() const noexcept { return configured_ ? *configured_ : config(); }
   SharedContext& shared() noexcept { return *shared_; }
   IoPool& pool() noexcept { return *pool_; }
   std::shared_ptr<IoPool> shared_pool() const noexcept { return pool_; }
@@ -54,6 +58,10 @@ class MuxCore {
 
   /// The checks and the connection choice, without sending (used by Batch as well).
   Result<Connection*> route(const CommandInfo& info, std::span<const Arg> args, Flags flags);
+  /// route(), and when `hold` is given: sets *hold instead of refusing a command that must
+  /// wait for a primary (failoverWait; held_commands.hpp).
+  Result<Connection*> route_command(const CommandInfo& info, std::span<const Arg> args, Flags flags,
+                                    bool* hold);
   /// Where a command is headed, for check_allowed(): a blocking command is no harm on a
   /// dedicated connection or inside MULTI (where it answers at once); a connection-state
   /// command is refused everywhere, with advice that fits the place.
@@ -80,22 +88,7 @@ class MuxCore {
                                         std::span<const Arg> args, const CommandInfo& info,
                                         CommandState* state, Clock::time_point deadline,
                                         std::uint32_t timeout_ms) {
-    PendingCommand command;
-    command.name = info.name;
-    command.deadline = deadline;
-    command.timeout_ms = timeout_ms;
-    if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
-    if (state) {
-      state->add_ref();  // the connection's reference
-      command.state = state;
-      command.kind = PendingKind::Caller;
-      command.retry_written =
-          has_flag(options.flags, Flags::Retryable) ||
-          (shared_->config().retry_read_only_commands && info.is(CommandFlag::ReadOnly));
-    } else {
-      command.kind = PendingKind::FireAndForget;
-      command.deadline = Clock::time_point::max();
-    }
+    PendingCommand command = caller_command(info, options, state, deadline, timeout_ms);
     shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
     connection.submit(db, args, command);
   }
@@ -123,8 +116,35 @@ class MuxCore {
   /// and only it takes writes, even while another endpoint still says it is a primary (after
   /// a failover the old primary accepts writes until it is turned into a replica, and those
   /// writes are lost). close() closes `monitor` too. REQUIRES: before the core is shared.
-  void follow_sentinels(std::shared_ptr<SentinelMonitor> monitor) {
+  /// `configured`: the user's configuration (the Sentinels), which config() is not.
+  void follow_sentinels(std::shared_ptr<SentinelMonitor> monitor, Config configured) {
     sentinel_ = std::move(monitor);
+    configured_ = std::make_unique<Config>(std::move(configured));
+  }
+  bool follows_sentinels() const noexcept { return sentinel_ != nullptr; }
+
+  // --- HeldCommands' questions (held_commands.hpp) ---
+  /// Where a held command may go now.
+  HeldCommands::Target place_held(const HeldCommands::Entry& entry);
+  /// Whether commands queued on `connection` (of group `group`), which is not connected,
+  /// are taken off it: Sentinel moved it, or it is a replica's (or, under Sentinel, any
+  /// group but the primary's).
+  bool takes_from(const Connection& connection, std::size_t group, bool retargeted) const;
+  /// Asks every connected server its role now.
+  void check_roles();
+  /// Why no primary is known, for messages ("B, the primary the Sentinels name, is a replica").
+  std::string why_no_primary() const;
+  /// Commands the multiplexer holds (waiting for a primary).
+  std::size_t held_count() const { return held_->size(); }
+  /// The group writes go to now; groups().size() when no primary is known.
+  std::size_t primary_group() const { return roles(false, groups_.size()).primary; }
+  /// Whether replica reads may use `connection` now (a replica's, connected, and healthy
+  /// enough: conn/replication.hpp). `primary_reachable`: the primary's connection is ready.
+  static bool serves_replica_reads(const Connection& connection, bool primary_reachable);
+  /// serves_replica_reads() for group `group`'s first connection, with the primary as now.
+  bool group_serves_replica_reads(std::size_t group) const {
+    const Roles now = roles(false, groups_.size());
+    return serves_replica_reads(*groups_[group].front(), now.primary_ready);
   }
 
  private:
@@ -141,8 +161,51 @@ class MuxCore {
   std::mutex cluster_mutex_;
   std::shared_ptr<TlsContext> tls_;
   std::shared_ptr<SentinelMonitor> sentinel_;  ///< set: only group 0 may be the primary
+  std::unique_ptr<Config> configured_;         ///< the user's, when not config() (Sentinel)
+  std::shared_ptr<HeldCommands> held_;
+  bool several_servers_ = false;  ///< a primary and replicas (set once, in the constructor)
+  bool may_hold_ = false;  ///< commands may wait for a primary (set once, in the constructor)
+  /// What routing sees: the primary group, and a replica in sync chosen round-robin
+  /// (groups_.size() for none), skipping group `exclude`.
+  struct Roles {
+    std::size_t primary;
+    bool primary_ready = false;
+    std::size_t replica;
+    std::size_t unsynced = 0;  ///< replicas connected that may not serve reads
+  };
+  Roles roles(bool want_replica, std::size_t exclude) const;
+  /// The PendingCommand for a caller's command (state null: fire-and-forget). Inline: it is
+  /// on every command's path.
+  [[gnu::always_inline]] PendingCommand caller_command(const CommandInfo& info,
+                                                       const CallOptions& options,
+                                                       CommandState* state,
+                                                       Clock::time_point deadline,
+                                                       std::uint32_t timeout_ms) const {
+    PendingCommand command;
+    command.name = info.name;
+    command.deadline = deadline;
+    command.timeout_ms = timeout_ms;
+    if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
+    if (state) {
+      state->add_ref();  // the connection's reference
+      command.state = state;
+      command.kind = PendingKind::Caller;
+      command.retry_written =
+          has_flag(options.flags, Flags::Retryable) ||
+          (shared_->config().retry_read_only_commands && info.is(CommandFlag::ReadOnly));
+    } else {
+      command.kind = PendingKind::FireAndForget;
+      command.deadline = Clock::time_point::max();
+    }
+    return command;
+  }
+  /// submit() for a primary and replicas (or Sentinel): replica choice, and waiting for a
+  /// primary. REQUIRES: a queue slot taken (released here on refusal).
+  Error submit_to_servers(int db, const CallOptions& options, std::span<const Arg> args,
+                          const CommandInfo& info, CommandState* state, Clock::time_point deadline,
+                          std::uint32_t timeout_ms);
   std::atomic<bool> closed_{false};
-  std::atomic<std::size_t> replica_cursor_{0};
+  mutable std::atomic<std::size_t> replica_cursor_{0};
   /// Unknown command names already asked about with COMMAND INFO (once each).
   void learn_unknown(std::string_view name);
   std::mutex learning_mutex_;

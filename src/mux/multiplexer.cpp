@@ -167,7 +167,7 @@ Database Multiplexer::database(int index) const {
 }
 
 const Config& Multiplexer::config() const noexcept {
-  return core_->config();
+  return core_->configured();
 }
 
 ServerIdentity Multiplexer::server_identity() const {
@@ -316,6 +316,8 @@ MultiplexerStatus Multiplexer::status() const {
   for (const auto& connection : core_->dedicated_pool()->connections()) {
     s.per_connection.push_back(describe(*connection, Purpose::Dedicated));
   }
+  // Held by the multiplexer until a primary is known (Sentinel): accepted, not yet queued.
+  s.queued = core_->held_count();
   for (const ConnectionStatus& one : s.per_connection) {
     ++s.connections;
     if (one.state == ConnectionStatus::State::Ready) ++s.connected;

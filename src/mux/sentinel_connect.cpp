@@ -67,7 +67,7 @@ Future<Ptr> connect_through_sentinels(const Config& config, std::shared_ptr<IoPo
       endpoints.push_back(SentinelMonitor::unresolved(config.service_name));
     }
     auto core = std::make_shared<MuxCore>(data_config(config, std::move(endpoints)), pool, tls);
-    core->follow_sentinels(monitor);
+    core->follow_sentinels(monitor, config);
     std::weak_ptr<SubscriptionHub> hub = core->subscription_hub();
     std::function<void()> start;
     if (!answer) {

@@ -1,7 +1,6 @@
 #include "net/connection.hpp"
 
 #include <algorithm>
-#include <asio/connect.hpp>
 #include <asio/ip/address.hpp>
 #include <asio/local/stream_protocol.hpp>
 #include <asio/post.hpp>
@@ -30,6 +29,9 @@ Connection::Connection(asio::io_context& io, std::shared_ptr<IoPool::Load> load,
   });
   machine_.set_role_hook([this] {
     if (role_hook_) role_hook_(*this);
+  });
+  machine_.set_down_hook([this](bool retargeted) {
+    if (down_hook_) down_hook_(*this, retargeted);
   });
 }
 
@@ -128,15 +130,12 @@ void Connection::submit_batch(int db, std::string_view bytes, std::span<PendingC
         self->perform(self->machine_.on_wake(Clock::now()));
       });
       break;
-    case SubmissionQueue::Pushed::QueuedRearm: {
-      // The earliest of its deadlines is sooner than the timer's.
-      Clock::time_point earliest = Clock::time_point::max();
-      for (const PendingCommand& command : commands) {
-        if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
-      }
-      post_rearm(earliest);
+    case SubmissionQueue::Pushed::QueuedRearm:
+      // Commands moved here from another connection (held through a failover, or handed on
+      // when a cluster slot moved) may be due sooner than anything the deadline timer waits
+      // for.
+      post_rearm(earliest_deadline(commands));
       break;
-    }
     case SubmissionQueue::Pushed::Forward:
       forward_hook_(db, bytes, commands);
       break;
@@ -228,9 +227,8 @@ void Connection::perform(ConnectionMachine::Actions actions) {
 }
 
 void Connection::submit_own(std::uint8_t index) {
-  const PendingCommand& command = machine_.to_submit(index);
-  const Arg args[] = {Arg(command.name)};  // ROLE, PING: the name is the whole command
-  submit(-1, args, command);
+  const OwnCommand& own = machine_.to_submit(index);
+  submit(-1, own.args, own.command);
 }
 
 void Connection::connect(std::uint64_t generation) {
@@ -238,18 +236,19 @@ void Connection::connect(std::uint64_t generation) {
   const Endpoint& target = machine_.target();
   auto connected =
       current(generation, [](Connection& self, const asio::error_code& ec) { self.connected(ec); });
+  // Every socket is opened by the transport, close-on-exec (Asio would open it without).
   if (target.is_unix()) {
     asio::local::stream_protocol::endpoint local(target.unix_path);
-    transport_.socket().async_connect(asio::generic::stream_protocol::endpoint(local),
-                                      std::move(connected));
+    transport_.async_connect({asio::generic::stream_protocol::endpoint(local)},
+                             std::move(connected));
     return;
   }
   asio::error_code not_numeric;
   const asio::ip::address address = asio::ip::make_address(target.host, not_numeric);
   if (!not_numeric) {
     // An IP address needs no resolver (and so no resolver thread).
-    transport_.socket().async_connect(
-        asio::generic::stream_protocol::endpoint(asio::ip::tcp::endpoint(address, target.port)),
+    transport_.async_connect(
+        {asio::generic::stream_protocol::endpoint(asio::ip::tcp::endpoint(address, target.port))},
         std::move(connected));
     return;
   }
@@ -265,9 +264,7 @@ void Connection::connect(std::uint64_t generation) {
         }
         std::vector<asio::generic::stream_protocol::endpoint> endpoints;
         for (const auto& entry : results) endpoints.emplace_back(entry.endpoint());
-        asio::async_connect(self.transport_.socket(), endpoints,
-                            [connected = std::move(connected)](
-                                const asio::error_code& e, const auto&) mutable { connected(e); });
+        self.transport_.async_connect(std::move(endpoints), std::move(connected));
       }));
 }
 

@@ -17,6 +17,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "conn/connection_machine.hpp"
 #include "conn/pending_command.hpp"
@@ -84,7 +85,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Any thread: a connection waiting to reconnect tries now instead of after its backoff
   /// (the cluster announced the node again). No-op in every other state.
   void reconnect_now();
-  /// Asks the server its role now (ROLE), from any thread; routing follows the answer.
+  /// Runs on the I/O thread when the connection is not connected and commands queued on it
+  /// would wait for it: after retarget() (`retargeted` true) and after each failed attempt
+  /// to connect. The multiplexer takes out those that may run elsewhere (take_queued()).
+  using DownHook = std::function<void(Connection&, bool retargeted)>;
+  /// Call before start().
+  void set_down_hook(DownHook hook) { down_hook_ = std::move(hook); }
+  /// I/O thread, from the down hook: the callers' commands queued and not yet written, in
+  /// order, with their bytes (ConnectionMachine::take_queued()).
+  void take_queued(std::string& bytes, std::vector<PendingCommand>& commands) {
+    machine_.take_queued(bytes, commands);
+  }
+  /// Asks the server its role now, from any thread; routing follows the answer. With
+  /// replicaHealthCheck (the default) it asks INFO replication, which also says whether a
+  /// replica is in sync; otherwise (or when the server refuses INFO) ROLE.
   void check_role();
   /// Points the connection at another server (any thread; Sentinel follows a failover with
   /// it). Runs on the I/O thread: a ready connection is broken the normal way (queued
@@ -103,8 +117,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// ready. A ready hook records it to tell "ready, and my hook ran" from "ready again, and
   /// my hook has not run yet" (the state turns Ready just before the hook runs).
   std::uint64_t generation() const noexcept { return machine_.generation(); }
-  /// True when the server said (HELLO role, or ROLE) it is a replica.
+  /// True when the server said (HELLO role, ROLE, INFO) it is a replica; also from retarget()
+  /// until the new server's handshake, which is not known to be a primary before it answers.
   bool is_replica() const noexcept { return machine_.server().is_replica(); }
+  /// For a replica: what its last INFO replication said about serving reads
+  /// (conn/replication.hpp); InSync when the check is off or refused, Unfit from its
+  /// handshake until the first answer.
+  ReplicaHealth replica_health() const noexcept { return machine_.server().health(); }
+  /// Why a replica is not in sync ("" when it is), from its last INFO replication.
+  std::string replication_state() const { return machine_.server().replication_state(); }
   /// Logical databases the server has (0: unknown until connected, or not disclosed).
   int databases() const noexcept { return machine_.server().databases(); }
   ServerIdentity identity() const { return machine_.server().identity(); }
@@ -159,6 +180,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ReadyHook ready_hook_;
   ReadyHook role_hook_;
   ForwardHook forward_hook_;
+  DownHook down_hook_;
   // Memory for the one outstanding operation of each kind (see handler_arena.hpp).
   HandlerArena wake_arena_;
   HandlerArena write_arena_;

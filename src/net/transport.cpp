@@ -4,6 +4,7 @@
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,8 +21,22 @@ Transport::Transport(asio::io_context& io, std::shared_ptr<TlsContext> tls)
 }
 
 void Transport::close() noexcept {
+  ++epoch_;
   asio::error_code ignored;
   lowest().close(ignored);
+}
+
+asio::error_code Transport::open(const Socket::protocol_type& protocol) {
+  Socket& socket = lowest();
+  asio::error_code ec;
+  socket.close(ec);
+  ++epoch_;
+  // SOCK_CLOEXEC at creation: no window in which a fork on another thread inherits it.
+  const int fd = ::socket(protocol.family(), protocol.type() | SOCK_CLOEXEC, protocol.protocol());
+  if (fd < 0) return asio::error_code(errno, asio::error::get_system_category());
+  socket.assign(protocol, fd, ec);
+  if (ec) ::close(fd);
+  return ec;
 }
 
 void Transport::set_tcp_options(std::chrono::seconds keep_alive,
@@ -59,6 +74,7 @@ std::size_t Transport::unread_bytes() const noexcept {
 }
 
 void Transport::renew() {
+  ++epoch_;
 #if REDMUX_WITH_TLS
   // The previous session (if any) lives on in the handlers of its pending operations.
   if (tls_context_) {

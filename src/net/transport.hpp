@@ -13,6 +13,11 @@
 // Never write to native_handle() directly under TLS: the bytes would bypass encryption.
 // Connection turns inline writes off for TLS connections for this reason.
 //
+// Close-on-exec: every socket is opened here with SOCK_CLOEXEC (async_connect() below), never
+// by Asio, which opens without it. A child the application starts (system(), posix_spawn, a
+// fork and exec) would otherwise inherit every connection and keep it open on the server
+// after the multiplexer closed it, for as long as the child lives.
+//
 // Threads: like the socket it wraps — one operation of each kind at a time, all on the
 // connection's I/O thread; is_tls() is constant.
 #pragma once
@@ -28,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #if REDMUX_WITH_TLS
 #include <algorithm>
@@ -105,6 +111,12 @@ class Transport {
   int native_handle() const { return lowest().native_handle(); }
   /// Closes the socket (no TLS close_notify: the session is dropped with the connection).
   void close() noexcept;
+  /// Connects to the first of `endpoints` that accepts, trying each in turn on a new
+  /// close-on-exec socket. handler(asio::error_code): the last endpoint's error when none
+  /// accepted; operation_aborted when close() or renew() ran meanwhile (the steps of an
+  /// abandoned attempt never touch the next attempt's socket).
+  template <class Handler>
+  void async_connect(std::vector<Socket::endpoint_type> endpoints, Handler&& handler);
   /// A TCP socket just connected: no Nagle delay; keepalive probes after `keep_alive` idle
   /// (0: none); unacknowledged bytes close it after `user_timeout`.
   void set_tcp_options(std::chrono::seconds keep_alive,
@@ -151,8 +163,15 @@ class Transport {
     return socket_;
   }
 
+  template <class Handler>
+  struct ConnectEach;
+
+  /// Opens the socket in use for `protocol`, close-on-exec (closing it first if open).
+  asio::error_code open(const Socket::protocol_type& protocol);
+
   mutable Socket socket_;  ///< plain connections only
   std::shared_ptr<TlsContext> tls_context_;
+  std::uint64_t epoch_ = 0;  ///< bumps at close() and renew(): a connect in progress is stale
 
 #if REDMUX_WITH_TLS
   using TlsStream = asio::ssl::stream<Socket>;
@@ -177,6 +196,52 @@ void Transport::async_handshake(const std::string& server_name, Handler&& handle
     handler(asio::error_code(asio::error::operation_not_supported));
   });
 #endif
+}
+
+/// The steps of async_connect(): one endpoint after another, each on a fresh socket.
+template <class Handler>
+struct Transport::ConnectEach {
+  Transport* transport;  // outlives the operation: the handler holds its connection
+  std::uint64_t epoch;
+  std::vector<Socket::endpoint_type> endpoints;
+  std::size_t next = 0;
+  asio::error_code last = asio::error::host_not_found;
+  Handler handler;
+
+  void start() {
+    while (next < endpoints.size()) {
+      if (transport->epoch_ != epoch) break;
+      const Socket::endpoint_type endpoint = endpoints[next++];
+      if (asio::error_code ec = transport->open(endpoint.protocol())) {
+        last = ec;
+        continue;
+      }
+      epoch = transport->epoch_;  // open() closed the socket of the previous step
+      Socket& socket = transport->lowest();
+      socket.async_connect(endpoint, std::move(*this));
+      return;
+    }
+    handler(transport->epoch_ != epoch ? asio::error_code(asio::error::operation_aborted) : last);
+  }
+  void operator()(const asio::error_code& ec) {
+    if (!ec || ec == asio::error::operation_aborted || transport->epoch_ != epoch) {
+      handler(transport->epoch_ != epoch ? asio::error_code(asio::error::operation_aborted) : ec);
+      return;
+    }
+    last = ec;
+    start();
+  }
+};
+
+template <class Handler>
+void Transport::async_connect(std::vector<Socket::endpoint_type> endpoints, Handler&& handler) {
+  ConnectEach<std::decay_t<Handler>>{this,
+                                     epoch_,
+                                     std::move(endpoints),
+                                     0,
+                                     asio::error::host_not_found,
+                                     std::forward<Handler>(handler)}
+      .start();
 }
 
 template <class Buffers, class Handler>

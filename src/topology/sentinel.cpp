@@ -365,6 +365,14 @@ void SentinelMonitor::on_event(const SentinelEvent& event) {
         hold_.reset();
         ask_locked();
         break;
+      case SentinelEvent::Kind::ConvertedToReplica:
+        // A primary that came back after a failover: it still says "master" to redmux until
+        // asked, and it resynchronises now (its reads are old data). Ask it at once.
+        for (std::size_t g = 0; g < groups_.size(); ++g) {
+          if (targets_[g] != event.from) continue;
+          for (const auto& connection : groups_[g]) connection->check_role();
+        }
+        break;
     }
   }
   for (auto& task : after) task();

@@ -18,6 +18,8 @@
 //                    replica; MuxCore::route()).
 //   +switch-master   the failover is done: group 0 moves to the new primary (if not there).
 //   -failover-abort-slave-timeout   ask again now (the old primary stays).
+//   +convert-to-slave  an old primary that came back is turned into a replica: its groups
+//                    ask its role now (it resynchronises, and serves no reads until in sync).
 // When group 0 moves to a server another group had, the two swap: the old primary comes back
 // as a replica. For kFailoverHold after such a move, answers that still name the old primary
 // are ignored (Sentinels other than the leader learn the new primary a few seconds later).

@@ -136,16 +136,22 @@ std::optional<SentinelEvent> parse_sentinel_event(std::string_view channel,
     event.to = std::move(*to);
     return event;
   }
-  if (channel == "+selected-slave") {
+  if (channel == "+selected-slave" || channel == "+convert-to-slave") {
     // Instance details of a replica: type, name, ip, port, then "@" and its primary's.
     if (w.size() != 8 || w[0] != "slave" || w[4] != "@") return std::nullopt;
-    std::optional<Endpoint> to = endpoint_of(w[2], w[3]);
-    std::optional<Endpoint> from = endpoint_of(w[6], w[7]);
-    if (!from || !to) return std::nullopt;
-    event.kind = SentinelEvent::Kind::SelectedReplica;
+    std::optional<Endpoint> replica = endpoint_of(w[2], w[3]);
+    std::optional<Endpoint> primary = endpoint_of(w[6], w[7]);
+    if (!replica || !primary) return std::nullopt;
     event.service = std::string(w[5]);
-    event.from = std::move(*from);
-    event.to = std::move(*to);
+    if (channel == "+selected-slave") {  // the replica is about to replace its primary
+      event.kind = SentinelEvent::Kind::SelectedReplica;
+      event.from = std::move(*primary);
+      event.to = std::move(*replica);
+    } else {  // the old primary becomes a replica of the current one
+      event.kind = SentinelEvent::Kind::ConvertedToReplica;
+      event.from = std::move(*replica);
+      event.to = std::move(*primary);
+    }
     return event;
   }
   if (channel == "-failover-abort-slave-timeout") {

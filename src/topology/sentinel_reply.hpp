@@ -36,6 +36,9 @@ struct SentinelEvent {
     SelectedReplica,  ///< +selected-slave: `to` is about to be promoted in place of `from`
     SwitchMaster,     ///< +switch-master: the primary moved from `from` to `to`
     FailoverAborted,  ///< -failover-abort-slave-timeout: `from` stays the primary
+    /// +convert-to-slave: `from` (an old primary back after a failover, still saying it is a
+    /// primary) is being turned into a replica of `to`; it resynchronises now.
+    ConvertedToReplica,
   };
   Kind kind = Kind::SwitchMaster;
   std::string service;
@@ -44,13 +47,14 @@ struct SentinelEvent {
 };
 
 /// The channels whose messages parse_sentinel_event() understands (one SUBSCRIBE each).
-inline constexpr std::array<std::string_view, 3> kSentinelChannels = {
-    "+selected-slave", "+switch-master", "-failover-abort-slave-timeout"};
+inline constexpr std::array<std::string_view, 4> kSentinelChannels = {
+    "+selected-slave", "+switch-master", "-failover-abort-slave-timeout", "+convert-to-slave"};
 
 /// Parses a message on one of kSentinelChannels; nullopt for another channel or a payload of
 /// another shape. Payloads: "<service> <old-ip> <old-port> <new-ip> <new-port>"
 /// (+switch-master), "slave <ip>:<port> <ip> <port> @ <service> <ip> <port>"
-/// (+selected-slave), "master <service> <ip> <port>" (-failover-abort-slave-timeout).
+/// (+selected-slave and +convert-to-slave), "master <service> <ip> <port>"
+/// (-failover-abort-slave-timeout).
 std::optional<SentinelEvent> parse_sentinel_event(std::string_view channel,
                                                   std::string_view payload);
 

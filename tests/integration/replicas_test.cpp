@@ -3,11 +3,14 @@
 // and roles rediscovered after a failover.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "redmux/redmux.hpp"
+#include "support/ports.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
@@ -16,6 +19,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using test::RedisServer;
+using test::ServerOptions;
 using test::wait_until;
 
 void replicate(const RedisServer& replica, const RedisServer& primary) {
@@ -151,13 +155,15 @@ TEST(ReplicasTest, WritesFollowAFailoverWithoutAcknowledgedWritesLost) {
   EXPECT_EQ(set.primary.info_field("role"), "slave");
 }
 
-TEST(ReplicasTest, WritesAreRefusedWhenEveryEndpointIsAReplica) {
+TEST(ReplicasTest, WritesAreRefusedWhenEveryEndpointIsAReplicaUnlessTheyWait) {
   RedisServer primary;
   RedisServer replica1;
   RedisServer replica2;
   replicate(replica1, primary);
   replicate(replica2, primary);
-  auto mux = Multiplexer::connect(replica1.address() + "," + replica2.address());
+  // failoverWait=false: refused at once, before anything is sent.
+  auto mux =
+      Multiplexer::connect(replica1.address() + "," + replica2.address() + ",failoverWait=false");
   Database db = mux->database();
   Result<bool> write = db.set("k", "v").result();
   ASSERT_FALSE(write.has_value());
@@ -168,6 +174,195 @@ TEST(ReplicasTest, WritesAreRefusedWhenEveryEndpointIsAReplica) {
   EXPECT_EQ(replica1.command_calls("set") + replica2.command_calls("set"), 0);  // never sent
   // Reads still work (from a replica: there is no primary to prefer).
   EXPECT_TRUE(db.get("k").result().has_value());
+
+  // The default waits for a primary, within the command's own deadline: never sent to a
+  // replica, and a timeout that says so when none comes.
+  auto waiting = Multiplexer::connect(replica1.address() + "," + replica2.address());
+  Database wait_db = waiting->database();
+  Result<bool> timed_out = wait_db.set("k", "v", {}, CallOptions(Flags::None, 300ms)).result();
+  ASSERT_FALSE(timed_out.has_value());
+  EXPECT_EQ(timed_out.error().code(), errc::timeout);
+  EXPECT_NE(timed_out.error().message().find("not sent; it waited for a primary"),
+            std::string::npos)
+      << timed_out.error().message();
+  EXPECT_EQ(replica1.command_calls("set") + replica2.command_calls("set"), 0);
+  // A write that waits while a replica is promoted runs on it, once, and in order with the
+  // commands behind it (a PreferMaster read queued after it sees it).
+  Future<bool> set = wait_db.set("k", "v1", {}, CallOptions(Flags::None, 20s));
+  Future<std::optional<std::string>> read = wait_db.get("k");
+  EXPECT_EQ(waiting->topology().waiting_for_primary, 2u) << waiting->topology().to_string();
+  replica1.cli({"REPLICAOF", "NO", "ONE"});
+  EXPECT_TRUE(set.get());
+  EXPECT_EQ(read.get(), std::optional<std::string>("v1"));
+  EXPECT_EQ(replica1.command_calls("set"), 1);
+  EXPECT_EQ(replica2.command_calls("set"), 0);
+  EXPECT_EQ(waiting->topology().waiting_for_primary, 0u);
+}
+
+TEST(ReplicasTest, AWriteThatWaitedForAPrimaryAndWasSentIsNeverReportedAsNotSent) {
+  // A write held while no primary is known is sent once one is; if that server then dies
+  // before answering, the write may have run: outcome unknown, never "not sent" (which would
+  // invite a retry that runs it twice).
+  RedisServer primary;
+  ServerOptions busy;
+  busy.args = {"--busy-reply-threshold", "100"};
+  RedisServer replica1(busy);
+  RedisServer replica2;
+  replicate(replica1, primary);
+  replicate(replica2, primary);
+  auto mux = Multiplexer::connect(replica1.address() + "," + replica2.address());
+  // INCR, then two seconds of work before the reply.
+  const Arg script[] = {"EVAL",
+                        "local r = redis.call('INCR', KEYS[1]) "
+                        "local t = tonumber(redis.call('TIME')[1]) "
+                        "while tonumber(redis.call('TIME')[1]) < t + 3 do end return r",
+                        "1", "slow"};
+  Future<Reply> slow = mux->database().execute(script, CallOptions(Flags::DemandMaster, 30s));
+  ASSERT_EQ(mux->topology().waiting_for_primary, 1u) << mux->topology().to_string();
+  replica1.cli({"REPLICAOF", "NO", "ONE"});
+  // The script runs once the promotion is seen (other clients get BUSY meanwhile).
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const test::ProcessResult ping = replica1.try_cli({"PING"});
+        return (ping.out + ping.err).find("BUSY") != std::string::npos;
+      },
+      20s));
+  replica1.kill();
+  Result<Reply> outcome = slow.result();
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code(), errc::outcome_unknown) << outcome.error().message();
+  EXPECT_FALSE(outcome.error().safe_to_retry()) << outcome.error().message();
+}
+
+/// True once the multiplexer routes replica reads to exactly the servers `serving`.
+bool serves_reads_from(const Multiplexer& mux, const std::vector<std::uint16_t>& serving) {
+  const Topology topology = mux.topology();
+  for (const ServerView& server : topology.servers) {
+    const bool listed =
+        std::find(serving.begin(), serving.end(), server.endpoint.port) != serving.end();
+    if (server.serves_replica_reads != listed) return false;
+  }
+  return true;
+}
+
+TEST(ReplicasTest, ReadsStayOffAReplicaWhoseLinkToThePrimaryIsDown) {
+  ReplicaSet set;
+  auto mux = Multiplexer::connect(set.config());
+  Database db = mux->database();
+  ASSERT_TRUE(db.set("k", "v").get());
+  ASSERT_TRUE(wait_until([&] { return set.replica2.cli({"GET", "k"}) == "v"; }));
+  // connect() returned once both replicas had answered their first INFO replication.
+  EXPECT_TRUE(serves_reads_from(*mux, {set.replica1.port(), set.replica2.port()}))
+      << mux->topology().to_string();
+  // replica2 loses its primary (pointed at a port nobody listens on): it still answers reads
+  // from what it has (replica-serve-stale-data yes), but redmux stops sending them there
+  // within the role check's second.
+  const std::string dead = std::to_string(test::free_loopback_port());
+  set.replica2.cli({"REPLICAOF", "127.0.0.1", dead});
+  ASSERT_TRUE(wait_until([&] { return serves_reads_from(*mux, {set.replica1.port()}); }, 10s))
+      << mux->topology().to_string();
+  EXPECT_NE(mux->topology().to_string().find("master_link_status:down"), std::string::npos)
+      << mux->topology().to_string();
+  const long long before1 = set.replica1.command_calls("get");
+  const long long before2 = set.replica2.command_calls("get");
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(db.get("k", Flags::PreferReplica).get(), std::optional<std::string>("v"));
+  }
+  EXPECT_EQ(set.replica1.command_calls("get") - before1, 20);
+  EXPECT_EQ(set.replica2.command_calls("get") - before2, 0);
+  // No replica in sync: PreferReplica reads go to the primary; DemandReplica says why.
+  set.replica1.cli({"REPLICAOF", "127.0.0.1", dead});
+  ASSERT_TRUE(wait_until([&] { return serves_reads_from(*mux, {}); }, 10s))
+      << mux->topology().to_string();
+  const long long on_primary = set.primary.command_calls("get");
+  EXPECT_EQ(db.get("k", Flags::PreferReplica).get(), std::optional<std::string>("v"));
+  EXPECT_EQ(set.primary.command_calls("get"), on_primary + 1);
+  Result<std::optional<std::string>> demanded = db.get("k", Flags::DemandReplica).result();
+  ASSERT_FALSE(demanded.has_value());
+  EXPECT_EQ(demanded.error().code(), errc::not_allowed);
+  EXPECT_NE(demanded.error().message().find("none of those connected is in sync"),
+            std::string::npos)
+      << demanded.error().message();
+  EXPECT_NE(demanded.error().message().find(set.replica1.address() + ": master_link_status:down"),
+            std::string::npos)
+      << demanded.error().message();
+  // Back in sync: back in use.
+  replicate(set.replica1, set.primary);
+  replicate(set.replica2, set.primary);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return serves_reads_from(*mux, {set.replica1.port(), set.replica2.port()});
+      },
+      20s))
+      << mux->topology().to_string();
+}
+
+TEST(ReplicasTest, ReplicasKeepServingReadsWhileThePrimaryIsDown) {
+  // A primary that fails takes its replicas' links down with it; their data is then the
+  // newest there is, so replica reads keep going to them (a failover is coming) instead of
+  // queueing for the dead primary.
+  ReplicaSet set;
+  auto mux = Multiplexer::connect(set.config() + ",connectTimeout=500");
+  Database db = mux->database();
+  ASSERT_TRUE(db.set("k", "v").get());
+  ASSERT_TRUE(wait_until([&] {
+    return set.replica1.cli({"GET", "k"}) == "v" && set.replica2.cli({"GET", "k"}) == "v";
+  }));
+  set.primary.kill();
+  ASSERT_TRUE(wait_until([&] {
+    return set.replica1.info_field("master_link_status") == "down" &&
+           set.replica2.info_field("master_link_status") == "down";
+  }));
+  // Past the replicas' next INFO replication (every second): they say their link is down.
+  const auto until = std::chrono::steady_clock::now() + 2500ms;
+  int reads = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    Result<std::optional<std::string>> r = db.get("k", Flags::DemandReplica).result();
+    ASSERT_TRUE(r.has_value()) << r.error().message() << "; " << mux->topology().to_string();
+    EXPECT_EQ(*r, std::optional<std::string>("v"));
+    ++reads;
+  }
+  EXPECT_GT(reads, 0);
+  EXPECT_NE(mux->topology().to_string().find("master_link_status:down"), std::string::npos)
+      << mux->topology().to_string();
+}
+
+TEST(ReplicasTest, ReadsStayOffAReplicaThatIsResynchronising) {
+  // A replica that joins (or rejoins after a crash) answers from its own data set until the
+  // primary's snapshot is loaded; here the primary waits 5 s before it sends it (a diskless
+  // sync's delay), and the new replica has none of the primary's keys meanwhile.
+  ServerOptions slow_sync;
+  slow_sync.args = {"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "5"};
+  RedisServer primary(slow_sync);
+  RedisServer replica;
+  RedisServer joining;
+  replicate(replica, primary);
+  ASSERT_TRUE(wait_until([&] { return in_sync(replica); }, 20s));
+  primary.cli({"SET", "k", "v"});
+  ASSERT_TRUE(wait_until([&] { return replica.cli({"GET", "k"}) == "v"; }));
+  replicate(joining, primary);
+  ASSERT_EQ(joining.info_field("master_link_status"), "down");
+  auto mux =
+      Multiplexer::connect(primary.address() + "," + replica.address() + "," + joining.address());
+  Database db = mux->database();
+  EXPECT_TRUE(serves_reads_from(*mux, {replica.port()})) << mux->topology().to_string();
+  // Every PreferReplica read sees the key while `joining` still has an empty data set.
+  int reads = 0;
+  while (joining.info_field("master_link_status") != "up" && reads < 2000) {
+    ASSERT_EQ(db.get("k", Flags::PreferReplica).get(), std::optional<std::string>("v"))
+        << "read " << reads << " returned a resynchronising replica's data; "
+        << mux->topology().to_string();
+    ++reads;
+  }
+  EXPECT_GT(reads, 0);
+  EXPECT_EQ(joining.command_calls("get"), 0);
+  // Once it has loaded the snapshot it serves reads too.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return serves_reads_from(*mux, {replica.port(), joining.port()});
+      },
+      20s))
+      << mux->topology().to_string();
 }
 
 }  // namespace

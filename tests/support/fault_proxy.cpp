@@ -1,5 +1,8 @@
 #include "support/fault_proxy.hpp"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <asio/connect.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
@@ -22,6 +25,16 @@ constexpr std::size_t kChunk = 64 * 1024;
 
 Tcp::endpoint loopback(std::uint16_t port) {
   return {asio::ip::address_v4::loopback(), port};
+}
+
+/// Opens `socket` (an Asio socket or acceptor) close-on-exec: Asio opens without it, and a
+/// child process a test starts would keep the proxy's sockets open (and the client's view of
+/// a cut connection wrong) for as long as it lives.
+template <class Socket>
+void open_cloexec(Socket& socket) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket()");
+  socket.assign(Tcp::v4(), fd);
 }
 
 }  // namespace
@@ -68,6 +81,16 @@ class FaultProxy::Impl::Pair : public std::enable_shared_from_this<Pair> {
   }
 
   void start() {
+    std::error_code opened;
+    try {
+      open_cloexec(server_);
+    } catch (const std::system_error& e) {
+      opened = e.code();
+    }
+    if (opened) {
+      close(false);
+      return;
+    }
     server_.async_connect(loopback(proxy_.server_port_),
                           [self = shared_from_this()](const std::error_code& ec) {
                             if (self->closed_) return;
@@ -218,10 +241,11 @@ class FaultProxy::Impl::Pair : public std::enable_shared_from_this<Pair> {
 
 void FaultProxy::Impl::listen(std::uint16_t port) {
   const Tcp::endpoint endpoint = loopback(port);
-  acceptor_.open(endpoint.protocol());
+  open_cloexec(acceptor_);
   acceptor_.set_option(Tcp::acceptor::reuse_address(true));
   acceptor_.bind(endpoint);
   acceptor_.listen();
+  acceptor_.non_blocking(true);  // accept4() after a wake-up must not block
   port_ = acceptor_.local_endpoint().port();
   ++accept_generation_;
   accept();
@@ -234,11 +258,26 @@ void FaultProxy::Impl::stop_listening() {
 }
 
 void FaultProxy::Impl::accept() {
-  acceptor_.async_accept(
-      [this, generation = accept_generation_](const std::error_code& ec, Tcp::socket socket) {
+  // Waits for a connection, then accepts it with accept4(SOCK_CLOEXEC): Asio's own accept
+  // gives a socket that a child process would inherit.
+  acceptor_.async_wait(
+      Tcp::acceptor::wait_read, [this, generation = accept_generation_](const std::error_code& ec) {
         if (generation != accept_generation_) return;  // the listener was closed meanwhile
         if (ec) {
           if (ec != asio::error::operation_aborted) accept();
+          return;
+        }
+        const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) {
+          accept();  // EAGAIN (another wake-up took it), or the client gave up
+          return;
+        }
+        Tcp::socket socket(io_);
+        std::error_code assigned;
+        socket.assign(Tcp::v4(), fd, assigned);
+        if (assigned) {
+          ::close(fd);
+          accept();
           return;
         }
         owner_.accepted_.fetch_add(1);

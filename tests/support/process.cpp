@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -162,6 +163,27 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
     result.term_signal = WTERMSIG(status);
   }
   return result;
+}
+
+SleepingChild::SleepingChild() {
+  char sleep[] = "sleep";
+  char seconds[] = "120";
+  char* argv[] = {sleep, seconds, nullptr};
+  pid_t pid = -1;
+  if (::posix_spawnp(&pid, "sleep", nullptr, nullptr, argv, environ) == 0) pid_ = pid;
+}
+
+SleepingChild::~SleepingChild() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+bool SleepingChild::alive() const {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  return ::waitpid(pid_, &status, WNOHANG) == 0;  // 0: still running
 }
 
 std::string trim(std::string_view text) {

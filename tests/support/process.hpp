@@ -37,4 +37,22 @@ ProcessResult run_process(const std::vector<std::string>& argv,
 /// `text` without leading and trailing whitespace (spaces, tabs, CR, LF).
 std::string trim(std::string_view text);
 
+/// A child process that sleeps (`sleep 120`), started the way system() and most helpers
+/// start one: posix_spawn closing nothing, so it inherits every descriptor of this process
+/// that is not close-on-exec. Killed and reaped when the object goes away. Owned by the thread
+/// that made it.
+class SleepingChild {
+ public:
+  SleepingChild();
+  ~SleepingChild();
+  SleepingChild(const SleepingChild&) = delete;
+  SleepingChild& operator=(const SleepingChild&) = delete;
+
+  /// True while the child runs (false when it could not be started).
+  bool alive() const;
+
+ private:
+  int pid_ = -1;
+};
+
 }  // namespace redmux::test

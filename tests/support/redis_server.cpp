@@ -352,6 +352,16 @@ std::string RedisServer::info_field(std::string_view field) const {
   return find_info_field(cli({"INFO", "everything"}), field);
 }
 
+int RedisServer::clients_named(std::string_view name) const {
+  std::istringstream lines(cli({"CLIENT", "LIST"}));
+  const std::string wanted = " name=" + std::string(name) + " ";
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(wanted) != std::string::npos) ++count;
+  }
+  return count;
+}
+
 long long RedisServer::command_calls(std::string_view command) const {
   const std::string stats = cli({"INFO", "commandstats"});
   const std::string key = "cmdstat_" + std::string(command) + ":calls=";

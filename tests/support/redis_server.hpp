@@ -117,6 +117,8 @@ class RedisServer {
   long long command_calls(std::string_view command) const;
   /// A field of `INFO everything` as text ("redis_version" → "7.0.15").
   std::string info_field(std::string_view field) const;
+  /// Connections with client name `name` in CLIENT LIST (a Sentinel lists its clients too).
+  int clients_named(std::string_view name) const;
 
   /// The last `lines` lines of the server's log (its stdout and stderr).
   std::string log_tail(std::size_t lines = 20) const;

@@ -115,16 +115,7 @@ void record_error(ThreadResult& result, const std::exception& e) {
 
 Row to_row(Bench& bench, std::string variant, std::string client, int threads, const RunResult& run,
            const std::string& key) {
-  Row row;
-  row.scenario = "callers";
-  row.variant = std::move(variant);
-  row.client = std::move(client);
-  row.baseline = row.client != "redmux";
-  row.threads = threads;
-  row.commands = run.completed;
-  row.ms = run.seconds * 1000.0;
-  row.ops_per_sec = static_cast<double>(run.completed) / run.seconds;
-  row.set_latency(run.latency);
+  Row row = Row::timed("callers", std::move(variant), std::move(client), threads, run);
   add_usage(row, run.usage_before, run.usage_after, run.completed);
   const long long counter = counters(bench, key, threads);
   row.ok = counter >= run.completed && counter <= run.completed + run.errors;

@@ -38,15 +38,7 @@ Row run_one(const redmux::Config& base, const std::string& server, int io_thread
     (void)db.del(counter_key(k)).get();
   }
   const redmux::InfoSections stats = db.info("stats").get();
-  Row row;
-  row.scenario = "io-threads";
-  row.variant = variant;
-  row.client = "redmux";
-  row.threads = threads;
-  row.commands = run.completed;
-  row.ms = run.seconds * 1000;
-  row.ops_per_sec = static_cast<double>(run.completed) / run.seconds;
-  row.set_latency(run.latency);
+  Row row = Row::timed("io-threads", variant, "redmux", threads, run);
   Field& f = row.add("server_io_threads", static_cast<long long>(io_threads));
   if (io_threads > 1) f.with_seed(4, 0);
   row.add("connections", static_cast<long long>(mux->status().connections));
@@ -81,16 +73,7 @@ Row run_plain(const redmux::Config& config, const std::string& server, int io_th
     connections[0]->del(counter_key(k));
   }
   const long long reads = threaded_reads() - reads_before;
-  Row row;
-  row.scenario = "io-threads";
-  row.variant = variant;
-  row.client = "hiredis";
-  row.baseline = true;
-  row.threads = threads;
-  row.commands = run.completed;
-  row.ms = run.seconds * 1000;
-  row.ops_per_sec = static_cast<double>(run.completed) / run.seconds;
-  row.set_latency(run.latency);
+  Row row = Row::timed("io-threads", variant, "hiredis", threads, run);
   Field& f = row.add("server_io_threads", static_cast<long long>(io_threads));
   if (io_threads > 1) f.with_seed(4, 0);
   row.add("connections", static_cast<long long>(threads));

@@ -82,15 +82,7 @@ void run_replicas(Bench& bench, int threads, double seconds) {
     const LoopRun run =
         run_callers_loop(threads, seconds, std::string("replicas: ") + v.variant,
                          [&](int t) { (void)db.get(read_key(t % kKeys), flags).get(); });
-    Row row;
-    row.scenario = "replicas";
-    row.variant = v.variant;
-    row.client = "redmux";
-    row.threads = threads;
-    row.commands = run.completed;
-    row.ms = run.seconds * 1000;
-    row.ops_per_sec = static_cast<double>(run.completed) / run.seconds;
-    row.set_latency(run.latency);
+    Row row = Row::timed("replicas", v.variant, "redmux", threads, run);
     long long counted = 0;
     for (std::size_t i = 0; i < servers.size(); ++i) {
       const long long calls = get_calls(*servers[i]);

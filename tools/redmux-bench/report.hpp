@@ -43,16 +43,34 @@ struct Row {
   double ops_per_sec = 0;
   double p50_us = -1;  ///< negative: not measured
   double p99_us = -1;
-  double ms = -1;     ///< total time; negative when the scenario has none
+  double ms = -1;        ///< total time; negative when the scenario has none
   double seed_ms = -1;   ///< the seed write-up's total time for this variant, if it has one
   double seed_ops = -1;  ///< the seed write-up's ops/s for this variant, if it has one
-  bool ok = true;     ///< the harness's own checks passed (counts match the server)
-  std::string check;  ///< what was checked, e.g. "counter=10000"
+  bool ok = true;        ///< the harness's own checks passed (counts match the server)
+  std::string check;     ///< what was checked, e.g. "counter=10000"
   std::vector<Field> extra;
 
   void set_latency(const LatencySummary& s) {
     p50_us = s.p50_us;
     p99_us = s.p99_us;
+  }
+  /// A row for a run of `threads` callers that lasted `run.seconds` and completed
+  /// `run.completed` commands with latencies `run.latency`; another client than redmux is a
+  /// baseline.
+  template <class Run>
+  static Row timed(std::string scenario, std::string variant, std::string client, int threads,
+                   const Run& run) {
+    Row row;
+    row.scenario = std::move(scenario);
+    row.variant = std::move(variant);
+    row.client = std::move(client);
+    row.baseline = row.client != "redmux";
+    row.threads = threads;
+    row.commands = run.completed;
+    row.ms = run.seconds * 1000.0;
+    row.ops_per_sec = static_cast<double>(run.completed) / run.seconds;
+    row.set_latency(run.latency);
+    return row;
   }
   Field& add(std::string name, long long value);
   Field& add(std::string name, double value, int decimals);

@@ -416,6 +416,23 @@ TEST(ConfigOptions, Sentinel) {
   EXPECT_EQ(parse_ok("h,serviceName=m,sentinelPassword=pw").sentinel_password, "pw");
 }
 
+TEST(ConfigOptions, ReplicasAndFailovers) {
+  const Config defaults = parse_ok("h");
+  EXPECT_TRUE(defaults.replica_health_check);
+  EXPECT_EQ(defaults.replica_max_lag, std::chrono::seconds(0));
+  EXPECT_TRUE(defaults.failover_wait);
+  const Config config = parse_ok("h1,h2,replicaHealthCheck=false,replicaMaxLag=15,failoverWait=no");
+  EXPECT_FALSE(config.replica_health_check);
+  EXPECT_EQ(config.replica_max_lag, std::chrono::seconds(15));
+  EXPECT_FALSE(config.failover_wait);
+  EXPECT_EQ(parse_ok("h,replicaMaxLag=2m").replica_max_lag, std::chrono::seconds(120));
+  EXPECT_EQ(config.to_string(),
+            "h1:6379,h2:6379,replicaHealthCheck=false,replicaMaxLag=15,failoverWait=false");
+  EXPECT_EQ(parse_ok(config.to_string()), config);
+  EXPECT_TRUE(contains(parse_error("h,replicaMaxLag=86401"), "out of range"));
+  EXPECT_TRUE(contains(parse_error("h,failoverWait=maybe"), "option \"failoverWait\""));
+}
+
 TEST(ConfigOptions, UserNeedsPassword) {
   const std::string message = parse_error("h,user=app");
   EXPECT_TRUE(contains(message,
@@ -984,7 +1001,7 @@ TEST(ConfigDocs, ReferenceListsEveryOption) {
   for (std::string name; std::getline(stream, name, ',');) {
     names.push_back(name.substr(name.find_first_not_of(' ')));
   }
-  EXPECT_EQ(names.size(), 34u);
+  EXPECT_EQ(names.size(), 37u);
 
   std::ifstream file(std::string(REDMUX_SOURCE_DIR) + "/docs/configuration.md");
   ASSERT_TRUE(file) << "docs/configuration.md not found in " << REDMUX_SOURCE_DIR;

@@ -91,7 +91,9 @@ TEST(ConnectionFlowTest, ATimeoutWhileNotReadySaysWhyTheLastAttemptFailed) {
 // READONLY (or MASTERDOWN) says the server may have been demoted: one ROLE probe goes out at
 // once — not one per refusal — and its answer updates the role and runs the role hook.
 TEST(ConnectionFlowTest, AReadonlyReplyAsksTheServerItsRoleOnce) {
-  ScriptedRunner r;
+  Config config;
+  config.replica_health_check = false;  // ROLE (INFO replication: replica_probe_test.cpp)
+  ScriptedRunner r(config);
   int role_changes = 0;
   r.machine.set_role_hook([&] { ++role_changes; });
   r.ready();

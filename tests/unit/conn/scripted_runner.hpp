@@ -30,10 +30,12 @@ inline std::string bulk(std::string_view text) {
   return "$" + std::to_string(text.size()) + "\r\n" + std::string(text) + "\r\n";
 }
 
-/// The server's answers to round one of the handshake (RESP3, see conn/handshake.hpp).
-inline std::string handshake_replies(const Config& config, bool loading = false) {
+/// The server's answers to round one of the handshake (RESP3, see conn/handshake.hpp);
+/// `role` is HELLO's ("master" or "replica").
+inline std::string handshake_replies(const Config& config, bool loading = false,
+                                     std::string_view role = "master") {
   std::string out = "%3\r\n" + bulk("server") + bulk("redis") + bulk("version") + bulk("7.0.0") +
-                    bulk("role") + bulk("master");
+                    bulk("role") + bulk(role);
   if (config.default_database != 0) out += "+OK\r\n";
   out += "+OK\r\n+OK\r\n";  // CLIENT SETINFO ×2
   out += bulk("# Server\r\nredis_version:7.0.0\r\nredis_mode:standalone\r\n");
@@ -149,9 +151,8 @@ class ScriptedRunner {
           timers.erase(action.timer);
           break;
         case IoAction::Kind::Submit: {
-          const PendingCommand& command = machine.to_submit(action.own);
-          const Arg args[] = {Arg(command.name)};
-          submit_entry(-1, args, command);
+          const OwnCommand& own = machine.to_submit(action.own);
+          submit_entry(-1, own.args, own.command);
           break;
         }
       }
@@ -170,11 +171,12 @@ class ScriptedRunner {
     perform(machine.start([this](const Error& e) { first_result = e; }, now));
   }
   void connected() { perform(machine.on_connected(now)); }
-  /// start(), connected, the whole handshake answered: Ready.
-  void ready(bool loading = false) {
+  /// start(), connected, the whole handshake answered: Ready (a replica's connection then
+  /// asks INFO replication before start()'s first result under replicaHealthCheck).
+  void ready(bool loading = false, std::string_view role = "master") {
     start();
     connected();
-    feed(handshake_replies(shared->config(), loading));
+    feed(handshake_replies(shared->config(), loading, role));
   }
   /// Bytes arrive from the server (the pending Read completes with them).
   void feed(std::string_view bytes) {

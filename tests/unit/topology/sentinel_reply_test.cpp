@@ -135,6 +135,16 @@ TEST(SentinelReplyTest, FailoverMessagesParse) {
   EXPECT_EQ(aborted->kind, SentinelEvent::Kind::FailoverAborted);
   EXPECT_EQ(aborted->from, at("127.0.0.1", 7420));
 
+  // An old primary back after the failover, turned into a replica of the new one.
+  std::optional<SentinelEvent> converted = parse_sentinel_event(
+      "+convert-to-slave", "slave 127.0.0.1:7420 127.0.0.1 7420 @ mymaster 127.0.0.1 7421");
+  ASSERT_TRUE(converted);
+  EXPECT_EQ(converted->kind, SentinelEvent::Kind::ConvertedToReplica);
+  EXPECT_EQ(converted->service, "mymaster");
+  EXPECT_EQ(converted->from, at("127.0.0.1", 7420));
+  EXPECT_EQ(converted->to, at("127.0.0.1", 7421));
+  EXPECT_FALSE(parse_sentinel_event("+convert-to-slave", "master mymaster 127.0.0.1 7420"));
+
   EXPECT_FALSE(parse_sentinel_event("+switch-master", "mymaster 127.0.0.1 7420 127.0.0.1"));
   EXPECT_FALSE(parse_sentinel_event("+switch-master", "m h x h 1"));
   EXPECT_FALSE(parse_sentinel_event("+selected-slave", "master mymaster 127.0.0.1 7420"));

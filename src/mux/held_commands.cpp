@@ -1,0 +1,257 @@
+#include "mux/held_commands.hpp"
+
+#include <asio/post.hpp>
+
+#include "mux/core.hpp"
+#include "net/connection.hpp"
+#include "resp/encoder.hpp"
+
+namespace redmux::detail {
+namespace {
+
+long long ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
+}  // namespace
+
+HeldCommands::HeldCommands(MuxCore& core, std::shared_ptr<SharedContext> shared,
+                           asio::io_context& io)
+    : core_(core), shared_(std::move(shared)), io_(io), timer_(io) {}
+
+HeldCommands::~HeldCommands() {
+  close();
+}
+
+std::size_t HeldCommands::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+void HeldCommands::hold(int db, std::span<const Arg> args, PendingCommand command,
+                        std::size_t index) {
+  Entry entry;
+  resp::encode_command(entry.bytes, args);
+  command.db = db < 0 ? shared_->config().default_database : db;
+  if (command.retry_written && command.state) command.state->retained_command = entry.bytes;
+  command.bytes_begin = 0;  // offsets into entry.bytes: submit_batch() rebases them
+  command.bytes_end = entry.bytes.size();
+  entry.command = command;
+  entry.index = index;
+  std::unique_lock lock(mutex_);
+  if (closed_) {
+    lock.unlock();
+    if (entry.command.state) {
+      entry.command.state->fail(
+          Error(errc::shut_down,
+                std::string(entry.command.name) + " not sent: the multiplexer was closed"));
+      entry.command.state->release();
+    }
+    if (entry.command.counted) shared_->release_slots(1);
+    return;
+  }
+  const bool for_primary = entry.command.replica_use == ReplicaUse::None;
+  const bool behind_others = flushing_ || (for_primary && primary_waiters_.load() != 0);
+  append_locked(std::move(entry));
+  if (behind_others) {
+    // It cannot go before those waiting ahead of it: no need to look at every entry again.
+    if (flushing_) again_ = true;
+    arm_locked();
+    return;
+  }
+  flush(lock);
+}
+
+void HeldCommands::connection_down(Connection& connection, std::size_t group, std::size_t index,
+                                   bool retargeted) {
+  std::unique_lock lock(mutex_);
+  if (closed_ || !core_.takes_from(connection, group, retargeted)) return;
+  std::string bytes;
+  std::vector<PendingCommand> commands;
+  connection.take_queued(bytes, commands);
+  if (commands.empty()) return;
+  for (PendingCommand& command : commands) {
+    Entry entry;
+    entry.bytes.assign(bytes, command.bytes_begin, command.bytes_end - command.bytes_begin);
+    entry.command = command;
+    entry.command.bytes_begin = 0;  // offsets into entry.bytes: submit_batch() rebases them
+    entry.command.bytes_end = entry.bytes.size();
+    entry.index = index;
+    entry.from_group = group;
+    append_locked(std::move(entry));
+  }
+  flush(lock);
+}
+
+void HeldCommands::try_again() {
+  asio::post(io_, [weak = weak_from_this()] {
+    if (auto self = weak.lock()) {
+      std::unique_lock lock(self->mutex_);
+      if (!self->closed_ && !self->entries_.empty()) self->flush(lock);
+    }
+  });
+}
+
+void HeldCommands::append_locked(Entry entry) {
+  if (entry.command.replica_use == ReplicaUse::None) {
+    primary_waiters_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  entries_.push_back(std::move(entry));
+}
+
+void HeldCommands::recount_locked() {
+  std::size_t waiting = flushing_ ? 1 : 0;
+  for (const Entry& entry : entries_) {
+    if (entry.command.replica_use == ReplicaUse::None) ++waiting;
+  }
+  primary_waiters_.store(waiting, std::memory_order_release);
+}
+
+void HeldCommands::flush(std::unique_lock<std::mutex>& lock) {
+  if (flushing_) {
+    again_ = true;
+    return;
+  }
+  flushing_ = true;
+  do {
+    again_ = false;
+    std::vector<std::pair<std::shared_ptr<Connection>, Entry>> placed;
+    After after;
+    std::deque<Entry> kept;
+    bool primary_blocked = false;  // one waits for the primary: those behind it wait too
+    for (Entry& entry : entries_) {
+      const bool for_primary = entry.command.replica_use == ReplicaUse::None;
+      if (for_primary && primary_blocked) {
+        kept.push_back(std::move(entry));
+        continue;
+      }
+      Target target = core_.place_held(entry);
+      if (target.connection != nullptr) {
+        placed.emplace_back(std::move(target.connection), std::move(entry));
+      } else if (target.wait) {
+        primary_blocked = primary_blocked || for_primary;
+        kept.push_back(std::move(entry));
+      } else {
+        after.push_back([this, command = entry.command, error = std::move(target.error)] {
+          if (command.state) {
+            command.state->fail(error);
+            command.state->release();
+          }
+          if (command.counted) shared_->release_slots(1);
+        });
+      }
+    }
+    entries_ = std::move(kept);
+    recount_locked();  // counts this flush too: new commands for the primary queue behind
+    lock.unlock();
+    // In order: a placed command never overtakes one placed before it on the same connection.
+    for (auto& [connection, entry] : placed) {
+      connection->submit_batch(entry.command.db, entry.bytes,
+                               std::span<PendingCommand>(&entry.command, 1));
+    }
+    for (auto& task : after) task();
+    lock.lock();
+  } while (again_ && !closed_);
+  flushing_ = false;
+  recount_locked();
+  arm_locked();
+}
+
+void HeldCommands::expire_locked(Clock::time_point now, After& after) {
+  std::deque<Entry> kept;
+  for (Entry& entry : entries_) {
+    const PendingCommand& command = entry.command;
+    if (command.kind != PendingKind::Caller || command.deadline > now) {
+      kept.push_back(std::move(entry));
+      continue;
+    }
+    const long long waited =
+        ms_between(command.deadline - std::chrono::milliseconds(command.timeout_ms), now);
+    // Names the setting the deadline came from, as a connection's timeout does.
+    const bool call = command.timeout_source == TimeoutSource::Call;
+    const std::string which = call ? "this call's timeout" : "asyncTimeout";
+    std::string message =
+        "Timeout awaiting reply to " + std::string(command.name) + " after " +
+        std::to_string(waited) + " ms (" + which + " " + std::to_string(command.timeout_ms) +
+        " ms): command was still queued, not sent; it waited for a primary (" +
+        core_.why_no_primary() + "; failoverWait=true). Raise " +
+        (call ? "this call's CallOptions::timeout" : which) + " to wait longer for failovers.";
+    after.push_back([this, command, error = Error(errc::timeout, std::move(message))] {
+      command.state->fail(error);
+      command.state->release();
+      if (command.counted) shared_->release_slots(1);
+    });
+  }
+  if (kept.size() != entries_.size()) {
+    shared_->counters().timeouts.fetch_add(entries_.size() - kept.size(),
+                                           std::memory_order_relaxed);
+  }
+  entries_ = std::move(kept);
+  recount_locked();
+}
+
+void HeldCommands::arm_locked() {
+  if (closed_ || entries_.empty()) {
+    if (timer_at_ != Clock::time_point::max()) {
+      timer_.cancel();
+      timer_at_ = Clock::time_point::max();
+    }
+    return;
+  }
+  // The next deadline, or the next look at the roles while commands wait for a primary.
+  Clock::time_point at = Clock::now() + kRoleCheck;
+  for (const Entry& entry : entries_) {
+    if (entry.command.kind == PendingKind::Caller) at = std::min(at, entry.command.deadline);
+  }
+  if (at >= timer_at_) return;
+  timer_at_ = at;
+  timer_.expires_at(at);
+  timer_.async_wait([weak = weak_from_this()](const asio::error_code& ec) {
+    if (ec) return;
+    if (auto self = weak.lock()) self->on_timer();
+  });
+}
+
+void HeldCommands::on_timer() {
+  std::unique_lock lock(mutex_);
+  if (closed_) return;
+  timer_at_ = Clock::time_point::max();
+  const Clock::time_point now = Clock::now();
+  After after;
+  expire_locked(now, after);
+  const bool ask_roles = primary_waiters_.load() != 0 && now - last_role_check_ >= kRoleCheck;
+  if (ask_roles) last_role_check_ = now;
+  // The promotion is seen by asking (a replica is otherwise asked once a second). Under the
+  // lock: the core is alive while it is held (MuxCore::close() takes it first).
+  if (ask_roles) core_.check_roles();
+  if (!entries_.empty()) {
+    flush(lock);
+  } else {
+    arm_locked();
+  }
+  lock.unlock();
+  for (auto& task : after) task();
+}
+
+void HeldCommands::close() {
+  std::deque<Entry> entries;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    timer_.cancel();
+    entries.swap(entries_);
+    primary_waiters_.store(0, std::memory_order_release);
+  }
+  for (Entry& entry : entries) {
+    if (entry.command.state) {
+      entry.command.state->fail(
+          Error(errc::shut_down,
+                std::string(entry.command.name) + " not sent: the multiplexer was closed"));
+      entry.command.state->release();
+    }
+    if (entry.command.counted) shared_->release_slots(1);
+  }
+}
+
+}  // namespace redmux::detail

@@ -1,0 +1,109 @@
+// MuxCore's choice among a primary and its replicas (standalone endpoints, or Sentinel's
+// groups): which server a command's flags and the servers' roles and replica health allow
+// (roles()), where a command held through a failover goes (place_held()), and which
+// connection's queued commands may leave it when it loses its server (takes_from()).
+#include "mux/core.hpp"
+
+namespace redmux::detail {
+
+bool MuxCore::serves_replica_reads(const Connection& connection, bool primary_reachable) {
+  if (!connection.is_replica() || connection.state() != ConnectionState::Ready) return false;
+  // In sync; or its link went down just now while no primary can be reached (the primary
+  // failed: nothing newer than its data exists, and a failover is coming).
+  const ReplicaHealth health = connection.replica_health();
+  return health == ReplicaHealth::InSync ||
+         (health == ReplicaHealth::PrimaryLost && !primary_reachable);
+}
+
+MuxCore::Roles MuxCore::roles(bool want_replica, std::size_t exclude) const {
+  const std::size_t none = groups_.size();
+  Roles roles{none, false, none, 0};
+  for (std::size_t i = 0; i < groups_.size(); ++i) {
+    const Connection& first = *groups_[i].front();
+    if (first.is_replica()) continue;
+    const bool ready = first.state() == ConnectionState::Ready;
+    if (sentinel_ ? i == 0 : roles.primary == none || (ready && !roles.primary_ready)) {
+      // The primary: the first endpoint not known to be a replica, preferring one that is
+      // connected (after a failover the old primary may be down while the promoted one is
+      // up). Under Sentinel only group 0, the one the Sentinels name.
+      roles.primary = i;
+      roles.primary_ready = ready;
+    }
+  }
+  const bool primary_reachable = roles.primary != none && roles.primary_ready;
+  std::size_t readable = 0;
+  for (std::size_t i = 0; i < groups_.size(); ++i) {
+    const Connection& first = *groups_[i].front();
+    if (i == exclude || !first.is_replica() || first.state() != ConnectionState::Ready) continue;
+    ++(serves_replica_reads(first, primary_reachable) ? readable : roles.unsynced);
+  }
+  if (want_replica && readable > 0) {
+    // Round-robin over the replicas that may serve reads (replicaHealthCheck).
+    std::size_t n = replica_cursor_.fetch_add(1, std::memory_order_relaxed) % readable;
+    for (std::size_t i = 0; i < groups_.size(); ++i) {
+      if (i != exclude && serves_replica_reads(*groups_[i].front(), primary_reachable) &&
+          n-- == 0) {
+        roles.replica = i;
+        break;
+      }
+    }
+  }
+  return roles;
+}
+
+std::string MuxCore::why_no_primary() const {
+  if (sentinel_) {
+    const Connection& primary = *groups_.front().front();
+    return primary.describe_endpoint() + ", the primary the Sentinels name, " +
+           (primary.state() == ConnectionState::Ready ? "is a replica" : "is not connected yet") +
+           " (a failover in progress)";
+  }
+  return "every endpoint is a replica and no primary is known (a failover in progress?)";
+}
+
+HeldCommands::Target MuxCore::place_held(const HeldCommands::Entry& entry) {
+  HeldCommands::Target target;
+  const std::size_t none = groups_.size();
+  const ReplicaUse use = entry.command.replica_use;
+  const Roles roles = this->roles(use != ReplicaUse::None, entry.from_group);
+  const auto at = [&](std::size_t g) {
+    const auto& group = groups_[g];
+    return group[entry.index % group.size()];
+  };
+  if (use != ReplicaUse::None && roles.replica != none) {
+    target.connection = at(roles.replica);
+  } else if (use == ReplicaUse::Demand) {
+    // As route() refuses DemandReplica when no replica is connected: at once, not after the
+    // deadline spent queued for a server that cannot be reached.
+    const std::string from = entry.from_group < none
+                                 ? groups_[entry.from_group].front()->describe_endpoint()
+                                 : std::string("its replica");
+    target.error =
+        Error(errc::not_sent, std::string(entry.command.name) + " was not sent: " + from +
+                                  " is not connected and no other replica is in "
+                                  "sync (DemandReplica); safe to retry");
+  } else if (roles.primary != none) {
+    target.connection = at(roles.primary);
+  } else if (use == ReplicaUse::Prefer || !shared_->config().failover_wait) {
+    target.connection = at(0);  // where route() sends it while no primary is known
+  } else {
+    target.wait = true;
+  }
+  return target;
+}
+
+bool MuxCore::takes_from(const Connection& connection, std::size_t group, bool retargeted) const {
+  if (closed() || cluster() || groups_.size() < 2) return false;
+  if (retargeted) return true;  // Sentinel moved it: what is queued was meant for another server
+  // A replica that cannot be reached: its reads may run on another one. Under Sentinel every
+  // group but the first is a replica's (the first, the primary's, keeps its commands).
+  return sentinel_ ? group != 0 : connection.is_replica();
+}
+
+void MuxCore::check_roles() {
+  for (const auto& group : groups_) {
+    if (group.front()->state() == ConnectionState::Ready) group.front()->check_role();
+  }
+}
+
+}  // namespace redmux::detail

@@ -1,0 +1,327 @@
+// SubscriptionHub, part two: messages — on the I/O thread (resubscribing when a connection
+// is ready, reading pushes, offering each message to its listeners' buffers) and on the
+// delivery threads (running handlers, draining buffers in order). Part one (hub.cpp) is
+// the subscriptions themselves.
+#include <algorithm>
+
+#include "net/io_load.hpp"
+#include "pubsub/hub.hpp"
+#include "pubsub/hub_shared.hpp"
+#include "resp/encoder.hpp"
+
+namespace redmux::detail {
+
+using namespace hub;
+
+namespace {
+
+/// An ordered drain task hands its thread back after this many messages (re-posting itself
+/// at the back of the queue), so one busy channel cannot starve the others.
+constexpr int kDrainBatch = 256;
+
+std::string_view policy_name(OverflowPolicy policy) noexcept {
+  switch (policy) {
+    case OverflowPolicy::DropOldest:
+      return "DropOldest";
+    case OverflowPolicy::DropNewest:
+      return "DropNewest";
+    case OverflowPolicy::DisconnectAndReport:
+      return "DisconnectAndReport";
+  }
+  return "?";
+}
+
+Error overflow_error(SubscriptionKind kind, std::string_view name, std::size_t capacity,
+                     OverflowPolicy policy, std::uint64_t dropped, bool queue) {
+  const std::string who = queue ? "message queue" : "handler";
+  std::string text = "pub/sub " + who + " on " + describe(kind, name) + ": its buffer of " +
+                     std::to_string(capacity) + " messages is full (the " +
+                     (queue ? "consumer" : "handler") + " is slower than the publishers); ";
+  if (policy == OverflowPolicy::DisconnectAndReport) {
+    text += "the subscription was ended (overflow=DisconnectAndReport)";
+  } else {
+    text += "messages are being dropped (overflow=" + std::string(policy_name(policy)) +
+            ", dropped so far: " + std::to_string(dropped) + ")";
+  }
+  text += ". Raise the capacity, speed up the " + std::string(queue ? "consumer" : "handler") +
+          (queue ? "" : ", or use Delivery::Concurrent");
+  return Error(errc::subscription_overflow, std::move(text));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// I/O thread
+
+void SubscriptionHub::on_ready(Connection& connection) {
+  // Every name in one batch (one write), one command per name: the server refuses a
+  // SUBSCRIBE as a whole when any of its names is not allowed (ACL), so names sharing a
+  // command would fail with a neighbour; and in a cluster the names of one SSUBSCRIBE must
+  // share a slot. Confirmations arrive as pushes and mark the entries confirmed again.
+  std::lock_guard lock(mutex_);
+  if (closed_ || &connection != connection_.get()) return;
+  if (shared_mode_ && connection.identity().protocol != 3) {
+    fall_back_to_dedicated_locked();
+    return;
+  }
+  ++ready_count_;
+  synced_generation_ = connection.generation();
+  std::string bytes;
+  std::vector<PendingCommand> commands;
+  for (SubscriptionKind kind :
+       {SubscriptionKind::Channel, SubscriptionKind::Pattern, SubscriptionKind::ShardChannel}) {
+    const PubSubVerb verb = subscribe_verb(kind);
+    for (auto& [name, entry] : map_of(kind)) {
+      entry->confirmed = false;
+      PendingCommand pending =
+          pubsub_command(verb.command, verb.confirmed_by, 1,
+                         new SubscribeRefusal(weak_from_this(), kind, std::string(name)));
+      pending.bytes_begin = bytes.size();
+      const Arg args[] = {Arg(verb.command), Arg(name)};
+      resp::encode_command(bytes, args);
+      pending.bytes_end = bytes.size();
+      commands.push_back(pending);
+    }
+  }
+  if (commands.empty()) return;
+  if (ready_count_ > 1) resubscribes_.fetch_add(1, std::memory_order_relaxed);
+  connection.submit_batch(-1, bytes, commands);
+}
+
+void SubscriptionHub::on_push(NodeSpan push) {
+  // [kind, name, …]: message/smessage [kind, channel, payload]; pmessage [kind, pattern,
+  // channel, payload]; confirmations [kind, name, count]. Anything else (client-side
+  // caching invalidations …) is not ours.
+  if (push.empty() || push[0].size < 3) return;
+  std::string_view parts[4];
+  std::size_t count = 0;
+  for (std::size_t i = 1; i < push.size() && count < 4; i = subtree_end(push, i)) {
+    parts[count++] = push[i].value;
+  }
+  const resp::PushKind kind = resp::push_kind(push);
+  if (kind == resp::PushKind::Message && count == 3) {
+    dispatch(SubscriptionKind::Channel, parts[1],
+             Message{SubscriptionKind::Channel, std::string(parts[1]), {}, std::string(parts[2])});
+  } else if (kind == resp::PushKind::PatternMessage && count == 4) {
+    dispatch(SubscriptionKind::Pattern, parts[1],
+             Message{SubscriptionKind::Pattern, std::string(parts[2]), std::string(parts[1]),
+                     std::string(parts[3])});
+  } else if (kind == resp::PushKind::ShardMessage && count == 3) {
+    dispatch(
+        SubscriptionKind::ShardChannel, parts[1],
+        Message{SubscriptionKind::ShardChannel, std::string(parts[1]), {}, std::string(parts[2])});
+  } else if (kind == resp::PushKind::Subscribe || kind == resp::PushKind::PatternSubscribe ||
+             kind == resp::PushKind::ShardSubscribe) {
+    const SubscriptionKind which =
+        kind == resp::PushKind::PatternSubscribe ? SubscriptionKind::Pattern
+        : kind == resp::PushKind::ShardSubscribe ? SubscriptionKind::ShardChannel
+                                                 : SubscriptionKind::Channel;
+    Deferred deferred;
+    {
+      std::lock_guard lock(mutex_);
+      EntryMap& map = map_of(which);
+      auto it = map.find(parts[1]);
+      if (it == map.end()) return;  // unsubscribed meanwhile
+      it->second->confirmed = true;
+      it->second->refused.reset();
+      deferred.confirm.swap(it->second->waiters);
+    }
+    finish(deferred);
+  }
+}
+
+void SubscriptionHub::dispatch(SubscriptionKind kind, std::string_view name, Message message) {
+  Deferred deferred;
+  std::vector<std::shared_ptr<SubscriptionState>> ended;
+  std::vector<std::shared_ptr<QueueCore>> ended_queues;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    messages_.fetch_add(1, std::memory_order_relaxed);
+    EntryMap& map = map_of(kind);
+    auto it = map.find(name);
+    if (it == map.end()) return;  // unsubscribed; the server has not caught up yet
+    const std::shared_ptr<ChannelEntry> entry = it->second;
+    const std::uint64_t seq = ++seq_;
+    auto shared_message = std::make_shared<const Message>(std::move(message));
+    for (const auto& member : entry->members) {
+      if (member->queue) {
+        offer_queue_locked(member, *shared_message, deferred, ended_queues);
+      } else {
+        offer_locked(entry, member, seq, shared_message, deferred, ended);
+      }
+    }
+    for (const auto& state : ended) detach_locked(state, deferred);
+    for (const auto& queue : ended_queues) {
+      end_queue_locked(queue,
+                       overflow_error(kind, name, queue->capacity,
+                                      OverflowPolicy::DisconnectAndReport, 0, /*queue=*/true),
+                       deferred);
+    }
+  }
+  finish(deferred);
+}
+
+void SubscriptionHub::note_drop_locked(SubscriptionState& state, Deferred& deferred) {
+  const std::uint64_t dropped = state.dropped.fetch_add(1, std::memory_order_relaxed) + 1;
+  dropped_.fetch_add(1, std::memory_order_relaxed);
+  if (state.dropping) return;
+  state.dropping = true;  // reported once per episode: until the buffer drains
+  deferred.reports.push_back(
+      overflow_error(state.kind, state.name, state.capacity, state.overflow, dropped, false));
+}
+
+void SubscriptionHub::offer_locked(const std::shared_ptr<ChannelEntry>& entry,
+                                   const std::shared_ptr<SubscriptionState>& member,
+                                   std::uint64_t seq, const std::shared_ptr<const Message>& message,
+                                   Deferred& deferred,
+                                   std::vector<std::shared_ptr<SubscriptionState>>& ended) {
+  if (!member->active.load(std::memory_order_relaxed)) return;
+  if (member->buffer.size() >= member->capacity) {
+    switch (member->overflow) {
+      case OverflowPolicy::DropOldest:
+        member->buffer.pop_front();
+        note_drop_locked(*member, deferred);
+        break;
+      case OverflowPolicy::DropNewest:
+        note_drop_locked(*member, deferred);
+        return;
+      case OverflowPolicy::DisconnectAndReport:
+        member->dropped.fetch_add(1, std::memory_order_relaxed);
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        deferred.reports.push_back(overflow_error(member->kind, member->name, member->capacity,
+                                                  member->overflow, 0, false));
+        ended.push_back(member);
+        return;
+    }
+  }
+  member->buffer.emplace_back(seq, message);
+  std::weak_ptr<SubscriptionHub> weak = weak_from_this();
+  if (member->delivery == Delivery::Concurrent) {
+    if (member->workers < kDeliveryThreads) {
+      ++member->workers;
+      deferred.posts.push_back([weak, member] {
+        if (auto self = weak.lock()) self->drain_concurrent(member);
+      });
+    }
+  } else if (!entry->draining) {
+    entry->draining = true;
+    deferred.posts.push_back([weak, entry] {
+      if (auto self = weak.lock()) self->drain_entry(entry);
+    });
+  }
+}
+
+void SubscriptionHub::offer_queue_locked(const std::shared_ptr<SubscriptionState>& member,
+                                         const Message& message, Deferred& deferred,
+                                         std::vector<std::shared_ptr<QueueCore>>& ended) {
+  QueueCore& queue = *member->queue;
+  {
+    std::lock_guard lock(queue.mutex);
+    if (queue.ended) return;
+    if (queue.messages.size() >= queue.capacity) {
+      if (queue.overflow == OverflowPolicy::DisconnectAndReport) {
+        queue.dropped.fetch_add(1, std::memory_order_relaxed);
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        ended.push_back(member->queue);
+        deferred.reports.push_back(
+            overflow_error(member->kind, member->name, queue.capacity, queue.overflow, 0, true));
+        return;
+      }
+      const std::uint64_t dropped = queue.dropped.fetch_add(1, std::memory_order_relaxed) + 1;
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      if (!queue.dropping) {
+        queue.dropping = true;
+        deferred.reports.push_back(overflow_error(member->kind, member->name, queue.capacity,
+                                                  queue.overflow, dropped, true));
+      }
+      if (queue.overflow == OverflowPolicy::DropNewest) return;
+      queue.messages.pop_front();
+    }
+    queue.messages.push_back(message);
+  }
+  delivered_.fetch_add(1, std::memory_order_relaxed);
+  queue.arrived.notify_one();
+}
+
+// ---------------------------------------------------------------------------------------
+// Delivery threads
+
+void SubscriptionHub::invoke(SubscriptionState& state, const Message& message) {
+  std::shared_lock running(state.invoking);
+  if (!state.active.load(std::memory_order_acquire)) return;  // unsubscribed meanwhile
+  current_invocation = &state;
+  try {
+    state.handler(message);
+    delivered_.fetch_add(1, std::memory_order_relaxed);
+  } catch (const std::exception& e) {
+    handler_errors_.fetch_add(1, std::memory_order_relaxed);
+    shared_->report_error(
+        Error(errc::handler_failed, "pub/sub handler on " + describe(state.kind, state.name) +
+                                        " threw: " + e.what() +
+                                        "; the message was skipped, delivery goes on"));
+  } catch (...) {
+    handler_errors_.fetch_add(1, std::memory_order_relaxed);
+    shared_->report_error(
+        Error(errc::handler_failed, "pub/sub handler on " + describe(state.kind, state.name) +
+                                        " threw a non-standard exception; the message was skipped, "
+                                        "delivery goes on"));
+  }
+  current_invocation = nullptr;
+}
+
+void SubscriptionHub::drain_entry(const std::shared_ptr<ChannelEntry>& entry) {
+  // The channel's strand: one task at a time per entry (draining), so its ordered handlers
+  // never run concurrently; taking the lowest sequence number first hands each message to
+  // all of them before the next message.
+  for (int done = 0;; ++done) {
+    std::shared_ptr<SubscriptionState> member;
+    std::shared_ptr<const Message> message;
+    {
+      std::lock_guard lock(mutex_);
+      if (done == kDrainBatch && executor_) {
+        std::weak_ptr<SubscriptionHub> weak = weak_from_this();
+        executor_->post([weak, entry] {
+          if (auto self = weak.lock()) self->drain_entry(entry);
+        });
+        return;  // still draining: the re-posted task continues
+      }
+      for (const auto& candidate : entry->members) {
+        if (candidate->queue || candidate->delivery != Delivery::Ordered ||
+            candidate->buffer.empty()) {
+          continue;
+        }
+        if (!member || candidate->buffer.front().first < member->buffer.front().first) {
+          member = candidate;
+        }
+      }
+      if (!member) {
+        entry->draining = false;
+        return;
+      }
+      message = std::move(member->buffer.front().second);
+      member->buffer.pop_front();
+      if (member->buffer.empty()) member->dropping = false;
+    }
+    invoke(*member, *message);
+  }
+}
+
+void SubscriptionHub::drain_concurrent(const std::shared_ptr<SubscriptionState>& state) {
+  for (;;) {
+    std::shared_ptr<const Message> message;
+    {
+      std::lock_guard lock(mutex_);
+      if (state->buffer.empty()) {
+        --state->workers;
+        state->dropping = false;
+        return;
+      }
+      message = std::move(state->buffer.front().second);
+      state->buffer.pop_front();
+    }
+    invoke(*state, *message);
+  }
+}
+
+}  // namespace redmux::detail

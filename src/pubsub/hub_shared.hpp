@@ -1,0 +1,85 @@
+// The pieces of SubscriptionHub that its two source files share (hub.cpp: subscriptions;
+// hub_messages.cpp: messages). Internal to src/pubsub.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "pubsub/hub.hpp"
+#include "resp/classify.hpp"
+
+namespace redmux::detail::hub {
+
+inline constexpr std::size_t kDeliveryThreads = 2;
+
+/// The subscription whose handler this thread is running (to let it unsubscribe itself).
+inline thread_local const SubscriptionState* current_invocation = nullptr;
+
+/// The (P|S)(UN)SUBSCRIBE command for one kind of name, and the push confirming each name.
+struct PubSubVerb {
+  std::string_view command;  ///< static storage
+  resp::PushKind confirmed_by;
+};
+
+inline PubSubVerb subscribe_verb(SubscriptionKind kind) noexcept {
+  switch (kind) {
+    case SubscriptionKind::Channel:
+      return {"SUBSCRIBE", resp::PushKind::Subscribe};
+    case SubscriptionKind::Pattern:
+      return {"PSUBSCRIBE", resp::PushKind::PatternSubscribe};
+    case SubscriptionKind::ShardChannel:
+      return {"SSUBSCRIBE", resp::PushKind::ShardSubscribe};
+  }
+  return {"SUBSCRIBE", resp::PushKind::Subscribe};
+}
+
+inline PubSubVerb unsubscribe_verb(SubscriptionKind kind) noexcept {
+  switch (kind) {
+    case SubscriptionKind::Channel:
+      return {"UNSUBSCRIBE", resp::PushKind::Unsubscribe};
+    case SubscriptionKind::Pattern:
+      return {"PUNSUBSCRIBE", resp::PushKind::PatternUnsubscribe};
+    case SubscriptionKind::ShardChannel:
+      return {"SUNSUBSCRIBE", resp::PushKind::ShardUnsubscribe};
+  }
+  return {"UNSUBSCRIBE", resp::PushKind::Unsubscribe};
+}
+
+inline std::string describe(SubscriptionKind kind, std::string_view name) {
+  switch (kind) {
+    case SubscriptionKind::Channel:
+      return "channel \"" + std::string(name) + "\"";
+    case SubscriptionKind::Pattern:
+      return "pattern \"" + std::string(name) + "\"";
+    case SubscriptionKind::ShardChannel:
+      return "shard channel \"" + std::string(name) + "\"";
+  }
+  return std::string(name);
+}
+
+/// The server's refusal of one SUBSCRIBE-family command (an ACL channel rule …) fails the
+/// confirmation its name awaits. When the connection breaks first it is dropped: the names
+/// are subscribed again once a connection is ready.
+class SubscribeRefusal final : public CommandState {
+ public:
+  SubscribeRefusal(std::weak_ptr<SubscriptionHub> hub, SubscriptionKind kind, std::string name)
+      : hub_(std::move(hub)), kind_(kind), name_(std::move(name)) {}
+  void deliver(NodeSpan reply) noexcept override {
+    if (!claim()) return;
+    if (auto hub = hub_.lock(); hub && is_error_reply(reply)) {
+      hub->refused(kind_, name_, server_error_from(reply, subscribe_verb(kind_).command));
+    }
+    publish();
+  }
+  void fail(Error) noexcept override {
+    if (claim()) publish();
+  }
+
+ private:
+  std::weak_ptr<SubscriptionHub> hub_;
+  SubscriptionKind kind_;
+  std::string name_;
+};
+
+}  // namespace redmux::detail::hub
