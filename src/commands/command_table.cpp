@@ -169,6 +169,10 @@ long resolve(int index, std::size_t argc) noexcept {
 
 }  // namespace
 
+bool is_shared_unknown(const CommandInfo& info) noexcept {
+  return &info == &kOverflowCommand;
+}
+
 const CommandInfo& command_info(std::span<const Arg> args) noexcept {
   if (args.empty()) return kEmptyCommand;
   std::array<char, kMaxNameLength> buf;

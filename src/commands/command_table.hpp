@@ -91,6 +91,10 @@ struct CommandInfo {
 /// Past this many distinct unknown names, new ones share the entry named "UNKNOWN".
 inline constexpr std::size_t kMaxUnknownCommands = 1024;
 
+/// True for the entry unknown names share past kMaxUnknownCommands: it names no one command,
+/// so there is nothing to learn about it.
+bool is_shared_unknown(const CommandInfo& info) noexcept;
+
 /// The entry for a command; never fails. Case-insensitive. For a container (CLIENT, CONFIG,
 /// OBJECT …) the subcommand entry named by args[1] is returned; with args[1] missing or
 /// unknown, the container's own entry (has_subcommands = true; Write unless Redis says

@@ -1,68 +1,10 @@
 #include "mux/blocking.hpp"
 
-#include <charconv>
-#include <cmath>
-
 #include "mux/core.hpp"
 #include "mux/dedicated_pool.hpp"
 #include "resp/encoder.hpp"
 
 namespace redmux::detail {
-namespace {
-
-using std::chrono::milliseconds;
-
-enum class TimeUnit { Seconds, Milliseconds };
-
-std::optional<milliseconds> parse_time(std::string_view text, TimeUnit unit) noexcept {
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !(value >= 0)) {
-    return milliseconds(0);  // malformed or negative: the server refuses it at once
-  }
-  if (value == 0) return std::nullopt;
-  const double ms = unit == TimeUnit::Seconds ? value * 1000.0 : value;
-  if (ms > 1e12) return std::nullopt;  // decades: as good as forever, and no overflow
-  return milliseconds(static_cast<long long>(std::ceil(ms)));
-}
-
-std::optional<milliseconds> time_at(std::span<const Arg> args, std::size_t index,
-                                    TimeUnit unit) noexcept {
-  if (index == 0 || index >= args.size()) return milliseconds(0);
-  return parse_time(args[index].bytes(), unit);
-}
-
-bool equals_word(std::string_view a, std::string_view upper_word) noexcept {
-  if (a.size() != upper_word.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::toupper(static_cast<unsigned char>(a[i])) != upper_word[i]) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-std::optional<milliseconds> blocking_time(const CommandInfo& info,
-                                          std::span<const Arg> args) noexcept {
-  const std::string_view name = info.name;
-  const std::size_t n = args.size();
-  if (name == "BLPOP" || name == "BRPOP" || name == "BZPOPMIN" || name == "BZPOPMAX") {
-    return time_at(args, n >= 3 ? n - 1 : 0, TimeUnit::Seconds);  // key… timeout
-  }
-  if (name == "BLMOVE") return time_at(args, 5, TimeUnit::Seconds);      // src dst from to t
-  if (name == "BRPOPLPUSH") return time_at(args, 3, TimeUnit::Seconds);  // src dst t
-  if (name == "BLMPOP" || name == "BZMPOP") return time_at(args, 1, TimeUnit::Seconds);
-  if (name == "WAIT") return time_at(args, 2, TimeUnit::Milliseconds);     // numreplicas t
-  if (name == "WAITAOF") return time_at(args, 3, TimeUnit::Milliseconds);  // local replicas t
-  if (name == "XREAD" || name == "XREADGROUP") {
-    for (std::size_t i = 1; i + 1 < n; ++i) {
-      if (equals_word(args[i].bytes(), "STREAMS")) break;
-      if (equals_word(args[i].bytes(), "BLOCK"))
-        return time_at(args, i + 1, TimeUnit::Milliseconds);
-    }
-  }
-  return milliseconds(0);
-}
 
 LeasedCommandState::LeasedCommandState(CommandState* target, std::shared_ptr<DedicatedPool> pool,
                                        std::shared_ptr<Connection> connection) noexcept

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 
+#include "commands/command_rules.hpp"
 #include "commands/command_table.hpp"
 #include "conn/pending_command.hpp"
 #include "net/connection.hpp"
@@ -23,13 +24,6 @@ namespace redmux::detail {
 
 class MuxCore;
 class DedicatedPool;
-
-/// How long a blocking command may block the server side, from its timeout argument:
-/// nullopt for 0 (forever); 0 ms when the argument is missing or malformed (the server
-/// rejects such a command at once). BLPOP family: seconds (fractions allowed); XREAD BLOCK,
-/// WAIT and WAITAOF: milliseconds.
-std::optional<std::chrono::milliseconds> blocking_time(const CommandInfo& info,
-                                                       std::span<const Arg> args) noexcept;
 
 /// A CommandState that stands between a connection and the caller's state for a command
 /// on a leased connection: forwards the outcome, then gives the connection back to the pool

@@ -212,8 +212,7 @@ void ClusterRouter::hand_over(const SlotMap& map, int db, std::string_view bytes
   for (PendingCommand& command : commands) {
     const std::string_view encoded =
         bytes.substr(command.bytes_begin, command.bytes_end - command.bytes_begin);
-    if (command.kind == PendingKind::FireAndForget && !command.counted &&
-        command.name == "ASKING") {
+    if (command.kind == PendingKind::FireAndForget && !command.counted && command.name == kAsking) {
       continue;  // redmux's own, for the command after it: asked again where that lands
     }
     const std::int16_t owner = command.slot == kNoSlot ? -1 : map.primary[command.slot];

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "conn/pending_command.hpp"
 #include "redmux/future.hpp"
@@ -27,6 +28,10 @@ namespace redmux::detail {
 
 class ClusterRouter;
 class Connection;
+
+/// The command redmux writes before one that follows an ASK redirect. Its PendingCommand's
+/// name is this very string: a queue that moves to another node leaves it behind.
+inline constexpr std::string_view kAsking = "ASKING";
 
 class RedirectState final : public CommandState {
  public:

@@ -6,8 +6,10 @@
 #include <optional>
 #include <string_view>
 
+#include "commands/command_rules.hpp"
 #include "mux/cluster.hpp"
 #include "mux/cluster_redirect.hpp"
+#include "resp/classify.hpp"
 #include "resp/encoder.hpp"
 
 namespace redmux::detail {
@@ -97,8 +99,8 @@ void RedirectState::deliver(NodeSpan reply) noexcept {
       router_->park(this, kHopPause * (hops_ - 1), [this, next, ask] { resend(next, ask); });
       return;
     }
-    const bool cluster_down = text.starts_with("CLUSTERDOWN");
-    if (cluster_down || text.starts_with("TRYAGAIN")) {
+    const bool cluster_down = resp::says_cluster_down(text);
+    if (cluster_down || resp::says_try_again(text)) {
       if (cluster_down) router_->refresh();  // a failover: the map is about to change
       if (router_->shared().config().retry_cluster_down && wait_and_resend(text)) return;
       if (retries_ > 0) {
@@ -130,7 +132,7 @@ bool RedirectState::wait_and_resend(std::string_view text) {
   router_->shared().counters().cluster_retries.fetch_add(1, std::memory_order_relaxed);
   // TRYAGAIN: the same node (a migration in progress there). CLUSTERDOWN: the slot's owner
   // by then (a failover may have given it a new one).
-  const bool same_node = text.starts_with("TRYAGAIN");
+  const bool same_node = resp::says_try_again(text);
   router_->park(this, pause, [this, same_node] {
     Connection* to = sent_to_;
     if (!same_node && slot_ != kNoSlot) {
@@ -170,7 +172,6 @@ void RedirectState::resend(Connection* connection, bool ask) noexcept {
     connection->submit_batch(db_, bytes_, std::span<PendingCommand>(&command, 1));
     return;
   }
-  static constexpr std::string_view kAsking = "ASKING";
   std::string bytes;
   resp::encode_command(bytes, {Arg(kAsking)});
   PendingCommand asking = own_command(kAsking, PendingKind::FireAndForget);
@@ -190,7 +191,7 @@ namespace {
 
 /// Reassembles a command split per slot (or sent to every primary).
 struct Gather {
-  enum class Mode { Mget, Sum, AllOk, FirstReply };
+  using Mode = ClusterRule::Reduce;
   std::mutex mutex;
   Mode mode = Mode::AllOk;
   CommandState* target = nullptr;  ///< one reference; null for fire-and-forget
@@ -219,7 +220,7 @@ struct Gather {
       return;
     }
     ++succeeded;
-    if (mode == Mode::Mget) {
+    if (mode == Mode::Values) {
       std::size_t k = 0;
       for (std::size_t i = 1; i < reply.size() && k < positions.size(); ++i, ++k) {
         if (reply[i].type == ReplyType::Null) continue;
@@ -270,7 +271,7 @@ struct Gather {
       return;
     }
     switch (mode) {
-      case Mode::Mget: {
+      case Mode::Values: {
         std::vector<Node> nodes;
         nodes.reserve(values.size() + 1);
         nodes.push_back(Node{ReplyType::Array, 0, values.size(), {}});
@@ -374,10 +375,6 @@ class ScanState final : public CommandState {
   std::uint64_t nodes_;
 };
 
-bool name_is(const CommandInfo& info, std::string_view name) noexcept {
-  return info.name == name;
-}
-
 /// Who gives the command's slot of maxQueuedCommands back: the state sending it (a whole
 /// command), or the Gather of a split one.
 enum class Holding { Itself, Gather };
@@ -439,22 +436,16 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
   std::vector<std::size_t> keys;
   key_indexes(info, args, keys);
 
+  const ClusterRule rule = cluster_rule(info);
   // Keyless commands that mean "the whole cluster": every primary, replies combined.
-  const bool every_primary =
-      keys.empty() && (name_is(info, "DBSIZE") || name_is(info, "FLUSHALL") ||
-                       name_is(info, "FLUSHDB") || name_is(info, "SCRIPT FLUSH") ||
-                       name_is(info, "FUNCTION LOAD") || name_is(info, "FUNCTION DELETE") ||
-                       name_is(info, "FUNCTION FLUSH") || name_is(info, "FUNCTION RESTORE"));
-  if (every_primary) {
+  if (keys.empty() && rule.plan == ClusterRule::Plan::EveryPrimary) {
     std::vector<Connection*> nodes = router.primaries();
     if (nodes.empty()) {
       return refuse(Error(errc::not_sent, std::string(info.name) +
                                               " not sent: the cluster's slot map is not loaded"));
     }
     auto gather = std::make_shared<Gather>();
-    gather->mode = name_is(info, "DBSIZE")          ? Gather::Mode::Sum
-                   : name_is(info, "FUNCTION LOAD") ? Gather::Mode::FirstReply
-                                                    : Gather::Mode::AllOk;
+    gather->mode = rule.reduce;
     gather->shared = router.shared_context();
     gather->name = info.name;
     gather->parts = gather->remaining = nodes.size();
@@ -471,7 +462,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     return Error();
   }
 
-  if (name_is(info, "SCAN") && args.size() >= 2 && state) {
+  if (rule.plan == ClusterRule::Plan::ScanEveryPrimary && args.size() >= 2 && state) {
     std::vector<Connection*> nodes = router.primaries();
     std::sort(nodes.begin(), nodes.end(), [](Connection* a, Connection* b) {
       return a->describe_endpoint() < b->describe_endpoint();
@@ -505,10 +496,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
       one_slot = slot_of(args[keys[i]].bytes()) == slot;
     }
   }
-  const bool splittable = name_is(info, "MGET") || name_is(info, "MSET") || name_is(info, "DEL") ||
-                          name_is(info, "UNLINK") || name_is(info, "EXISTS") ||
-                          name_is(info, "TOUCH");
-  if (one_slot || !splittable) {
+  if (one_slot || rule.plan != ClusterRule::Plan::Split) {
     Result<Connection*> connection = router.route_keys(info, args, keys, flags);
     if (!connection) return refuse(std::move(connection).error());
     const std::uint16_t slot = keys.empty() ? kNoSlot : slot_of(args[keys.front()].bytes());
@@ -518,8 +506,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
   }
 
   // Split per slot, in the order each slot first appears; reassembled in the caller's order.
-  const bool mset = name_is(info, "MSET");
-  const std::size_t step = mset ? 2 : 1;
+  const std::size_t step = rule.key_step;
   struct Part {
     std::uint16_t slot;
     std::vector<Arg> args;
@@ -550,9 +537,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     targets.push_back(*connection);
   }
   auto gather = std::make_shared<Gather>();
-  gather->mode = name_is(info, "MGET") ? Gather::Mode::Mget
-                 : mset                ? Gather::Mode::AllOk
-                                       : Gather::Mode::Sum;
+  gather->mode = rule.reduce;
   gather->shared = router.shared_context();
   gather->name = info.name;
   gather->parts = gather->remaining = parts.size();

@@ -194,10 +194,11 @@ Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args,
   return Error();
 }
 
-void MuxCore::learn_unknown(std::string_view name) {
+void MuxCore::learn_unknown(const CommandInfo& info) {
   // DESIGN: a command the table does not know is looked up once with COMMAND INFO and cached
   // (key positions, read-only …). This first command goes out with the generic entry.
-  if (name == "UNKNOWN" || closed()) return;  // past the table's bound of unknown names
+  if (is_shared_unknown(info) || closed()) return;  // past the table's bound of unknown names
+  const std::string_view name = info.name;
   {
     std::lock_guard lock(learning_mutex_);
     // Learned entries keep the Unknown mark, so this runs on every use: no allocation here.
@@ -344,7 +345,7 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   if (Error error = check_allowed(info, args, blocking ? Site::Dedicated : Site::Shared)) {
     return refuse(std::move(error));
   }
-  if (info.is(CommandFlag::Unknown)) learn_unknown(info.name);
+  if (info.is(CommandFlag::Unknown)) learn_unknown(info);
   if (state) state->command_name = info.name;
   if (blocking) {
     if (closed()) {

@@ -207,7 +207,7 @@ class MuxCore {
   std::atomic<bool> closed_{false};
   mutable std::atomic<std::size_t> replica_cursor_{0};
   /// Unknown command names already asked about with COMMAND INFO (once each).
-  void learn_unknown(std::string_view name);
+  void learn_unknown(const CommandInfo& info);
   std::mutex learning_mutex_;
   struct NameHash {
     using is_transparent = void;  // look up by string_view without building a string

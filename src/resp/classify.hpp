@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "redmux/reply.hpp"
 
@@ -43,5 +44,15 @@ bool is_resp2_pubsub(NodeSpan frame) noexcept;
 /// connection: READONLY (a write reached a replica) or MASTERDOWN (a replica lost its
 /// primary).
 bool says_role_changed(NodeSpan reply) noexcept;
+
+/// The text of an error reply says the cluster cannot serve the command now and it did not
+/// run: CLUSTERDOWN (no quorum, or a slot without a primary: a failover in progress) or
+/// TRYAGAIN (a multi-key command whose keys are being migrated).
+inline bool says_cluster_down(std::string_view error_text) noexcept {
+  return error_text.starts_with("CLUSTERDOWN");
+}
+inline bool says_try_again(std::string_view error_text) noexcept {
+  return error_text.starts_with("TRYAGAIN");
+}
 
 }  // namespace redmux::resp

@@ -1,57 +1,9 @@
-// The blocking-command pieces that need no server: the blocking time each command's timeout
-// argument gives, and the typed blocking commands' arguments and reply conversions.
-#include "mux/blocking.hpp"
-
+// The typed blocking commands' arguments and reply conversions (no server). The blocking
+// time of each command's timeout argument is tested in unit/commands/command_rules_test.cpp.
 #include <gtest/gtest.h>
 
 #include "redmux/commands/blocking.hpp"
 #include "unit/commands/recording_sink.hpp"
-
-namespace redmux::detail {
-namespace {
-
-using std::chrono::milliseconds;
-
-std::optional<milliseconds> time_of(std::vector<Arg> args) {
-  return blocking_time(command_info(args), args);
-}
-
-TEST(BlockingTime, SecondsForTheListAndSortedSetFamily) {
-  EXPECT_EQ(time_of({"BLPOP", "a", "b", "2"}), milliseconds(2000));
-  EXPECT_EQ(time_of({"brpop", "a", "0.25"}), milliseconds(250));
-  EXPECT_EQ(time_of({"BZPOPMIN", "z", "1.0001"}), milliseconds(1001));  // rounded up
-  EXPECT_EQ(time_of({"BLMOVE", "s", "d", "LEFT", "RIGHT", "3"}), milliseconds(3000));
-  EXPECT_EQ(time_of({"BRPOPLPUSH", "s", "d", "4"}), milliseconds(4000));
-  EXPECT_EQ(time_of({"BLMPOP", "5", "1", "k", "LEFT"}), milliseconds(5000));
-  EXPECT_EQ(time_of({"BZMPOP", "0.5", "1", "z", "MIN"}), milliseconds(500));
-}
-
-TEST(BlockingTime, MillisecondsForXreadAndWait) {
-  EXPECT_EQ(time_of({"XREAD", "COUNT", "2", "BLOCK", "1500", "STREAMS", "s", "$"}),
-            milliseconds(1500));
-  EXPECT_EQ(time_of({"XREADGROUP", "GROUP", "g", "c", "block", "20", "STREAMS", "s", ">"}),
-            milliseconds(20));
-  EXPECT_EQ(time_of({"WAIT", "1", "300"}), milliseconds(300));
-  EXPECT_EQ(time_of({"WAITAOF", "1", "0", "700"}), milliseconds(700));
-}
-
-TEST(BlockingTime, ZeroIsForever) {
-  EXPECT_EQ(time_of({"BLPOP", "a", "0"}), std::nullopt);
-  EXPECT_EQ(time_of({"XREAD", "BLOCK", "0", "STREAMS", "s", "$"}), std::nullopt);
-  EXPECT_EQ(time_of({"WAIT", "1", "0"}), std::nullopt);
-}
-
-TEST(BlockingTime, MalformedOrMissingIsNoBlockingTime) {
-  // The server refuses these at once; redmux then adds only the call's timeout.
-  EXPECT_EQ(time_of({"BLPOP", "a", "soon"}), milliseconds(0));
-  EXPECT_EQ(time_of({"BLPOP", "a", "-1"}), milliseconds(0));
-  EXPECT_EQ(time_of({"BLPOP", "a"}), milliseconds(0));
-  EXPECT_EQ(time_of({"WAIT", "1"}), milliseconds(0));
-  EXPECT_EQ(time_of({"XREAD", "BLOCK"}), milliseconds(0));
-}
-
-}  // namespace
-}  // namespace redmux::detail
 
 namespace redmux {
 namespace {
