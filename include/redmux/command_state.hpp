@@ -10,7 +10,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -19,6 +21,11 @@
 
 namespace redmux::detail {
 
+/// Memory for command states, pooled per thread (src/core/state_pool.cpp): a command's
+/// state is allocated and freed once per command, often with thousands alive at once.
+void* allocate_state(std::size_t size);
+void deallocate_state(void* block, std::size_t size) noexcept;
+
 /// State shared by a Future and the connection carrying its command. The connection's
 /// queues hold raw pointers with one reference each.
 class CommandState {
@@ -26,6 +33,18 @@ class CommandState {
   CommandState() noexcept = default;
   CommandState(const CommandState&) = delete;
   CommandState& operator=(const CommandState&) = delete;
+
+  static void* operator new(std::size_t size) { return allocate_state(size); }
+  static void operator delete(void* block, std::size_t size) noexcept {
+    deallocate_state(block, size);
+  }
+  // Over-aligned states (a result type with alignas above 16) bypass the pool.
+  static void* operator new(std::size_t size, std::align_val_t align) {
+    return ::operator new(size, align);
+  }
+  static void operator delete(void* block, std::size_t size, std::align_val_t align) noexcept {
+    ::operator delete(block, size, align);
+  }
 
   void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept {

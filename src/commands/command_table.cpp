@@ -59,28 +59,51 @@ constexpr bool names_sorted() {
 }
 static_assert(names_sorted(), "regenerate command_table_data.inc: lookups need sorted names");
 
-// The slice of kCommands whose names start with each byte: a lookup binary-searches ~10
-// names instead of ~240 (this runs for every command sent).
-struct Slice {
-  std::uint16_t begin = 0;
-  std::uint16_t end = 0;
-};
-constexpr std::array<Slice, 256> make_first_byte_index() {
-  std::array<Slice, 256> index{};
+// The built-in names by hash (FNV-1a of the upper-case name): open addressing with linear
+// probing in a table at most a quarter full, so a lookup — which runs for every command
+// sent — hashes the name once and compares about one entry.
+constexpr std::size_t kHashSlots = 1024;
+constexpr std::uint16_t kNoEntry = 0xffff;
+static_assert(std::size(kCommands) * 4 <= kHashSlots, "grow kHashSlots");
+
+constexpr std::uint32_t kFnvBasis = 2166136261u, kFnvPrime = 16777619u;
+
+constexpr std::size_t name_slot(std::string_view upper_name) noexcept {
+  std::uint32_t hash = kFnvBasis;
+  for (char c : upper_name) hash = (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
+  return hash & (kHashSlots - 1);
+}
+
+constexpr std::array<std::uint16_t, kHashSlots> make_hash_index() {
+  std::array<std::uint16_t, kHashSlots> index{};
+  for (std::uint16_t& entry : index) entry = kNoEntry;
   for (std::size_t i = 0; i < std::size(kCommands); ++i) {
-    Slice& s = index[static_cast<unsigned char>(kCommands[i].name[0])];
-    if (s.begin == s.end) s.begin = static_cast<std::uint16_t>(i);
-    s.end = static_cast<std::uint16_t>(i + 1);
+    std::size_t slot = name_slot(kCommands[i].name);
+    while (index[slot] != kNoEntry) slot = (slot + 1) & (kHashSlots - 1);
+    index[slot] = static_cast<std::uint16_t>(i);
   }
   return index;
 }
-constexpr std::array<Slice, 256> kByFirstByte = make_first_byte_index();
+constexpr std::array<std::uint16_t, kHashSlots> kByHash = make_hash_index();
 
-// REQUIRES: !upper_name.empty().
-std::ptrdiff_t find_top(std::string_view upper_name) noexcept {
-  const Slice s = kByFirstByte[static_cast<unsigned char>(upper_name[0])];
-  return search(kCommands, s.begin, s.end - s.begin, upper_name,
-                [](const CommandInfo& c) { return c.name; });
+// The index in kCommands of the built-in name `text` (in any case), or -1. Upper-cases
+// and hashes in one pass.
+std::ptrdiff_t find_top(std::string_view text) noexcept {
+  if (text.empty() || text.size() > kMaxNameLength) return -1;
+  std::array<char, kMaxNameLength> buf;
+  std::uint32_t hash = kFnvBasis;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    buf[i] = c;
+    hash = (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
+  }
+  const std::string_view name(buf.data(), text.size());
+  for (std::size_t slot = hash & (kHashSlots - 1);; slot = (slot + 1) & (kHashSlots - 1)) {
+    const std::uint16_t i = kByHash[slot];
+    if (i == kNoEntry) return -1;
+    if (kCommands[i].name == name) return i;
+  }
 }
 
 const CommandInfo* find_sub(std::size_t top, std::string_view upper_sub) noexcept {
@@ -175,12 +198,11 @@ bool is_shared_unknown(const CommandInfo& info) noexcept {
 
 const CommandInfo& command_info(std::span<const Arg> args) noexcept {
   if (args.empty()) return kEmptyCommand;
-  std::array<char, kMaxNameLength> buf;
-  std::string_view name = upper(args[0].bytes(), buf);
-  std::ptrdiff_t top = name.empty() ? -1 : find_top(name);
+  const std::ptrdiff_t top = find_top(args[0].bytes());
   if (top >= 0) {
     const CommandInfo& info = kCommands[top];
     if (!info.has_subcommands || args.size() < 2) return info;
+    std::array<char, kMaxNameLength> buf;
     std::string_view sub = upper(args[1].bytes(), buf);
     const CommandInfo* found = sub.empty() ? nullptr : find_sub(static_cast<std::size_t>(top), sub);
     return found ? *found : info;
@@ -192,13 +214,16 @@ const CommandInfo& command_info(std::span<const Arg> args) noexcept {
   }
 }
 
+std::span<const CommandInfo> builtin_commands() noexcept {
+  return kCommands;
+}
+
 const CommandInfo* find_command(std::string_view name) noexcept {
   std::size_t split = name.find_first_of(" |");
-  std::array<char, kMaxNameLength> buf;
-  std::string_view top_name = upper(name.substr(0, split), buf);
-  std::ptrdiff_t top = top_name.empty() ? -1 : find_top(top_name);
+  const std::ptrdiff_t top = find_top(name.substr(0, split));
   if (top < 0) return nullptr;
   if (split == std::string_view::npos) return &kCommands[top];
+  std::array<char, kMaxNameLength> buf;
   std::string_view sub = upper(name.substr(split + 1), buf);
   return sub.empty() ? nullptr : find_sub(static_cast<std::size_t>(top), sub);
 }

@@ -105,6 +105,9 @@ const CommandInfo& command_info(std::span<const Arg> args) noexcept;
 /// The built-in entry for `name` ("GET", "client kill", "CLIENT|KILL"), or null.
 const CommandInfo* find_command(std::string_view name) noexcept;
 
+/// Every built-in top-level entry (containers such as CLIENT included, subcommands not).
+std::span<const CommandInfo> builtin_commands() noexcept;
+
 /// Replaces what the table knows about a command it did not know (learned with COMMAND
 /// INFO by the multiplexer); later command_info() calls return the new entry. Entries
 /// already returned stay valid and unchanged. Ignored for built-in commands and once the

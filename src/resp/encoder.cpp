@@ -6,6 +6,8 @@ namespace redmux::resp {
 namespace {
 
 std::size_t decimal_digits(std::size_t n) noexcept {
+  if (n < 10) return 1;  // most arguments and argument counts
+  if (n < 100) return 2;
   std::size_t digits = 1;
   while (n >= 10) {
     n /= 10;
@@ -17,6 +19,12 @@ std::size_t decimal_digits(std::size_t n) noexcept {
 /// Writes `marker`, n in decimal and CRLF at `at`; returns the end.
 char* write_header(char* at, char marker, std::size_t n) noexcept {
   *at++ = marker;
+  if (n < 10) {  // most arguments and argument counts: no digit buffer, no copy
+    at[0] = static_cast<char>('0' + n);
+    at[1] = '\r';
+    at[2] = '\n';
+    return at + 3;
+  }
   char digits[20];
   char* end = digits + sizeof digits;
   char* p = end;

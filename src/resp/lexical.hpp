@@ -63,7 +63,19 @@ inline LengthStatus parse_length(std::string_view text, std::size_t& out) noexce
   return LengthStatus::Ok;
 }
 
+/// True when `text` is 1 to 18 decimal digits, which always fit a long long. Most integer
+/// replies are such (counters, lengths, 0/1): they skip std::from_chars, whose overflow
+/// checks per digit cost about 100 instructions for a 6-digit number.
+inline bool short_digits(std::string_view text) noexcept {
+  if (text.empty() || text.size() > 18) return false;
+  for (char c : text) {
+    if (static_cast<unsigned char>(c - '0') > 9) return false;
+  }
+  return true;
+}
+
 inline bool valid_integer(std::string_view text) noexcept {
+  if (short_digits(text)) return true;
   const std::size_t original = text.size();
   if (!text.empty() && text[0] == '+') text.remove_prefix(1);
   if (text.empty() || text[0] == '+' || (text.size() != original && text[0] == '-') ||

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <charconv>
+#include <limits>
 #include <string_view>
 #include <system_error>
 #include <type_traits>
@@ -15,6 +16,26 @@ enum class NumberStatus { Ok, Invalid, OutOfRange };
 /// A whole decimal integer (optional sign, '+' accepted) into I.
 template <class I>
 NumberStatus parse_integral(std::string_view text, I& out) noexcept {
+  // 1 to 18 plain digits (most integer replies: counters, lengths, 0/1) cannot overflow an
+  // unsigned long long: summed directly, they skip std::from_chars's checks per digit.
+  if (!text.empty() && text.size() <= 18) {
+    unsigned long long value = 0;
+    bool digits = true;
+    for (char c : text) {
+      const auto digit = static_cast<unsigned char>(c - '0');
+      if (digit > 9) {
+        digits = false;
+        break;
+      }
+      value = value * 10 + digit;
+    }
+    if (digits) {
+      if (value > static_cast<unsigned long long>(std::numeric_limits<I>::max()))
+        return NumberStatus::OutOfRange;
+      out = static_cast<I>(value);
+      return NumberStatus::Ok;
+    }
+  }
   const std::size_t original = text.size();
   if (!text.empty() && text[0] == '+') text.remove_prefix(1);
   if (text.empty() || text[0] == '+' || (text.size() != original && text[0] == '-'))

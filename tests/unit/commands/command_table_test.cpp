@@ -138,6 +138,28 @@ TEST(CommandTable, FindCommand) {
   EXPECT_EQ(find_command(""), nullptr);
 }
 
+// The lookup hashes names into an open-addressing table: every built-in name, in either
+// case, must land on its own entry, and a name one byte off on none.
+TEST(CommandTable, EveryBuiltinNameFindsItsEntry) {
+  ASSERT_GT(builtin_commands().size(), 200u);
+  for (const CommandInfo& entry : builtin_commands()) {
+    SCOPED_TRACE(std::string(entry.name));
+    EXPECT_EQ(find_command(entry.name), &entry);
+    std::string lower(entry.name);
+    for (char& c : lower)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    EXPECT_EQ(&command_info(Args{Arg(lower)}), &entry);
+    // A byte more or less: no entry, or the entry of exactly that name (LPUSH → LPUSHX,
+    // SMOVE → MOVE).
+    for (const std::string& near :
+         {std::string(entry.name) + "X", std::string(entry.name.substr(1))}) {
+      if (const CommandInfo* other = find_command(near)) {
+        EXPECT_EQ(other->name, near);
+      }
+    }
+  }
+}
+
 TEST(CommandTable, UnknownCommands) {
   const CommandInfo& a = info({"MYMODULE.DOIT", "x"});
   EXPECT_TRUE(a.is(CommandFlag::Unknown));

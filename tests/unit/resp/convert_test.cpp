@@ -49,6 +49,32 @@ TEST(ConvertTest, IntegersFromIntegerAndNumericStrings) {
   EXPECT_EQ(*convert<short>(":-32768\r\n"), -32768);
 }
 
+// Up to 18 plain digits take a shorter path than longer or signed numbers: the edges of
+// both, and of each type's range on the short path.
+TEST(ConvertTest, IntegersAtTheEdgesOfTheShortPath) {
+  EXPECT_EQ(*convert<long long>(":0\r\n"), 0);
+  EXPECT_EQ(*convert<long long>(":999999999999999999\r\n"), 999999999999999999LL);    // 18
+  EXPECT_EQ(*convert<long long>(":9223372036854775807\r\n"), INT64_MAX);              // 19
+  EXPECT_EQ(*convert<std::uint64_t>("$20\r\n18446744073709551615\r\n"), UINT64_MAX);  // 20
+  EXPECT_EQ(*convert<long long>(":000000000000000042\r\n"), 42);
+  EXPECT_EQ(*convert<std::uint8_t>(":255\r\n"), 255);
+  EXPECT_EQ(*convert<short>(":32767\r\n"), 32767);
+  EXPECT_EQ(*convert<int>(":2147483647\r\n"), INT32_MAX);
+  EXPECT_EQ(*convert<unsigned>(":4294967295\r\n"), UINT32_MAX);
+  EXPECT_EQ(error_of<std::uint8_t>(":256\r\n"),
+            "expected integer, got integer 256, out of range for a 8-bit unsigned integer");
+  EXPECT_EQ(error_of<short>(":32768\r\n"),
+            "expected integer, got integer 32768, out of range for a 16-bit signed integer");
+  EXPECT_EQ(error_of<int>(":2147483648\r\n"),
+            "expected integer, got integer 2147483648, out of range for a 32-bit signed integer");
+  EXPECT_EQ(error_of<long long>("$19\r\n9223372036854775808\r\n"),
+            "expected integer, got bulk string \"9223372036854775808\", out of range for a "
+            "64-bit signed integer");
+  EXPECT_EQ(error_of<long long>("$3\r\n12x\r\n"), R"(expected integer, got bulk string "12x")");
+  EXPECT_EQ(error_of<long long>("$2\r\n1/\r\n"), R"(expected integer, got bulk string "1/")");
+  EXPECT_EQ(error_of<long long>("$0\r\n\r\n"), R"(expected integer, got bulk string "")");
+}
+
 TEST(ConvertTest, IntegerMismatchesAreExplained) {
   EXPECT_EQ(error_of<long long>("$3\r\nabc\r\n"), R"(expected integer, got bulk string "abc")");
   EXPECT_EQ(error_of<long long>("+OK\r\n"), R"(expected integer, got simple string "OK")");
