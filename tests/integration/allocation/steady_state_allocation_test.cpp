@@ -1,6 +1,7 @@
-// Issue 3's cost rule, checked: at most one heap allocation per command on the caller's side
-// and none on the I/O thread once the connection is warmed up. Its own binary, because it
-// replaces the global operator new to count allocations per thread.
+// The cost rule, checked: no heap allocation per command, on the caller's side or the I/O
+// thread, once the connection is warmed up (a command's state comes from the per-thread pool
+// of src/core/state_pool.cpp). Its own binary, because it replaces the global operator new
+// to count allocations per thread.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -43,7 +44,11 @@ void issue_then_await(Database& db, std::vector<Future<long long>>& futures,
   for (auto& future : futures) future.get();
 }
 
-TEST(SteadyStateAllocationTest, AtMostOnePerCommandOnTheCallerNoneOnTheIoThread) {
+// A slab of the state pool holds 512 states of 128 bytes: allocations that are not per
+// command (a new slab, a queue buffer regrowing) stay far below this.
+constexpr long kNotPerCommand = kCommands / 100;
+
+TEST(SteadyStateAllocationTest, NonePerCommandOnEitherThread) {
   RedisServer server;
   auto mux = Multiplexer::connect(server.address() + ",name=alloc-test");
   Database db = mux->database();
@@ -56,20 +61,20 @@ TEST(SteadyStateAllocationTest, AtMostOnePerCommandOnTheCallerNoneOnTheIoThread)
   }
 
   const Counted each = count_allocations([&] { await_each(db, key); });
-  EXPECT_LE(each.caller, kCommands)
+  EXPECT_LE(each.caller, kNotPerCommand)
       << "caller-side allocations for " << kCommands << " commands awaited one by one";
   // The I/O thread: none per command; a buffer of its own may regrow the same way.
-  EXPECT_LE(each.others, kCommands / 100)
+  EXPECT_LE(each.others, kNotPerCommand)
       << "I/O-thread allocations for " << kCommands << " commands awaited one by one";
 
   const Counted burst = count_allocations([&] { issue_then_await(db, futures, key); });
-  // Plus the submission queue's two buffers (bytes, commands) regrowing by doubling when a
-  // burst outgrows what the connection kept between bursts — it gives large buffers back —
-  // which is about 2 × log2(2000) = 22 allocations per burst at worst (seen when the I/O
-  // thread is slow to take the queue), not one per command.
-  EXPECT_LE(burst.caller, kCommands + kCommands / 50)
+  // The submission queue's two buffers (bytes, commands) may regrow by doubling when a burst
+  // outgrows what the connection kept between bursts — it gives large buffers back — which
+  // is about 2 × log2(2000) = 22 allocations per burst at worst (seen when the I/O thread is
+  // slow to take the queue), not one per command.
+  EXPECT_LE(burst.caller, kNotPerCommand + 22)
       << "caller-side allocations for a burst of " << kCommands;
-  EXPECT_LE(burst.others, kCommands / 100) << "I/O-thread allocations for a burst of " << kCommands;
+  EXPECT_LE(burst.others, kNotPerCommand) << "I/O-thread allocations for a burst of " << kCommands;
   EXPECT_EQ(db.get(key).get(), std::to_string(8 * kCommands));  // every INCR ran once
   std::printf(
       "allocations per command: awaited one by one caller %.3f, I/O thread %.3f; "
