@@ -5,9 +5,9 @@
 #include "mux/blocking.hpp"
 #include "mux/cluster.hpp"
 #include "mux/dedicated_pool.hpp"
+#include "mux/sentinel_monitor.hpp"
 #include "net/io_load.hpp"
 #include "pubsub/hub.hpp"
-#include "topology/sentinel.hpp"
 #include "topology/slot.hpp"
 
 namespace redmux::detail {

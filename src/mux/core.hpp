@@ -112,7 +112,7 @@ class MuxCore {
   void enable_cluster(Connection& seed, std::function<void(const Error&)> done);
   /// Non-null in cluster mode (mux/cluster.hpp).
   ClusterRouter* cluster() const noexcept { return cluster_raw_.load(std::memory_order_acquire); }
-  /// Sentinel (topology/sentinel.hpp): the first endpoint is the primary the Sentinels name,
+  /// Sentinel (mux/sentinel_monitor.hpp): the first endpoint is the primary the Sentinels name,
   /// and only it takes writes, even while another endpoint still says it is a primary (after
   /// a failover the old primary accepts writes until it is turned into a replica, and those
   /// writes are lost). close() closes `monitor` too. REQUIRES: before the core is shared.
