@@ -256,7 +256,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
   std::vector<std::size_t> keys;
   key_indexes(info, args, keys);
 
-  const ClusterRule rule = cluster_rule(info);
+  const ClusterRule& rule = info.cluster;
   // Keyless commands that mean "the whole cluster": every primary, replies combined.
   if (keys.empty() && rule.plan == ClusterRule::Plan::EveryPrimary) {
     std::vector<Connection*> nodes = router.primaries();

@@ -294,6 +294,14 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
   return group[index].get();
 }
 
+Result<Endpoint> MuxCore::shard_node(std::uint16_t slot) {
+  ClusterRouter* router = cluster();
+  if (!router) return Error(errc::invalid_argument, "shard channels need a Redis Cluster");
+  Result<Connection*> owner = router->for_slot(slot, false, false);
+  if (!owner) return std::move(owner).error();
+  return (*owner)->endpoint();
+}
+
 std::shared_ptr<SubscriptionHub> MuxCore::shard_hub(const Endpoint& endpoint) {
   std::lock_guard lock(shard_hubs_mutex_);
   for (const auto& [at, hub] : shard_hubs_) {
