@@ -42,7 +42,7 @@
 namespace redmux {
 
 namespace detail {
-class MuxCore;
+class ShardRouter;
 class SubscriptionHub;
 struct SubscriptionState;
 struct QueueCore;
@@ -223,7 +223,8 @@ class Subscriber {
 
  private:
   friend class Multiplexer;
-  Subscriber(std::shared_ptr<detail::MuxCore> core, std::shared_ptr<detail::SubscriptionHub> hub);
+  Subscriber(std::shared_ptr<detail::ShardRouter> shards,
+             std::shared_ptr<detail::SubscriptionHub> hub);
   Subscription add(SubscriptionKind kind, std::string_view name, MessageHandler handler,
                    const SubscribeOptions& options);
   MessageQueue add_queue(SubscriptionKind kind, const std::vector<std::string>& names,
@@ -232,7 +233,7 @@ class Subscriber {
   /// their slot (all names of one call must share that node); everything else to hub_.
   std::shared_ptr<detail::SubscriptionHub> hub_for(SubscriptionKind kind,
                                                    const std::vector<std::string>& names) const;
-  std::shared_ptr<detail::MuxCore> core_;
+  std::shared_ptr<detail::ShardRouter> shards_;  ///< the multiplexer, for shard channels
   std::shared_ptr<detail::SubscriptionHub> hub_;
 };
 

@@ -100,7 +100,9 @@ class Condition {
     SetNotContains,
     SortedSetScoreEqual,
   };
-  Condition(Kind kind, std::string_view key) : kind_(kind), key_(key) {}
+  Condition(Kind kind, std::string_view key, std::string_view field = {},
+            std::string_view value = {})
+      : kind_(kind), key_(key), field_(field), value_(value) {}
 
   Kind kind_;
   std::string key_;

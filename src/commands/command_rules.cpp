@@ -1,5 +1,5 @@
-// The rules of command_rules.hpp. The names they list are the only command-name compares
-// outside the command table's lookups.
+// The rules of command_rules.hpp. The names they list (and cluster_rule_of()'s, evaluated
+// when the table is built) are the only command-name compares outside the table's lookups.
 #include "commands/command_rules.hpp"
 
 #include <cctype>
@@ -62,25 +62,6 @@ std::optional<milliseconds> blocking_time(const CommandInfo& info,
     }
   }
   return milliseconds(0);
-}
-
-ClusterRule cluster_rule(const CommandInfo& info) noexcept {
-  using Plan = ClusterRule::Plan;
-  using Reduce = ClusterRule::Reduce;
-  const std::string_view name = info.name;
-  if (name == "MGET") return {Plan::Split, Reduce::Values, 1};
-  if (name == "MSET") return {Plan::Split, Reduce::AllOk, 2};
-  if (name == "DEL" || name == "UNLINK" || name == "EXISTS" || name == "TOUCH") {
-    return {Plan::Split, Reduce::Sum, 1};
-  }
-  if (name == "DBSIZE") return {Plan::EveryPrimary, Reduce::Sum, 1};
-  if (name == "FUNCTION LOAD") return {Plan::EveryPrimary, Reduce::FirstReply, 1};
-  if (name == "FLUSHALL" || name == "FLUSHDB" || name == "SCRIPT FLUSH" ||
-      name == "FUNCTION DELETE" || name == "FUNCTION FLUSH" || name == "FUNCTION RESTORE") {
-    return {Plan::EveryPrimary, Reduce::AllOk, 1};
-  }
-  if (name == "SCAN") return {Plan::ScanEveryPrimary, Reduce::AllOk, 1};
-  return {};
 }
 
 }  // namespace redmux::detail

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 
 #include "commands/command_table.hpp"
 #include "redmux/arg.hpp"
@@ -23,33 +24,24 @@ namespace redmux::detail {
 std::optional<std::chrono::milliseconds> blocking_time(const CommandInfo& info,
                                                        std::span<const Arg> args) noexcept;
 
-/// How a command runs in a Redis Cluster.
-struct ClusterRule {
-  enum class Plan : std::uint8_t {
-    /// The node serving its keys' slot (keys in several slots are refused before sending).
-    OneNode,
-    /// Keys in several slots: one command per slot, the replies reassembled in the caller's
-    /// order (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH).
-    Split,
-    /// With no key it means the whole cluster: sent to every primary, replies combined
-    /// (DBSIZE, FLUSHALL, FLUSHDB, SCRIPT FLUSH, FUNCTION LOAD/DELETE/FLUSH/RESTORE).
-    EveryPrimary,
-    /// SCAN: one primary at a time, the cursor says which.
-    ScanEveryPrimary,
-  };
-  /// How the replies of a Split or EveryPrimary command are combined.
-  enum class Reduce : std::uint8_t {
-    AllOk,       ///< +OK when every part said OK, else the first error (MSET, FLUSHALL …)
-    Sum,         ///< the sum of the integer replies (DEL, EXISTS …, DBSIZE)
-    FirstReply,  ///< the first primary's reply (FUNCTION LOAD: the library name)
-    Values,      ///< one array, each part's values put back at their keys' places (MGET)
-  };
-  Plan plan = Plan::OneNode;
-  Reduce reduce = Reduce::AllOk;
-  /// Split: arguments per key (MSET: key and value, 2).
-  std::uint8_t key_step = 1;
-};
-
-ClusterRule cluster_rule(const CommandInfo& info) noexcept;
+/// How a command runs in a Redis Cluster (ClusterRule, command_table.hpp), by its table name:
+/// set once in each entry of the command table (CommandInfo::cluster) when it is built.
+constexpr ClusterRule cluster_rule_of(std::string_view name) noexcept {
+  using Plan = ClusterRule::Plan;
+  using Reduce = ClusterRule::Reduce;
+  if (name == "MGET") return {Plan::Split, Reduce::Values, 1};
+  if (name == "MSET") return {Plan::Split, Reduce::AllOk, 2};
+  if (name == "DEL" || name == "UNLINK" || name == "EXISTS" || name == "TOUCH") {
+    return {Plan::Split, Reduce::Sum, 1};
+  }
+  if (name == "DBSIZE") return {Plan::EveryPrimary, Reduce::Sum, 1};
+  if (name == "FUNCTION LOAD") return {Plan::EveryPrimary, Reduce::FirstReply, 1};
+  if (name == "FLUSHALL" || name == "FLUSHDB" || name == "SCRIPT FLUSH" ||
+      name == "FUNCTION DELETE" || name == "FUNCTION FLUSH" || name == "FUNCTION RESTORE") {
+    return {Plan::EveryPrimary, Reduce::AllOk, 1};
+  }
+  if (name == "SCAN") return {Plan::ScanEveryPrimary, Reduce::AllOk, 1};
+  return {};
+}
 
 }  // namespace redmux::detail

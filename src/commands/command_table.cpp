@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 
+#include "commands/command_rules.hpp"
+
 namespace redmux::detail {
 namespace {
 
@@ -20,7 +22,25 @@ struct SubcommandRange {
   std::uint16_t count;
 };
 
+namespace generated {
 #include "commands/command_table_data.inc"
+}  // namespace generated
+
+/// The generated entries with what the table adds to each: its cluster rule.
+template <std::size_t N>
+constexpr std::array<CommandInfo, N> with_rules(const CommandInfo (&entries)[N]) noexcept {
+  std::array<CommandInfo, N> out{};
+  for (std::size_t i = 0; i < N; ++i) {
+    out[i] = entries[i];
+    out[i].cluster = cluster_rule_of(out[i].name);
+  }
+  return out;
+}
+
+constexpr auto kCommands = with_rules(generated::kCommands);
+constexpr auto kSubcommands = with_rules(generated::kSubcommands);
+using generated::kSubcommandNames;
+using generated::kSubcommandRanges;
 
 static_assert(std::size(kCommands) == std::size(kSubcommandRanges));
 static_assert(std::size(kSubcommands) == std::size(kSubcommandNames));

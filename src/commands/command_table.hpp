@@ -73,6 +73,33 @@ enum class KeyRule : std::uint8_t {
   Streams,
 };
 
+/// How a command runs in a Redis Cluster.
+struct ClusterRule {
+  enum class Plan : std::uint8_t {
+    /// The node serving its keys' slot (keys in several slots are refused before sending).
+    OneNode,
+    /// Keys in several slots: one command per slot, the replies reassembled in the caller's
+    /// order (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH).
+    Split,
+    /// With no key it means the whole cluster: sent to every primary, replies combined
+    /// (DBSIZE, FLUSHALL, FLUSHDB, SCRIPT FLUSH, FUNCTION LOAD/DELETE/FLUSH/RESTORE).
+    EveryPrimary,
+    /// SCAN: one primary at a time, the cursor says which.
+    ScanEveryPrimary,
+  };
+  /// How the replies of a Split or EveryPrimary command are combined.
+  enum class Reduce : std::uint8_t {
+    AllOk,       ///< +OK when every part said OK, else the first error (MSET, FLUSHALL …)
+    Sum,         ///< the sum of the integer replies (DEL, EXISTS …, DBSIZE)
+    FirstReply,  ///< the first primary's reply (FUNCTION LOAD: the library name)
+    Values,      ///< one array, each part's values put back at their keys' places (MGET)
+  };
+  Plan plan = Plan::OneNode;
+  Reduce reduce = Reduce::AllOk;
+  /// Split: arguments per key (MSET: key and value, 2).
+  std::uint8_t key_step = 1;
+};
+
 /// One command's entry in the table.
 struct CommandInfo {
   std::string_view name;  ///< upper case; "CLIENT KILL" for a subcommand
@@ -84,6 +111,8 @@ struct CommandInfo {
   int numkeys_index = 0;
   /// A container (CLIENT, CONFIG …): returned only when args[1] named no known subcommand.
   bool has_subcommands = false;
+  /// How it runs in a Redis Cluster (commands/command_rules.hpp, cluster_rule_of()).
+  ClusterRule cluster{};
 
   bool is(CommandFlag flag) const noexcept { return has_flag(flags, flag); }
 };

@@ -201,8 +201,10 @@ ConnectionMachine::Actions ConnectionMachine::on_timer(IoTimer timer, Clock::tim
       } else if (phase_ == Phase::Connecting || phase_ == Phase::Tls ||
                  phase_ == Phase::Handshaking || phase_ == Phase::Loading) {
         // Tls: the TLS handshake got no answer (the Redis handshake had not begun).
-        const std::string_view step = phase_ == Phase::Tls ? "TLS handshake" : to_string(state());
-        attempt_failed(connect_error::timed_out(endpoint_text_, config_.connect_timeout, step));
+        const bool in_tls = phase_ == Phase::Tls;
+        const std::string_view step = in_tls ? "TLS handshake" : to_string(state());
+        attempt_failed(
+            connect_error::timed_out(endpoint_text_, config_.connect_timeout, step, in_tls));
       }
       break;
     case IoTimer::Health:

@@ -125,13 +125,12 @@ Error connect_failed(std::string_view endpoint, std::string_view reason) {
 }
 
 Error timed_out(std::string_view endpoint, std::chrono::milliseconds connect_timeout,
-                std::string_view phase) {
-  const bool tls = phase == "TLS handshake";
+                std::string_view phase, bool in_tls) {
   const std::string ms = std::to_string(connect_timeout.count());
   return Error(errc::connection_failed,
                "connecting to " + text(endpoint) + " timed out after " + ms + " ms (" +
                    text(phase) + "; connectTimeout=" + ms + ")" +
-                   (tls ? "; is this the server's TLS port (tls-port)?" : ""));
+                   (in_tls ? "; is this the server's TLS port (tls-port)?" : ""));
 }
 
 Error handshake_write_failed(std::string_view endpoint, std::string_view reason,

@@ -60,9 +60,9 @@ namespace connect_error {
 Error resolve_failed(std::string_view host, std::string_view reason);
 Error connect_failed(std::string_view endpoint, std::string_view reason);
 /// The attempt took longer than connectTimeout; `phase`: "connecting", "handshaking" or
-/// "TLS handshake" (which adds a hint about the TLS port).
+/// "TLS handshake". `in_tls`: it was the TLS handshake (adds a hint about the TLS port).
 Error timed_out(std::string_view endpoint, std::chrono::milliseconds connect_timeout,
-                std::string_view phase);
+                std::string_view phase, bool in_tls);
 Error handshake_write_failed(std::string_view endpoint, std::string_view reason,
                              std::string_view hint);
 /// The first series gave up: `attempts` failed (their reasons in `log`, the last `last`).

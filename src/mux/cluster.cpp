@@ -7,24 +7,12 @@
 #include <string_view>
 
 #include "mux/cluster_redirect.hpp"
+#include "net/timer.hpp"
 
 namespace redmux::detail {
 namespace {
 
 using namespace std::chrono_literals;
-
-constexpr auto kRefreshSpacing = 250ms;
-/// The periodic check: every second, or every 250 ms for this long after a node failed
-/// while a primary of the map is unreachable (a failover is under way).
-constexpr auto kTick = 1000ms;
-constexpr auto kFastTick = 250ms;
-constexpr auto kFastWindow = 30s;
-constexpr auto kRefreshWhileNodeDown = 2s;
-constexpr auto kRefreshAtRest = 30s;
-
-std::int64_t ticks(Clock::time_point at) noexcept {
-  return at.time_since_epoch().count();
-}
 
 /// An internal command whose reply goes to a callback (on the I/O thread).
 class CallbackState final : public CommandState {
@@ -117,30 +105,8 @@ void ClusterRouter::ask_shards(Connection& via, std::function<void(const Error&)
 
 void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
   auto next = std::make_shared<SlotMap>();
-  next->primary.fill(-1);
-  auto index_of = [&](Connection* connection) {
-    auto it = std::find(next->nodes.begin(), next->nodes.end(), connection);
-    if (it != next->nodes.end()) return static_cast<std::int16_t>(it - next->nodes.begin());
-    next->nodes.push_back(connection);
-    next->replicas.emplace_back();
-    next->failed.push_back(false);
-    next->slots.push_back(0);
-    return static_cast<std::int16_t>(next->nodes.size() - 1);
-  };
-  for (const ClusterShard& shard : shards) {
-    const std::int16_t primary = index_of(connection_to(shard.primary));
-    next->failed[static_cast<std::size_t>(primary)] = shard.primary_failed;
-    for (const Endpoint& replica : shard.replicas) {
-      const std::int16_t at = index_of(connection_to(replica));
-      next->replicas[static_cast<std::size_t>(primary)].push_back(at);
-    }
-    for (auto [start, end] : shard.ranges) {
-      for (std::size_t slot = start; slot <= end; ++slot) {
-        if (next->primary[slot] < 0) ++next->slots[static_cast<std::size_t>(primary)];
-        next->primary[slot] = primary;
-      }
-    }
-  }
+  next->table = SlotTable::from_shards(shards);
+  for (const Endpoint& node : next->table.nodes) next->nodes.push_back(connection_to(node));
 
   // The commands still queued for a node that lost a slot go to the slot's new owner before
   // the new map routes any command there (see the class comment).
@@ -154,17 +120,8 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
     previous = map_;
     all = connections_;
   }
-  std::vector<SlotSet> served(next->nodes.size());
-  SlotSet covered;
-  for (std::size_t slot = 0; slot < kSlotCount; ++slot) {
-    const std::int16_t owner = next->primary[slot];
-    if (owner < 0) continue;
-    covered.set(slot);
-    served[static_cast<std::size_t>(owner)].set(slot);
-    for (std::int16_t replica : next->replicas[static_cast<std::size_t>(owner)]) {
-      served[static_cast<std::size_t>(replica)].set(slot);
-    }
-  }
+  const std::vector<SlotSet> served = next->table.served();
+  const SlotSet covered = next->table.covered();
   for (const auto& connection : all) {
     auto it = std::find(next->nodes.begin(), next->nodes.end(), connection.get());
     SlotSet elsewhere = covered;
@@ -184,12 +141,13 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
   // A node the cluster lists (healthy) again — a restarted one rejoining — is dialled now,
   // not after a reconnect backoff grown while it was down.
   for (std::size_t i = 0; i < next->nodes.size(); ++i) {
-    if (next->failed[i]) continue;
+    if (next->table.failed[i]) continue;
     bool listed_before = false;
     if (previous) {
       auto at = std::find(previous->nodes.begin(), previous->nodes.end(), next->nodes[i]);
-      listed_before = at != previous->nodes.end() &&
-                      !previous->failed[static_cast<std::size_t>(at - previous->nodes.begin())];
+      listed_before =
+          at != previous->nodes.end() &&
+          !previous->table.failed[static_cast<std::size_t>(at - previous->nodes.begin())];
     }
     if (listed_before) continue;
     next->nodes[i]->reconnect_now();
@@ -215,7 +173,8 @@ void ClusterRouter::hand_over(const SlotMap& map, int db, std::string_view bytes
     if (command.kind == PendingKind::FireAndForget && !command.counted && command.name == kAsking) {
       continue;  // redmux's own, for the command after it: asked again where that lands
     }
-    const std::int16_t owner = command.slot == kNoSlot ? -1 : map.primary[command.slot];
+    const std::int16_t owner =
+        command.slot == kNoSlot ? SlotTable::kNoNode : map.table.owner(command.slot);
     if (owner < 0) {
       const Error error(errc::not_sent, std::string(command.name) + " not sent: no cluster node " +
                                             "serves slot " + std::to_string(command.slot) +
@@ -251,9 +210,7 @@ void ClusterRouter::forward(int db, std::string_view bytes, std::span<PendingCom
   std::lock_guard relocating(relocate_mutex_);
   std::shared_ptr<const SlotMap> current = newest_map();
   if (!current) {  // cannot happen: a queue forwards only under a map
-    SlotMap empty;
-    empty.primary.fill(-1);
-    hand_over(empty, db, bytes, commands);
+    hand_over(SlotMap{}, db, bytes, commands);
     return;
   }
   hand_over(*current, db, bytes, commands);
@@ -306,16 +263,8 @@ void ClusterRouter::moved(const ClusterRedirect& redirect) {
     std::lock_guard lock(mutex_);
     if (map_) {
       auto next = std::make_shared<SlotMap>(*map_);
-      auto it = std::find(next->nodes.begin(), next->nodes.end(), target);
-      std::int16_t index = 0;
-      if (it == next->nodes.end()) {
-        next->nodes.push_back(target);
-        next->replicas.emplace_back();
-        index = static_cast<std::int16_t>(next->nodes.size() - 1);
-      } else {
-        index = static_cast<std::int16_t>(it - next->nodes.begin());
-      }
-      next->primary[redirect.slot] = index;
+      next->table.moved(redirect.slot, redirect.endpoint);
+      if (next->nodes.size() < next->table.nodes.size()) next->nodes.push_back(target);
       map_ = std::move(next);
     }
   }
@@ -342,22 +291,14 @@ void ClusterRouter::refresh() {
     std::lock_guard lock(mutex_);
     if (closed_) return;
   }
-  if (refreshing_.exchange(true, std::memory_order_acq_rel)) return;  // single flight
-  const Clock::time_point now = Clock::now();
-  const Clock::time_point last{Clock::duration(last_refresh_.load(std::memory_order_acquire))};
-  const auto wait =
-      last + kRefreshSpacing > now
-          ? std::chrono::duration_cast<std::chrono::milliseconds>(last + kRefreshSpacing - now)
-          : std::chrono::milliseconds(0);
+  const std::optional<std::chrono::milliseconds> wait = schedule_.begin(Clock::now());
+  if (!wait) return;  // single flight: the one under way will do
   std::weak_ptr<ClusterRouter> weak = weak_from_this();
-  after(wait, [weak] {
+  after(*wait, [weak] {
     auto self = weak.lock();
     if (!self) return;
     auto finished = [weak](const Error&) {
-      if (auto self = weak.lock()) {
-        self->last_refresh_.store(ticks(Clock::now()), std::memory_order_release);
-        self->refreshing_.store(false, std::memory_order_release);
-      }
+      if (auto self = weak.lock()) self->schedule_.finished(Clock::now());
     };
     Connection* via = self->ready_connection();
     if (!via) {
@@ -372,7 +313,9 @@ bool ClusterRouter::primary_unreachable() const {
   std::shared_ptr<const SlotMap> current = map();
   if (!current) return false;
   for (std::size_t i = 0; i < current->nodes.size(); ++i) {
-    if (current->slots[i] > 0 && current->nodes[i]->state() != ConnectionState::Ready) return true;
+    if (current->table.slots[i] > 0 && current->nodes[i]->state() != ConnectionState::Ready) {
+      return true;
+    }
   }
   return false;
 }
@@ -395,34 +338,27 @@ void ClusterRouter::on_event(const ConnectionEvent& event) {
       std::any_of(current->nodes.begin(), current->nodes.end(),
                   [&](Connection* node) { return node->describe_endpoint() == event.endpoint; });
   if (!a_node) return;
-  fast_until_.store(ticks(Clock::now() + kFastWindow), std::memory_order_release);
+  schedule_.node_failed(Clock::now());
   refresh();
 }
 
 void ClusterRouter::arm_periodic_refresh() {
-  std::shared_ptr<asio::steady_timer> timer;
+  std::shared_ptr<Timer> timer;
   {
     std::lock_guard lock(mutex_);
     if (closed_) return;
-    if (!periodic_) periodic_ = std::make_shared<asio::steady_timer>(pool_->next_context());
+    if (!periodic_) periodic_ = std::make_shared<Timer>(pool_->next_context());
     timer = periodic_;
   }
   const Clock::time_point now = Clock::now();
-  const bool failing_over =
-      now.time_since_epoch().count() < fast_until_.load(std::memory_order_acquire) &&
-      primary_unreachable();
-  timer->expires_after(failing_over ? kFastTick : kTick);
+  const bool fast = schedule_.fast(now);  // the map is asked for primary_unreachable() only then
   std::weak_ptr<ClusterRouter> weak = weak_from_this();
-  timer->async_wait([weak](const asio::error_code& ec) {
-    if (ec) return;
+  timer->wait_for(schedule_.next_tick(now, fast && primary_unreachable()), [weak](bool fired) {
+    if (!fired) return;
     auto self = weak.lock();
     if (!self) return;
-    const Clock::time_point now = Clock::now();
-    const Clock::time_point last{
-        Clock::duration(self->last_refresh_.load(std::memory_order_acquire))};
-    if (self->primary_unreachable() ||
-        (now - last >= kRefreshWhileNodeDown && self->any_node_unreachable()) ||
-        now - last >= kRefreshAtRest) {
+    if (self->schedule_.due(Clock::now(), self->primary_unreachable(),
+                            self->any_node_unreachable())) {
       self->refresh();
     }
     self->arm_periodic_refresh();
@@ -430,15 +366,7 @@ void ClusterRouter::arm_periodic_refresh() {
 }
 
 void ClusterRouter::after(std::chrono::milliseconds delay, std::function<void()> task) {
-  asio::io_context& io = pool_->next_context();
-  if (delay.count() <= 0) {
-    asio::post(io, std::move(task));
-    return;
-  }
-  auto timer = std::make_shared<asio::steady_timer>(io, delay);
-  timer->async_wait([timer, task = std::move(task)](const asio::error_code& ec) {
-    if (!ec) task();
-  });
+  run_after(pool_->next_context(), delay, std::move(task));
 }
 
 void ClusterRouter::park(CommandState* command, std::chrono::milliseconds delay,
@@ -457,9 +385,8 @@ void ClusterRouter::park(CommandState* command, std::chrono::milliseconds delay,
                                              " not sent: the multiplexer was closed"));
     return;
   }
-  auto timer = std::make_shared<asio::steady_timer>(pool_->next_context(), delay);
   std::weak_ptr<ClusterRouter> weak = weak_from_this();
-  timer->async_wait([weak, timer, held, task = std::move(task)](const asio::error_code&) {
+  run_after(pool_->next_context(), delay, [weak, held, task = std::move(task)] {
     auto self = weak.lock();
     if (!self) return;
     {
@@ -470,140 +397,9 @@ void ClusterRouter::park(CommandState* command, std::chrono::milliseconds delay,
   });
 }
 
-Result<Connection*> ClusterRouter::for_slot(std::uint16_t slot, bool replica, bool demand_replica) {
-  std::shared_ptr<const SlotMap> current = map();
-  if (!current || current->primary[slot] < 0) {
-    return Error(errc::not_sent, "no cluster node is known for slot " + std::to_string(slot) +
-                                     " (the slot map is being loaded or the slot is not "
-                                     "served); retry shortly");
-  }
-  const std::int16_t primary = current->primary[slot];
-  if (replica && current->replicas[static_cast<std::size_t>(primary)].empty()) {
-    // No replica known for this slot: a map loaded while the cluster was forming may lack
-    // them. Ask again now and then (not on every read of a cluster without replicas).
-    const Clock::time_point last{Clock::duration(last_refresh_.load(std::memory_order_acquire))};
-    if (Clock::now() - last > std::chrono::seconds(5)) refresh();
-  }
-  if (replica) {
-    std::vector<Connection*> ready;
-    for (std::int16_t at : current->replicas[static_cast<std::size_t>(primary)]) {
-      Connection* node = current->nodes[static_cast<std::size_t>(at)];
-      if (node->state() == ConnectionState::Ready) ready.push_back(node);
-    }
-    if (!ready.empty()) {
-      return ready[cursor_.fetch_add(1, std::memory_order_relaxed) % ready.size()];
-    }
-    if (demand_replica) {
-      return Error(errc::not_allowed,
-                   "slot " + std::to_string(slot) + " has no connected replica (DemandReplica)");
-    }
-  }
-  return current->nodes[static_cast<std::size_t>(primary)];
-}
-
-std::vector<Connection*> ClusterRouter::primaries() {
-  std::shared_ptr<const SlotMap> current = map();
-  std::vector<Connection*> out;
-  if (!current) return out;
-  for (std::size_t i = 0; i < current->nodes.size(); ++i) {
-    if (current->slots[i] > 0) out.push_back(current->nodes[i]);
-  }
-  return out;
-}
-
-Connection* ClusterRouter::any_primary() {
-  std::vector<Connection*> all = primaries();
-  if (all.empty()) return nullptr;
-  // A keyless command needs no particular node: not one that is down.
-  std::vector<Connection*> ready;
-  for (Connection* node : all) {
-    if (node->state() == ConnectionState::Ready) ready.push_back(node);
-  }
-  const std::vector<Connection*>& from = ready.empty() ? all : ready;
-  return from[cursor_.fetch_add(1, std::memory_order_relaxed) % from.size()];
-}
-
-std::size_t ClusterRouter::slots_covered() const {
-  std::shared_ptr<const SlotMap> current = map();
-  if (!current) return 0;
-  return static_cast<std::size_t>(std::count_if(current->primary.begin(), current->primary.end(),
-                                                [](std::int16_t at) { return at >= 0; }));
-}
-
-std::size_t ClusterRouter::primary_count() const {
-  return const_cast<ClusterRouter*>(this)->primaries().size();
-}
-
-std::vector<ClusterRouter::NodeView> ClusterRouter::nodes() const {
-  std::shared_ptr<const SlotMap> current = map();
-  std::vector<std::shared_ptr<Connection>> all;
-  {
-    std::lock_guard lock(mutex_);
-    all = connections_;
-  }
-  std::vector<NodeView> out;
-  out.reserve(all.size());
-  for (const auto& connection : all) {
-    NodeView view;
-    view.connection = connection;
-    if (current) {
-      auto it = std::find(current->nodes.begin(), current->nodes.end(), connection.get());
-      if (it != current->nodes.end()) {
-        const auto at = static_cast<std::size_t>(it - current->nodes.begin());
-        view.slots = current->slots[at];
-        view.primary = view.slots > 0;
-        view.failed = current->failed[at];
-        for (const auto& replicas : current->replicas) {
-          if (std::find(replicas.begin(), replicas.end(), static_cast<std::int16_t>(at)) !=
-              replicas.end()) {
-            view.replica = true;
-          }
-        }
-      }
-    }
-    out.push_back(std::move(view));
-  }
-  return out;
-}
-
-Result<Connection*> ClusterRouter::route(const CommandInfo& info, std::span<const Arg> args,
-                                         Flags flags) {
-  std::vector<std::size_t> keys;
-  key_indexes(info, args, keys);
-  return route_keys(info, args, keys, flags);
-}
-
-Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::span<const Arg> args,
-                                              std::span<const std::size_t> keys, Flags flags) {
-  if (keys.empty()) {
-    if (Connection* node = any_primary()) return node;
-    return Error(errc::not_sent,
-                 std::string(info.name) + " not sent: the cluster's slot map is not loaded yet");
-  }
-  const std::uint16_t slot = slot_of(args[keys.front()].bytes());
-  for (std::size_t i = 1; i < keys.size(); ++i) {
-    if (slot_of(args[keys[i]].bytes()) != slot) {
-      return Error(errc::invalid_argument,
-                   std::string(info.name) + " refused: its keys map to different cluster slots (" +
-                       std::to_string(slot) + " and " +
-                       std::to_string(slot_of(args[keys[i]].bytes())) +
-                       "; CROSSSLOT). Give keys that go together a common {hash tag}, e.g. "
-                       "{user:42}:name and {user:42}:email");
-    }
-  }
-  const bool read_only = info.is(CommandFlag::ReadOnly);
-  const bool demand_replica = has_flag(flags, Flags::DemandReplica);
-  if (demand_replica && !read_only) {
-    return Error(errc::not_allowed,
-                 std::string(info.name) + " writes and cannot run on a replica (DemandReplica)");
-  }
-  const bool replica = read_only && (demand_replica || has_flag(flags, Flags::PreferReplica));
-  return for_slot(slot, replica, demand_replica);
-}
-
 std::size_t ClusterRouter::close(const std::function<void()>& closed) {
   std::vector<std::shared_ptr<Connection>> all;
-  std::shared_ptr<asio::steady_timer> periodic;
+  std::shared_ptr<Timer> periodic;
   std::vector<CommandState*> parked;
   {
     std::lock_guard lock(mutex_);
@@ -622,7 +418,7 @@ std::size_t ClusterRouter::close(const std::function<void()>& closed) {
                                              " not sent: the multiplexer was closed"));
     command->release();
   }
-  if (periodic) asio::post(periodic->get_executor(), [periodic] { periodic->cancel(); });
+  if (periodic) post_to(periodic->context(), [periodic] { periodic->cancel(); });
   for (const auto& connection : all) connection->shutdown(closed);
   return all.size();
 }

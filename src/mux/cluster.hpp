@@ -37,11 +37,14 @@
 #include "redmux/future.hpp"
 #include "redmux/io_pool.hpp"
 #include "topology/cluster_map.hpp"
+#include "topology/refresh_schedule.hpp"
 #include "topology/slot.hpp"
+#include "topology/slot_table.hpp"
 
 namespace redmux::detail {
 
 class TlsContext;
+class Timer;
 
 class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
  public:
@@ -112,12 +115,10 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   std::shared_ptr<SharedContext> shared_context() const { return shared_; }
 
  private:
+  /// The slot map (over node indexes) and each node's connection, by index.
   struct SlotMap {
-    std::vector<Connection*> nodes;                   ///< owned by connections_
-    std::array<std::int16_t, kSlotCount> primary{};   ///< node index, -1: no node
-    std::vector<std::vector<std::int16_t>> replicas;  ///< by node index
-    std::vector<bool> failed;                         ///< by node index: health "fail"
-    std::vector<std::size_t> slots;                   ///< by node index: slots it serves
+    SlotTable table;
+    std::vector<Connection*> nodes;  ///< owned by connections_
   };
   std::shared_ptr<const SlotMap> map() const;
   /// The map forward() routes by: the one being installed, else the current one.
@@ -151,11 +152,9 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   /// command failed while handing over may run a continuation that sends again.
   std::recursive_mutex relocate_mutex_;
 
-  std::atomic<bool> refreshing_{false};
-  std::atomic<std::int64_t> last_refresh_{0};  ///< steady_clock ticks
-  std::atomic<std::int64_t> fast_until_{0};    ///< refresh every 250 ms until then (ticks)
-  std::atomic<std::size_t> cursor_{0};         ///< round-robin over primaries / replicas
-  std::shared_ptr<asio::steady_timer> periodic_;
+  RefreshSchedule schedule_;
+  std::atomic<std::size_t> cursor_{0};  ///< round-robin over primaries / replicas
+  std::shared_ptr<Timer> periodic_;
 };
 
 /// For a command the caller queues itself (a batch) on `connection`: makes `command` (whose

@@ -1,7 +1,8 @@
 // RedirectState: stands between a cluster node's pipeline and the caller's state. It keeps
-// the command's bytes, follows MOVED and ASK by resending them to the node named (at most
-// kMaxHops times), waits out CLUSTERDOWN and TRYAGAIN and resends within the command's own
-// deadline (retryClusterDown), and gives every other reply, and every failure, to the caller.
+// the command's bytes and performs what its RedirectPolicy (topology/redirect_policy.hpp)
+// says of each error reply: follows MOVED and ASK by resending them to the node named, waits
+// out CLUSTERDOWN and TRYAGAIN and resends within the command's own deadline
+// (retryClusterDown), and gives every other reply, and every failure, to the caller.
 //
 // Completion rule (DESIGN, ordering and delivery): it claims itself when it completes its
 // target — by a final reply, a timeout, a broken connection, a refusal — so that the queue
@@ -23,6 +24,7 @@
 #include "conn/pending_command.hpp"
 #include "redmux/future.hpp"
 #include "redmux/reply.hpp"
+#include "topology/redirect_policy.hpp"
 
 namespace redmux::detail {
 
@@ -61,9 +63,6 @@ class RedirectState final : public CommandState {
   ~RedirectState() override;
 
  private:
-  /// CLUSTERDOWN / TRYAGAIN: parks and resends when the deadline leaves time; false when
-  /// it does not (the caller gets the refusal).
-  bool wait_and_resend(std::string_view text);
   /// Completes the caller with `reply` (claims, gives the slot back first).
   void finish(NodeSpan reply) noexcept;
 
@@ -78,9 +77,7 @@ class RedirectState final : public CommandState {
   std::string host_;
   Connection* sent_to_ = nullptr;
   bool last_ask_ = false;
-  int hops_ = 0;     ///< MOVED / ASK followed
-  int retries_ = 0;  ///< CLUSTERDOWN / TRYAGAIN waited out
-  Clock::time_point first_refusal_{};
+  RedirectPolicy policy_;  ///< what each error reply leads to: hops, waits, their limits
 };
 
 }  // namespace redmux::detail

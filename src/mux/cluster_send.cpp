@@ -1,5 +1,6 @@
-// The sending half of Redis Cluster support: RedirectState (mux/cluster_redirect.hpp), commands
-// split per slot or sent to every primary and reassembled, SCAN over every primary.
+// The sending half of Redis Cluster support: commands split per slot or sent to every primary
+// and reassembled, SCAN over every primary (the plans: topology/cluster_plan.hpp); each send
+// goes through a RedirectState (mux/cluster_redirect.cpp).
 #include <algorithm>
 #include <charconv>
 #include <deque>
@@ -11,181 +12,9 @@
 #include "mux/cluster_redirect.hpp"
 #include "resp/classify.hpp"
 #include "resp/encoder.hpp"
+#include "topology/cluster_plan.hpp"
 
 namespace redmux::detail {
-namespace {
-
-using namespace std::chrono_literals;
-
-/// Redirections (MOVED, ASK) followed per command before its last error is given to the
-/// caller.
-constexpr int kMaxHops = 5;
-/// Before a second redirection is followed: the nodes disagree for a moment (a slot changing
-/// owner is announced node by node), so a little longer each time.
-constexpr auto kHopPause = 25ms;
-/// CLUSTERDOWN / TRYAGAIN: the first pause before the command is sent again, doubled each
-/// time up to kRetryPauseMax (a failover ends within seconds, a migration batch sooner).
-constexpr auto kRetryPause = 25ms;
-constexpr auto kRetryPauseMax = 200ms;
-
-long long ms_between(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
-}
-
-}  // namespace
-
-// ---------------------------------------------------------------------------------------
-// RedirectState
-
-RedirectState::RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target,
-                             std::string bytes, PendingCommand prototype, int db,
-                             std::uint16_t slot, bool holds_slot, bool tallied)
-    : router_(std::move(router)),
-      target_(target),
-      bytes_(std::move(bytes)),
-      prototype_(prototype),
-      db_(db),
-      slot_(slot),
-      holds_slot_(holds_slot),
-      tallied_(tallied) {
-  target_->add_ref();
-  command_name = prototype_.name;  // for the router's messages (park(), close())
-}
-
-RedirectState::~RedirectState() {
-  target_->release();
-}
-
-void RedirectState::sent_by_caller(Connection* connection) noexcept {
-  sent_to_ = connection;
-  host_ = connection->endpoint().host;
-}
-
-void RedirectState::relocated(Connection* connection) noexcept {
-  sent_to_ = connection;
-  host_ = connection->endpoint().host;
-  last_ask_ = false;  // an ASKING left behind is dropped: the new owner is asked plainly
-}
-
-PendingCommand RedirectState::entry(bool follow_map) noexcept {
-  PendingCommand command = prototype_;
-  command.kind = PendingKind::Caller;
-  command.state = this;
-  command.counted = false;  // the slot of maxQueuedCommands is this state's (holds_slot_)
-  command.tallied = tallied_;
-  command.slot = slot_;
-  command.follow_map = follow_map;
-  return command;
-}
-
-void RedirectState::deliver(NodeSpan reply) noexcept {
-  // Completed already (it timed out while this send was in flight): the late reply is only
-  // skipped — above all, a MOVED or TRYAGAIN for it is never followed.
-  if (claimed()) return;
-  if (is_error_reply(reply)) {
-    const std::string_view text = reply[0].value;
-    std::optional<ClusterRedirect> redirect;
-    if (hops_ < kMaxHops) redirect = parse_redirect(text, host_);
-    if (redirect) {
-      ++hops_;
-      router_->shared().counters().redirects.fetch_add(1, std::memory_order_relaxed);
-      if (!redirect->ask) router_->moved(*redirect);
-      Connection* next = router_->connection_to(redirect->endpoint);
-      const bool ask = redirect->ask;
-      if (hops_ == 1) {
-        resend(next, ask);
-        return;
-      }
-      router_->park(this, kHopPause * (hops_ - 1), [this, next, ask] { resend(next, ask); });
-      return;
-    }
-    const bool cluster_down = resp::says_cluster_down(text);
-    if (cluster_down || resp::says_try_again(text)) {
-      if (cluster_down) router_->refresh();  // a failover: the map is about to change
-      if (router_->shared().config().retry_cluster_down && wait_and_resend(text)) return;
-      if (retries_ > 0) {
-        if (!claim()) return;
-        if (holds_slot_) router_->shared().release_slots(1);
-        target_->fail(Error(errc::server_error,
-                            std::string(text) + " (reply to " + std::string(prototype_.name) +
-                                "; sent " + std::to_string(retries_ + 1) + " times over " +
-                                std::to_string(ms_between(first_refusal_, Clock::now())) +
-                                " ms, retryClusterDown=true, until its " +
-                                std::to_string(prototype_.timeout_ms) +
-                                " ms timeout left no time for another try; it did not run)"));
-        publish();
-        return;
-      }
-    }
-  }
-  finish(reply);
-}
-
-bool RedirectState::wait_and_resend(std::string_view text) {
-  // Both replies say the command did not run, so sending it again cannot apply it twice.
-  const Clock::time_point now = Clock::now();
-  if (retries_ == 0) first_refusal_ = now;
-  const auto pause = std::min<std::chrono::milliseconds>(
-      kRetryPauseMax, kRetryPause * (1 << std::min(retries_, 3)));
-  if (now + pause >= prototype_.deadline) return false;
-  ++retries_;
-  router_->shared().counters().cluster_retries.fetch_add(1, std::memory_order_relaxed);
-  // TRYAGAIN: the same node (a migration in progress there). CLUSTERDOWN: the slot's owner
-  // by then (a failover may have given it a new one).
-  const bool same_node = resp::says_try_again(text);
-  router_->park(this, pause, [this, same_node] {
-    Connection* to = sent_to_;
-    if (!same_node && slot_ != kNoSlot) {
-      if (Result<Connection*> owner = router_->for_slot(slot_, false, false)) to = *owner;
-    }
-    resend(to, same_node && last_ask_);
-  });
-  return true;
-}
-
-void RedirectState::finish(NodeSpan reply) noexcept {
-  if (!claim()) return;
-  if (holds_slot_) router_->shared().release_slots(1);  // before the caller's future completes
-  target_->deliver(reply);
-  publish();
-}
-
-void RedirectState::fail(Error error) noexcept {
-  if (!claim()) return;
-  if (holds_slot_) router_->shared().release_slots(1);
-  target_->fail(std::move(error));
-  publish();
-}
-
-void RedirectState::resend(Connection* connection, bool ask) noexcept {
-  if (claimed()) return;
-  sent_to_ = connection;
-  host_ = connection->endpoint().host;
-  last_ask_ = ask;
-  // After a hop the node was named by the server, not the map: its queue takes the command
-  // even if the map still says otherwise (follow_map false).
-  PendingCommand command = entry(/*follow_map=*/hops_ == 0 && retries_ == 0);
-  add_ref();  // the pipeline's reference
-  if (!ask) {
-    command.bytes_begin = 0;
-    command.bytes_end = bytes_.size();
-    connection->submit_batch(db_, bytes_, std::span<PendingCommand>(&command, 1));
-    return;
-  }
-  std::string bytes;
-  resp::encode_command(bytes, {Arg(kAsking)});
-  PendingCommand asking = own_command(kAsking, PendingKind::FireAndForget);
-  asking.slot = slot_;  // leaves a queue with its command (and is dropped then)
-  asking.bytes_end = bytes.size();
-  command.bytes_begin = bytes.size();
-  bytes += bytes_;
-  command.bytes_end = bytes.size();
-  PendingCommand both[] = {asking, command};
-  connection->submit_batch(db_, bytes, both);
-}
-
-// ---------------------------------------------------------------------------------------
-// Split commands, SCAN
 
 namespace {
 
@@ -326,12 +155,9 @@ class PartState final : public CommandState {
   bool keep_;
 };
 
-/// SCAN over a whole cluster: the caller's cursor carries the primary (its index among the
-/// primaries ordered by address) in its top 16 bits and that node's own cursor below; each
-/// reply's cursor is rewritten so that when one primary is done the walk moves to the next,
-/// and 0 comes back only after the last one.
-constexpr int kScanNodeShift = 48;
-constexpr std::uint64_t kScanCursorMask = (std::uint64_t{1} << kScanNodeShift) - 1;
+/// SCAN over a whole cluster (topology/cluster_plan.hpp, ScanCursor): each reply's cursor is
+/// rewritten so that when one primary is done the walk moves to the next, and 0 comes back
+/// only after the last one.
 
 class ScanState final : public CommandState {
  public:
@@ -346,13 +172,7 @@ class ScanState final : public CommandState {
     } else {
       std::uint64_t cursor = 0;
       std::from_chars(reply[1].value.data(), reply[1].value.data() + reply[1].value.size(), cursor);
-      std::uint64_t next = 0;
-      if (cursor != 0) {
-        next = (node_ << kScanNodeShift) | (cursor & kScanCursorMask);
-      } else if (node_ + 1 < nodes_) {
-        next = (node_ + 1) << kScanNodeShift;
-      }
-      const std::string text = std::to_string(next);
+      const std::string text = std::to_string(next_scan_cursor(node_, nodes_, cursor));
       std::vector<Node> nodes(reply.begin(), reply.end());
       nodes[1].value = text;
       nodes[1].size = text.size();
@@ -436,7 +256,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
   std::vector<std::size_t> keys;
   key_indexes(info, args, keys);
 
-  const ClusterRule rule = cluster_rule(info);
+  const ClusterRule& rule = info.cluster;
   // Keyless commands that mean "the whole cluster": every primary, replies combined.
   if (keys.empty() && rule.plan == ClusterRule::Plan::EveryPrimary) {
     std::vector<Connection*> nodes = router.primaries();
@@ -467,72 +287,42 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     std::sort(nodes.begin(), nodes.end(), [](Connection* a, Connection* b) {
       return a->describe_endpoint() < b->describe_endpoint();
     });
-    std::uint64_t cursor = 0;
     const std::string_view text = args[1].bytes();
-    const auto parsed = std::from_chars(text.data(), text.data() + text.size(), cursor);
-    const std::uint64_t node = cursor >> kScanNodeShift;
-    if (parsed.ec != std::errc() || nodes.empty() || node >= nodes.size()) {
+    const std::optional<ScanCursor> cursor = unpack_scan_cursor(text, nodes.size());
+    if (!cursor) {
       return refuse(Error(errc::invalid_argument, "SCAN refused: cursor " + std::string(text) +
                                                       " is not one redmux gave for this cluster (" +
                                                       std::to_string(nodes.size()) +
                                                       " primaries)"));
     }
     std::vector<Arg> node_args(args.begin(), args.end());
-    const std::string node_cursor = std::to_string(cursor & kScanCursorMask);
+    const std::string node_cursor = std::to_string(cursor->node_cursor);
     node_args[1] = Arg(node_cursor);
-    auto* scan = new ScanState(state, node, nodes.size());
+    auto* scan = new ScanState(state, cursor->node, nodes.size());
     // No slot: the cursor belongs to that node, so the command never moves to another.
-    send_one(router, nodes[node], db, info, node_args, kNoSlot, scan, deadline, timeout_ms,
+    send_one(router, nodes[cursor->node], db, info, node_args, kNoSlot, scan, deadline, timeout_ms,
              Holding::Itself, true);
     scan->release();
     return Error();
   }
 
   // One slot (or none): one node.
-  bool one_slot = true;
-  if (!keys.empty()) {
-    const std::uint16_t slot = slot_of(args[keys.front()].bytes());
-    for (std::size_t i = 1; i < keys.size() && one_slot; ++i) {
-      one_slot = slot_of(args[keys[i]].bytes()) == slot;
-    }
-  }
-  if (one_slot || rule.plan != ClusterRule::Plan::Split) {
+  const KeySlots slots = key_slots(args, keys);
+  if (slots.one_slot || rule.plan != ClusterRule::Plan::Split) {
     Result<Connection*> connection = router.route_keys(info, args, keys, flags);
     if (!connection) return refuse(std::move(connection).error());
-    const std::uint16_t slot = keys.empty() ? kNoSlot : slot_of(args[keys.front()].bytes());
+    const std::uint16_t slot = keys.empty() ? kNoSlot : slots.first;
     send_one(router, *connection, db, info, args, slot, state, deadline, timeout_ms,
              Holding::Itself, true);
     return Error();
   }
 
   // Split per slot, in the order each slot first appears; reassembled in the caller's order.
-  const std::size_t step = rule.key_step;
-  struct Part {
-    std::uint16_t slot;
-    std::vector<Arg> args;
-    std::vector<std::size_t> positions;
-  };
-  std::vector<Part> parts;
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    const std::size_t at = keys[k];
-    if (at + step > args.size()) break;
-    const std::uint16_t slot = slot_of(args[at].bytes());
-    auto part =
-        std::find_if(parts.begin(), parts.end(), [&](const Part& p) { return p.slot == slot; });
-    if (part == parts.end()) {
-      parts.push_back(Part{slot, {args[0]}, {}});
-      part = parts.end() - 1;
-    }
-    for (std::size_t i = 0; i < step; ++i) part->args.push_back(args[at + i]);
-    part->positions.push_back(k);
-  }
-  const bool read_only = info.is(CommandFlag::ReadOnly);
-  const bool replica =
-      read_only && (has_flag(flags, Flags::PreferReplica) || has_flag(flags, Flags::DemandReplica));
+  const std::vector<SplitPart> parts = plan_split(args, keys, rule.key_step);
+  const ReplicaWish wish = replica_wish(info.is(CommandFlag::ReadOnly), flags);
   std::vector<Connection*> targets;
-  for (const Part& part : parts) {
-    Result<Connection*> connection =
-        router.for_slot(part.slot, replica, has_flag(flags, Flags::DemandReplica));
+  for (const SplitPart& part : parts) {
+    Result<Connection*> connection = router.for_slot(part.slot, wish.replica, wish.demand);
     if (!connection) return refuse(std::move(connection).error());
     targets.push_back(*connection);
   }
@@ -547,8 +337,11 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     gather->target = state;
   }
   for (std::size_t i = 0; i < parts.size(); ++i) {
+    std::vector<Arg> part_args;
+    part_args.reserve(parts[i].args.size());
+    for (std::size_t at : parts[i].args) part_args.push_back(args[at]);
     auto* part = new PartState(gather, parts[i].positions, false);
-    send_one(router, targets[i], db, info, parts[i].args, parts[i].slot, part, deadline, timeout_ms,
+    send_one(router, targets[i], db, info, part_args, parts[i].slot, part, deadline, timeout_ms,
              Holding::Gather, i == 0);
     part->release();
   }

@@ -5,9 +5,9 @@
 #include "mux/blocking.hpp"
 #include "mux/cluster.hpp"
 #include "mux/dedicated_pool.hpp"
+#include "mux/sentinel_monitor.hpp"
 #include "net/io_load.hpp"
 #include "pubsub/hub.hpp"
-#include "topology/sentinel.hpp"
 #include "topology/slot.hpp"
 
 namespace redmux::detail {
@@ -292,6 +292,14 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
   const auto key = first_key_index(info, args);
   const std::size_t index = key ? slot_of(args[*key].bytes()) % group.size() : 0;
   return group[index].get();
+}
+
+Result<Endpoint> MuxCore::shard_node(std::uint16_t slot) {
+  ClusterRouter* router = cluster();
+  if (!router) return Error(errc::invalid_argument, "shard channels need a Redis Cluster");
+  Result<Connection*> owner = router->for_slot(slot, false, false);
+  if (!owner) return std::move(owner).error();
+  return (*owner)->endpoint();
 }
 
 std::shared_ptr<SubscriptionHub> MuxCore::shard_hub(const Endpoint& endpoint) {

@@ -17,10 +17,12 @@
 #include "conn/shared_context.hpp"
 #include "mux/held_commands.hpp"
 #include "net/connection.hpp"
+#include "pubsub/shard_router.hpp"
 #include "redmux/arg.hpp"
 #include "redmux/flags.hpp"
 #include "redmux/future.hpp"
 #include "redmux/io_pool.hpp"
+#include "topology/server_roles.hpp"
 
 namespace redmux::detail {
 
@@ -29,7 +31,7 @@ class DedicatedPool;
 class SentinelMonitor;
 class SubscriptionHub;
 
-class MuxCore {
+class MuxCore final : public ShardRouter {
  public:
   /// `tls`: the TLS settings every connection uses when config.ssl (null otherwise).
   MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<TlsContext> tls = nullptr);
@@ -100,11 +102,14 @@ class MuxCore {
   const std::shared_ptr<DedicatedPool>& dedicated_pool() const noexcept { return dedicated_; }
   /// The pub/sub state (pubsub/hub.hpp): its own connection, or the first interactive one.
   const std::shared_ptr<SubscriptionHub>& subscription_hub() const noexcept { return hub_; }
-  /// Redis Cluster: the pub/sub state for the shard channels `endpoint` serves — a hub of
-  /// its own whose connection goes to that node (created on first use).
-  std::shared_ptr<SubscriptionHub> shard_hub(const Endpoint& endpoint);
+  // ShardRouter (pubsub/shard_router.hpp): shard channels in a Redis Cluster.
+  bool routes_shard_channels() const noexcept override { return cluster() != nullptr; }
+  Result<Endpoint> shard_node(std::uint16_t slot) override;
+  /// The pub/sub state for the shard channels `endpoint` serves — a hub of its own whose
+  /// connection goes to that node (created on first use).
+  std::shared_ptr<SubscriptionHub> shard_hub(const Endpoint& endpoint) override;
   /// Every shard hub created so far (for status).
-  std::vector<std::shared_ptr<SubscriptionHub>> shard_hubs() const;
+  std::vector<std::shared_ptr<SubscriptionHub>> shard_hubs() const override;
 
   /// The endpoints are Redis Cluster nodes (a connection's HELLO said mode "cluster"): loads
   /// the slot map through that connection and routes every command by slot from then on.
@@ -112,7 +117,7 @@ class MuxCore {
   void enable_cluster(Connection& seed, std::function<void(const Error&)> done);
   /// Non-null in cluster mode (mux/cluster.hpp).
   ClusterRouter* cluster() const noexcept { return cluster_raw_.load(std::memory_order_acquire); }
-  /// Sentinel (topology/sentinel.hpp): the first endpoint is the primary the Sentinels name,
+  /// Sentinel (mux/sentinel_monitor.hpp): the first endpoint is the primary the Sentinels name,
   /// and only it takes writes, even while another endpoint still says it is a primary (after
   /// a failover the old primary accepts writes until it is turned into a replica, and those
   /// writes are lost). close() closes `monitor` too. REQUIRES: before the core is shared.
@@ -165,15 +170,11 @@ class MuxCore {
   std::shared_ptr<HeldCommands> held_;
   bool several_servers_ = false;  ///< a primary and replicas (set once, in the constructor)
   bool may_hold_ = false;  ///< commands may wait for a primary (set once, in the constructor)
-  /// What routing sees: the primary group, and a replica in sync chosen round-robin
-  /// (groups_.size() for none), skipping group `exclude`.
-  struct Roles {
-    std::size_t primary;
-    bool primary_ready = false;
-    std::size_t replica;
-    std::size_t unsynced = 0;  ///< replicas connected that may not serve reads
-  };
+  /// What routing sees (topology/server_roles.hpp): the primary group, and a replica in sync
+  /// chosen round-robin (groups_.size() for none), skipping group `exclude`.
   Roles roles(bool want_replica, std::size_t exclude) const;
+  /// What roles() knows of a connection's server.
+  static ServerView view_of(const Connection& connection);
   /// The PendingCommand for a caller's command (state null: fire-and-forget). Inline: it is
   /// on every command's path.
   [[gnu::always_inline]] PendingCommand caller_command(const CommandInfo& info,

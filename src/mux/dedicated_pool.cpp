@@ -1,8 +1,7 @@
 #include "mux/dedicated_pool.hpp"
 
-#include <asio/steady_timer.hpp>
-
 #include "net/io_load.hpp"
+#include "net/timer.hpp"
 
 namespace redmux::detail {
 
@@ -68,9 +67,8 @@ void DedicatedPool::acquire(const Endpoint& endpoint, Clock::time_point wait_unt
     waiter->handler = std::move(handler);
     waiters_.push_back(waiter);
     lock.unlock();
-    auto timer = std::make_shared<asio::steady_timer>(pool_->next_context());
-    timer->expires_at(wait_until);
-    timer->async_wait([weak = weak_from_this(), waiter, timer](const asio::error_code&) {
+    auto timer = std::make_shared<Timer>(pool_->next_context());
+    timer->wait_until(wait_until, [weak = weak_from_this(), waiter, timer](bool) {
       IoThreadScope scope;
       if (auto self = weak.lock()) self->expire_waiter(waiter);
     });

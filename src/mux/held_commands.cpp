@@ -1,7 +1,5 @@
 #include "mux/held_commands.hpp"
 
-#include <asio/post.hpp>
-
 #include "mux/core.hpp"
 #include "net/connection.hpp"
 #include "resp/encoder.hpp"
@@ -84,7 +82,7 @@ void HeldCommands::connection_down(Connection& connection, std::size_t group, st
 }
 
 void HeldCommands::try_again() {
-  asio::post(io_, [weak = weak_from_this()] {
+  post_to(io_, [weak = weak_from_this()] {
     if (auto self = weak.lock()) {
       std::unique_lock lock(self->mutex_);
       if (!self->closed_ && !self->entries_.empty()) self->flush(lock);
@@ -205,9 +203,8 @@ void HeldCommands::arm_locked() {
   }
   if (at >= timer_at_) return;
   timer_at_ = at;
-  timer_.expires_at(at);
-  timer_.async_wait([weak = weak_from_this()](const asio::error_code& ec) {
-    if (ec) return;
+  timer_.wait_until(at, [weak = weak_from_this()](bool fired) {
+    if (!fired) return;
     if (auto self = weak.lock()) self->on_timer();
   });
 }

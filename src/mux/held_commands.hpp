@@ -20,8 +20,6 @@
 // submit again), one flusher at a time so the order holds.
 #pragma once
 
-#include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
 #include <atomic>
 #include <cstddef>
 #include <deque>
@@ -33,6 +31,7 @@
 
 #include "conn/pending_command.hpp"
 #include "conn/shared_context.hpp"
+#include "net/timer.hpp"
 #include "redmux/arg.hpp"
 
 namespace redmux::detail {
@@ -98,7 +97,7 @@ class HeldCommands : public std::enable_shared_from_this<HeldCommands> {
   std::shared_ptr<SharedContext> shared_;
   asio::io_context& io_;
   mutable std::mutex mutex_;
-  asio::steady_timer timer_;  ///< touched under mutex_ only
+  Timer timer_;  ///< touched under mutex_ only
   Clock::time_point timer_at_ = Clock::time_point::max();
   std::deque<Entry> entries_;
   bool closed_ = false;

@@ -188,50 +188,32 @@ bool Multiplexer::is_connected() const noexcept {
   return false;
 }
 
+namespace {
+
+/// The name of enumerator `value` from `names` (in declaration order), "?" past the end.
+template <typename Enum, std::size_t N>
+std::string_view name_of(Enum value, const std::string_view (&names)[N]) noexcept {
+  const auto at = static_cast<std::size_t>(value);
+  return at < N ? names[at] : std::string_view("?");
+}
+
+}  // namespace
+
 std::string_view to_string(ConnectionStatus::Purpose purpose) noexcept {
-  switch (purpose) {
-    case ConnectionStatus::Purpose::Interactive:
-      return "interactive";
-    case ConnectionStatus::Purpose::ClusterNode:
-      return "cluster node";
-    case ConnectionStatus::Purpose::Subscription:
-      return "subscription";
-    case ConnectionStatus::Purpose::ShardSubscription:
-      return "shard subscription";
-    case ConnectionStatus::Purpose::Dedicated:
-      return "dedicated";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"interactive", "cluster node", "subscription",
+                                                "shard subscription", "dedicated"};
+  return name_of(purpose, kNames);
 }
 
 std::string_view to_string(ConnectionStatus::State state) noexcept {
-  switch (state) {
-    case ConnectionStatus::State::Idle:
-      return "idle";
-    case ConnectionStatus::State::Connecting:
-      return "connecting";
-    case ConnectionStatus::State::Handshaking:
-      return "handshaking";
-    case ConnectionStatus::State::Ready:
-      return "ready";
-    case ConnectionStatus::State::Reconnecting:
-      return "reconnecting";
-    case ConnectionStatus::State::Closed:
-      return "closed";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"idle",  "connecting",   "handshaking",
+                                                "ready", "reconnecting", "closed"};
+  return name_of(state, kNames);
 }
 
 std::string_view to_string(ConnectionStatus::Role role) noexcept {
-  switch (role) {
-    case ConnectionStatus::Role::Unknown:
-      return "unknown";
-    case ConnectionStatus::Role::Primary:
-      return "primary";
-    case ConnectionStatus::Role::Replica:
-      return "replica";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"unknown", "primary", "replica"};
+  return name_of(role, kNames);
 }
 
 namespace {

@@ -1,54 +1,31 @@
 // MuxCore's choice among a primary and its replicas (standalone endpoints, or Sentinel's
 // groups): which server a command's flags and the servers' roles and replica health allow
-// (roles()), where a command held through a failover goes (place_held()), and which
-// connection's queued commands may leave it when it loses its server (takes_from()).
+// (roles(), by the rules of topology/server_roles.hpp), where a command held through a failover
+// goes (place_held()), and which connection's queued commands may leave it when it loses its server
+// (takes_from()).
 #include "mux/core.hpp"
 
 namespace redmux::detail {
 
-bool MuxCore::serves_replica_reads(const Connection& connection, bool primary_reachable) {
-  if (!connection.is_replica() || connection.state() != ConnectionState::Ready) return false;
-  // In sync; or its link went down just now while no primary can be reached (the primary
-  // failed: nothing newer than its data exists, and a failover is coming).
-  const ReplicaHealth health = connection.replica_health();
-  return health == ReplicaHealth::InSync ||
-         (health == ReplicaHealth::PrimaryLost && !primary_reachable);
+ServerView MuxCore::view_of(const Connection& connection) {
+  ServerView view;
+  view.replica = connection.is_replica();
+  view.ready = connection.state() == ConnectionState::Ready;
+  const ReplicaHealth health = view.replica ? connection.replica_health() : ReplicaHealth::InSync;
+  view.in_sync = health == ReplicaHealth::InSync;
+  view.primary_lost = health == ReplicaHealth::PrimaryLost;
+  return view;
 }
 
-MuxCore::Roles MuxCore::roles(bool want_replica, std::size_t exclude) const {
-  const std::size_t none = groups_.size();
-  Roles roles{none, false, none, 0};
-  for (std::size_t i = 0; i < groups_.size(); ++i) {
-    const Connection& first = *groups_[i].front();
-    if (first.is_replica()) continue;
-    const bool ready = first.state() == ConnectionState::Ready;
-    if (sentinel_ ? i == 0 : roles.primary == none || (ready && !roles.primary_ready)) {
-      // The primary: the first endpoint not known to be a replica, preferring one that is
-      // connected (after a failover the old primary may be down while the promoted one is
-      // up). Under Sentinel only group 0, the one the Sentinels name.
-      roles.primary = i;
-      roles.primary_ready = ready;
-    }
-  }
-  const bool primary_reachable = roles.primary != none && roles.primary_ready;
-  std::size_t readable = 0;
-  for (std::size_t i = 0; i < groups_.size(); ++i) {
-    const Connection& first = *groups_[i].front();
-    if (i == exclude || !first.is_replica() || first.state() != ConnectionState::Ready) continue;
-    ++(serves_replica_reads(first, primary_reachable) ? readable : roles.unsynced);
-  }
-  if (want_replica && readable > 0) {
-    // Round-robin over the replicas that may serve reads (replicaHealthCheck).
-    std::size_t n = replica_cursor_.fetch_add(1, std::memory_order_relaxed) % readable;
-    for (std::size_t i = 0; i < groups_.size(); ++i) {
-      if (i != exclude && serves_replica_reads(*groups_[i].front(), primary_reachable) &&
-          n-- == 0) {
-        roles.replica = i;
-        break;
-      }
-    }
-  }
-  return roles;
+bool MuxCore::serves_replica_reads(const Connection& connection, bool primary_reachable) {
+  return detail::serves_replica_reads(view_of(connection), primary_reachable);
+}
+
+Roles MuxCore::roles(bool want_replica, std::size_t exclude) const {
+  return choose_roles(
+      groups_.size(), [&](std::size_t g) { return view_of(*groups_[g].front()); },
+      sentinel_ != nullptr, want_replica, exclude,
+      [&] { return replica_cursor_.fetch_add(1, std::memory_order_relaxed); });
 }
 
 std::string MuxCore::why_no_primary() const {

@@ -1,9 +1,9 @@
 #include "mux/sentinel_connect.hpp"
 
 #include "mux/core.hpp"
+#include "mux/sentinel_monitor.hpp"
 #include "pubsub/hub.hpp"
 #include "redmux/multiplexer.hpp"
-#include "topology/sentinel.hpp"
 
 namespace redmux::detail {
 namespace {

@@ -1,5 +1,5 @@
 // connect_through_sentinels: Multiplexer::connect_async() for serviceName= (Sentinel). Asks
-// the Sentinels for the service's primary and replicas without blocking (topology/sentinel.hpp),
+// the Sentinels for the service's primary and replicas without blocking (mux/sentinel_monitor.hpp),
 // builds the MuxCore for those servers — the primary first, so it is group 0 — and hands the
 // SentinelMonitor to it, which keeps the groups following failovers until the core closes.
 //

@@ -158,26 +158,17 @@ Condition Condition::key_not_exists(std::string_view key) {
   return Condition(Kind::KeyNotExists, key);
 }
 Condition Condition::string_equal(std::string_view key, std::string_view value) {
-  Condition c(Kind::StringEqual, key);
-  c.value_ = value;
-  return c;
+  return Condition(Kind::StringEqual, key, {}, value);
 }
 Condition Condition::hash_equal(std::string_view key, std::string_view field,
                                 std::string_view value) {
-  Condition c(Kind::HashEqual, key);
-  c.field_ = field;
-  c.value_ = value;
-  return c;
+  return Condition(Kind::HashEqual, key, field, value);
 }
 Condition Condition::hash_exists(std::string_view key, std::string_view field) {
-  Condition c(Kind::HashExists, key);
-  c.field_ = field;
-  return c;
+  return Condition(Kind::HashExists, key, field);
 }
 Condition Condition::hash_not_exists(std::string_view key, std::string_view field) {
-  Condition c(Kind::HashNotExists, key);
-  c.field_ = field;
-  return c;
+  return Condition(Kind::HashNotExists, key, field);
 }
 Condition Condition::list_length(std::string_view key, Comparison comparison, long long length) {
   Condition c(Kind::ListLength, key);
@@ -186,19 +177,14 @@ Condition Condition::list_length(std::string_view key, Comparison comparison, lo
   return c;
 }
 Condition Condition::set_contains(std::string_view key, std::string_view member) {
-  Condition c(Kind::SetContains, key);
-  c.field_ = member;
-  return c;
+  return Condition(Kind::SetContains, key, member);
 }
 Condition Condition::set_not_contains(std::string_view key, std::string_view member) {
-  Condition c(Kind::SetNotContains, key);
-  c.field_ = member;
-  return c;
+  return Condition(Kind::SetNotContains, key, member);
 }
 Condition Condition::sorted_set_score_equal(std::string_view key, std::string_view member,
                                             double score) {
-  Condition c(Kind::SortedSetScoreEqual, key);
-  c.field_ = member;
+  Condition c(Kind::SortedSetScoreEqual, key, member);
   c.score_ = score;
   return c;
 }

@@ -1,9 +1,8 @@
 // The public pub/sub handles (redmux/subscriber.hpp) over SubscriptionHub.
 #include "redmux/subscriber.hpp"
 
-#include "mux/cluster.hpp"
-#include "mux/core.hpp"
 #include "pubsub/hub.hpp"
+#include "pubsub/shard_router.hpp"
 #include "topology/slot.hpp"
 
 namespace redmux {
@@ -177,20 +176,22 @@ Future<void> MessageQueue::confirmed() const {
 // ---------------------------------------------------------------------------------------
 // Subscriber
 
-Subscriber::Subscriber(std::shared_ptr<detail::MuxCore> core,
+Subscriber::Subscriber(std::shared_ptr<detail::ShardRouter> shards,
                        std::shared_ptr<detail::SubscriptionHub> hub)
-    : core_(std::move(core)), hub_(std::move(hub)) {}
+    : shards_(std::move(shards)), hub_(std::move(hub)) {}
 
 std::shared_ptr<detail::SubscriptionHub> Subscriber::hub_for(
     SubscriptionKind kind, const std::vector<std::string>& names) const {
-  detail::ClusterRouter* cluster = core_ ? core_->cluster() : nullptr;
-  if (kind != SubscriptionKind::ShardChannel || !cluster || names.empty()) return hub_;
+  if (kind != SubscriptionKind::ShardChannel || !shards_ || !shards_->routes_shard_channels() ||
+      names.empty()) {
+    return hub_;
+  }
   // A shard channel lives on the node serving its slot: SSUBSCRIBE must go there.
   std::optional<Endpoint> node;
   for (const std::string& name : names) {
-    Result<detail::Connection*> owner = cluster->for_slot(detail::slot_of(name), false, false);
+    Result<Endpoint> owner = shards_->shard_node(detail::slot_of(name));
     if (!owner) owner.error().raise();
-    const Endpoint endpoint = (*owner)->endpoint();
+    const Endpoint endpoint = *owner;
     if (node && !(*node == endpoint)) {
       Error(errc::invalid_argument,
             "ssubscribe_queue refused: shard channels \"" + names.front() + "\" and \"" + name +
@@ -200,7 +201,7 @@ std::shared_ptr<detail::SubscriptionHub> Subscriber::hub_for(
     }
     node = endpoint;
   }
-  return core_->shard_hub(*node);
+  return shards_->shard_hub(*node);
 }
 
 Subscription Subscriber::add(SubscriptionKind kind, std::string_view name, MessageHandler handler,
@@ -270,8 +271,8 @@ std::size_t Subscriber::sunsubscribe(std::string_view shard_channel) {
 
 SubscriberStatus Subscriber::status() const {
   SubscriberStatus status = hub_->status();
-  if (!core_) return status;
-  for (const auto& hub : core_->shard_hubs()) {  // Redis Cluster: shard channels per node
+  if (!shards_) return status;
+  for (const auto& hub : shards_->shard_hubs()) {  // Redis Cluster: shard channels per node
     const SubscriberStatus node = hub->status();
     status.channels += node.channels;
     status.patterns += node.patterns;

@@ -2,7 +2,8 @@
 // GET-MASTER-ADDR-BY-NAME and SENTINEL REPLICAS, the messages a failover publishes
 // (+selected-slave, +switch-master, -failover-abort-slave-timeout) — and how a multiplexer's
 // fixed groups of connections are moved to follow them. No sockets and no threads: the
-// monitor (sentinel.hpp) feeds replies in and applies the moves; unit tests feed byte strings.
+// monitor (mux/sentinel_monitor.hpp) feeds replies in and applies the moves; unit tests feed byte
+// strings.
 #pragma once
 
 #include <array>

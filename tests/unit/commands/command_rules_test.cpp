@@ -50,7 +50,7 @@ TEST(BlockingTime, MalformedOrMissingIsNoBlockingTime) {
 }
 
 ClusterRule rule_of(std::string_view name) {
-  return cluster_rule(command_info(std::vector<Arg>{Arg(name)}));
+  return command_info(std::vector<Arg>{Arg(name)}).cluster;
 }
 
 TEST(ClusterRuleTest, MultiKeyCommandsThatCanBeSplitSayHowTheirRepliesCombine) {
@@ -69,10 +69,10 @@ TEST(ClusterRuleTest, WholeClusterCommandsGoToEveryPrimary) {
   EXPECT_EQ(rule_of("DBSIZE").plan, ClusterRule::Plan::EveryPrimary);
   EXPECT_EQ(rule_of("DBSIZE").reduce, ClusterRule::Reduce::Sum);
   EXPECT_EQ(rule_of("FLUSHALL").reduce, ClusterRule::Reduce::AllOk);
-  const ClusterRule load = cluster_rule(command_info(std::vector<Arg>{"FUNCTION", "LOAD", "x"}));
+  const ClusterRule load = command_info(std::vector<Arg>{"FUNCTION", "LOAD", "x"}).cluster;
   EXPECT_EQ(load.plan, ClusterRule::Plan::EveryPrimary);
   EXPECT_EQ(load.reduce, ClusterRule::Reduce::FirstReply);
-  const ClusterRule flush = cluster_rule(command_info(std::vector<Arg>{"SCRIPT", "FLUSH"}));
+  const ClusterRule flush = command_info(std::vector<Arg>{"SCRIPT", "FLUSH"}).cluster;
   EXPECT_EQ(flush.plan, ClusterRule::Plan::EveryPrimary);
   EXPECT_EQ(rule_of("SCAN").plan, ClusterRule::Plan::ScanEveryPrimary);
 }
@@ -80,7 +80,7 @@ TEST(ClusterRuleTest, WholeClusterCommandsGoToEveryPrimary) {
 TEST(ClusterRuleTest, EverythingElseRunsOnOneNode) {
   for (const char* name : {"GET", "SET", "SUNIONSTORE", "EVAL", "NOSUCHCOMMAND"})
     EXPECT_EQ(rule_of(name).plan, ClusterRule::Plan::OneNode) << name;
-  const ClusterRule list = cluster_rule(command_info(std::vector<Arg>{"FUNCTION", "LIST"}));
+  const ClusterRule list = command_info(std::vector<Arg>{"FUNCTION", "LIST"}).cluster;
   EXPECT_EQ(list.plan, ClusterRule::Plan::OneNode);
 }
 

@@ -10,19 +10,11 @@
 // within asyncTimeout is skipped; when every one fails, the error names each and why.
 //
 // Following: one subscriber connection per Sentinel (only the leader of a failover, which can
-// be any of them, publishes +selected-slave) listening to:
-//   +selected-slave  the leader chose a replica to promote. Group 0 moves to it now, before
-//                    the promotion: the old primary keeps accepting writes until the Sentinels
-//                    turn it into a replica (seconds later), and those writes would be lost.
-//                    Until the promotion, writes fail as not sent (the new primary is still a
-//                    replica; MuxCore::route()).
-//   +switch-master   the failover is done: group 0 moves to the new primary (if not there).
-//   -failover-abort-slave-timeout   ask again now (the old primary stays).
-//   +convert-to-slave  an old primary that came back is turned into a replica: its groups
-//                    ask its role now (it resynchronises, and serves no reads until in sync).
-// When group 0 moves to a server another group had, the two swap: the old primary comes back
-// as a replica. For kFailoverHold after such a move, answers that still name the old primary
-// are ignored (Sentinels other than the leader learn the new primary a few seconds later).
+// be any of them, publishes +selected-slave) listening to the channels of kSentinelChannels.
+// What each message and answer moves is decided by SentinelFollow (topology/sentinel_follow.hpp,
+// sans-IO); this monitor performs it: retargets the groups' connections, asks again, asks a
+// group's server its role. Until the promotion, writes fail as not sent (the new primary is
+// still a replica; MuxCore::route()).
 //
 // Asking again: every kRecheck (a message may be missed while a subscriber reconnects), after
 // a subscriber connection reconnects, every second while the primary the Sentinels named says
@@ -33,8 +25,6 @@
 // runs under mutex_ (which guards the state against close()). Nothing here ever blocks.
 #pragma once
 
-#include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -45,8 +35,10 @@
 
 #include "conn/shared_context.hpp"
 #include "net/connection.hpp"
+#include "net/timer.hpp"
 #include "redmux/config.hpp"
 #include "redmux/io_pool.hpp"
+#include "topology/sentinel_follow.hpp"
 #include "topology/sentinel_reply.hpp"
 
 namespace redmux::detail {
@@ -61,7 +53,6 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   using Groups = std::vector<std::vector<std::shared_ptr<Connection>>>;
 
   static constexpr std::chrono::seconds kRecheck{10};
-  static constexpr std::chrono::seconds kFailoverHold{30};
 
   /// `config`: the user's (service_name set; the endpoints are the Sentinels). `tls`: the
   /// TLS settings when ssl=true — the Sentinels are reached with TLS too.
@@ -94,10 +85,6 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
  private:
   class Query;  ///< one SENTINEL command in flight (sentinel.cpp)
   using After = std::vector<std::function<void()>>;  ///< run once mutex_ is released
-  struct Hold {
-    Endpoint from;  ///< the primary group 0 moved away from
-    Clock::time_point until;
-  };
 
   /// Runs `task` on io_ if this monitor is still alive then.
   void post(std::function<void(SentinelMonitor&)> task);
@@ -131,7 +118,7 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
 
   std::mutex mutex_;
   bool closed_ = false;
-  asio::steady_timer tick_;  ///< touched under mutex_ only
+  Timer tick_;  ///< touched under mutex_ only
 
   // asking
   std::function<void(Result<Answer>)> resolved_;  ///< resolve()'s handler, until called
@@ -151,12 +138,11 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   // following
   bool following_ = false;
   Groups groups_;
-  std::vector<Endpoint> targets_;  ///< where each group points (what retarget() was given)
+  SentinelFollow follow_;  ///< where each group points; what answers and events move
   std::function<void(const Endpoint&)> primary_moved_;
   std::function<void()> start_;  ///< set while group 0 points at unresolved()
   std::vector<std::shared_ptr<Connection>> subscribers_;
   std::vector<std::size_t> ready_counts_;  ///< times each subscriber became ready
-  std::optional<Hold> hold_;
 };
 
 }  // namespace redmux::detail

@@ -1,6 +1,4 @@
-#include "topology/sentinel.hpp"
-
-#include <asio/post.hpp>
+#include "mux/sentinel_monitor.hpp"
 
 #include "net/io_load.hpp"
 #include "resp/classify.hpp"
@@ -129,7 +127,7 @@ Endpoint SentinelMonitor::unresolved(std::string_view service) {
 }
 
 void SentinelMonitor::post(std::function<void(SentinelMonitor&)> task) {
-  asio::post(io_, [weak = weak_from_this(), task = std::move(task)] {
+  post_to(io_, [weak = weak_from_this(), task = std::move(task)] {
     if (auto self = weak.lock()) task(*self);
   });
 }
@@ -182,16 +180,21 @@ void SentinelMonitor::on_query_connected(std::uint64_t attempt, const Error& err
       attempt_failed_locked(error, after);
     } else {
       const auto deadline = Clock::now() + config_.async_timeout;
-      for (const std::string_view ask : {"GET-MASTER-ADDR-BY-NAME", "REPLICAS"}) {
-        const Arg args[] = {Arg(kSentinel), Arg(ask), Arg(config_.service_name)};
+      struct Ask {
+        std::string_view subcommand;
+        Query::Asks asks;
+      };
+      static constexpr Ask kAsks[] = {{"GET-MASTER-ADDR-BY-NAME", Query::Asks::Primary},
+                                      {"REPLICAS", Query::Asks::Replicas}};
+      for (const Ask& ask : kAsks) {
+        const Arg args[] = {Arg(kSentinel), Arg(ask.subcommand), Arg(config_.service_name)};
         PendingCommand command;
         command.name = kSentinel;
         command.kind = PendingKind::Caller;  // a deadline: a Sentinel that stalls is skipped
         command.deadline = deadline;
         command.timeout_ms = static_cast<std::uint32_t>(config_.async_timeout.count());
         command.counted = false;
-        command.state = new Query(weak_from_this(), attempt,
-                                  ask == "REPLICAS" ? Query::Asks::Replicas : Query::Asks::Primary,
+        command.state = new Query(weak_from_this(), attempt, ask.asks,
                                   config_.service_name);  // its one reference: the connection's
         query_->submit(-1, args, command);
       }
@@ -285,7 +288,9 @@ void SentinelMonitor::follow(Groups groups, std::function<void(const Endpoint&)>
   if (closed_ || following_) return;
   following_ = true;
   groups_ = std::move(groups);
-  for (const auto& group : groups_) targets_.push_back(group.front()->endpoint());
+  std::vector<Endpoint> targets;
+  for (const auto& group : groups_) targets.push_back(group.front()->endpoint());
+  follow_ = SentinelFollow(std::move(targets));
   primary_moved_ = std::move(primary_moved);
   start_ = std::move(start);
   next_recheck_ = Clock::now() + kRecheck;
@@ -323,22 +328,18 @@ void SentinelMonitor::start_subscribers_locked() {
 }
 
 void SentinelMonitor::apply_locked(const Answer& answer, After& after) {
-  if (hold_ && Clock::now() >= hold_->until) hold_.reset();
-  // A Sentinel that has not caught up with the failover yet (the leader announced it).
-  if (hold_ && answer.primary == hold_->from) return;
-  move_locked(plan_retargets(targets_, answer.primary, &answer.replicas), after);
+  move_locked(follow_.on_answer(answer.primary, answer.replicas, Clock::now()), after);
 }
 
 void SentinelMonitor::move_locked(const std::vector<Retarget>& moves, After& after) {
   for (const Retarget& move : moves) {
     for (const auto& connection : groups_[move.group]) connection->retarget(move.to);
-    targets_[move.group] = move.to;
     if (move.group == 0 && primary_moved_) {
       after.push_back([hook = primary_moved_, to = move.to] { hook(to); });
     }
   }
   // Posted after the retargets to the same connections, so they connect to the new server.
-  if (start_ && targets_.front() != unresolved(config_.service_name)) {
+  if (start_ && follow_.targets().front() != unresolved(config_.service_name)) {
     after.push_back(std::move(start_));
     start_ = nullptr;
   }
@@ -355,24 +356,11 @@ void SentinelMonitor::on_event(const SentinelEvent& event) {
   {
     std::lock_guard lock(mutex_);
     if (closed_ || !following_) return;
-    switch (event.kind) {
-      case SentinelEvent::Kind::SelectedReplica:
-      case SentinelEvent::Kind::SwitchMaster:
-        if (event.to != event.from) hold_ = Hold{event.from, Clock::now() + kFailoverHold};
-        move_locked(plan_retargets(targets_, event.to, nullptr), after);
-        break;
-      case SentinelEvent::Kind::FailoverAborted:
-        hold_.reset();
-        ask_locked();
-        break;
-      case SentinelEvent::Kind::ConvertedToReplica:
-        // A primary that came back after a failover: it still says "master" to redmux until
-        // asked, and it resynchronises now (its reads are old data). Ask it at once.
-        for (std::size_t g = 0; g < groups_.size(); ++g) {
-          if (targets_[g] != event.from) continue;
-          for (const auto& connection : groups_[g]) connection->check_role();
-        }
-        break;
+    const SentinelFollow::Reaction reaction = follow_.on_event(event, Clock::now());
+    move_locked(reaction.moves, after);
+    if (reaction.ask) ask_locked();
+    for (std::size_t g : reaction.check_roles) {
+      for (const auto& connection : groups_[g]) connection->check_role();
     }
   }
   for (auto& task : after) task();
@@ -386,9 +374,8 @@ void SentinelMonitor::on_subscriber_ready(std::size_t index) {
 }
 
 void SentinelMonitor::arm_tick_locked() {
-  tick_.expires_after(kTick);
-  tick_.async_wait([weak = weak_from_this()](const asio::error_code& ec) {
-    if (ec) return;
+  tick_.wait_for(kTick, [weak = weak_from_this()](bool fired) {
+    if (!fired) return;
     if (auto self = weak.lock()) self->on_tick();
   });
 }
@@ -397,10 +384,7 @@ void SentinelMonitor::on_tick() {
   std::lock_guard lock(mutex_);
   if (closed_) return;
   const Clock::time_point now = Clock::now();
-  if (hold_ && now >= hold_->until) {
-    hold_.reset();
-    ask_locked();
-  }
+  if (follow_.hold_ended(now)) ask_locked();
   if (!asking_ && (start_ || now >= next_recheck_ ||
                    (primary_is_replica_locked() && now - last_ask_ >= kTick))) {
     ask_locked();

@@ -1,0 +1,139 @@
+// RedirectState (mux/cluster_redirect.hpp): one cluster command's sends, and what each error
+// reply leads to (the decisions: topology/redirect_policy.hpp).
+#include "mux/cluster_redirect.hpp"
+
+#include "mux/cluster.hpp"
+#include "resp/encoder.hpp"
+
+namespace redmux::detail {
+
+RedirectState::RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target,
+                             std::string bytes, PendingCommand prototype, int db,
+                             std::uint16_t slot, bool holds_slot, bool tallied)
+    : router_(std::move(router)),
+      target_(target),
+      bytes_(std::move(bytes)),
+      prototype_(prototype),
+      db_(db),
+      slot_(slot),
+      holds_slot_(holds_slot),
+      tallied_(tallied),
+      policy_(RedirectPolicy::Command{prototype_.name, prototype_.deadline, prototype_.timeout_ms,
+                                      router_->shared().config().retry_cluster_down}) {
+  target_->add_ref();
+  command_name = prototype_.name;  // for the router's messages (park(), close())
+}
+
+RedirectState::~RedirectState() {
+  target_->release();
+}
+
+void RedirectState::sent_by_caller(Connection* connection) noexcept {
+  sent_to_ = connection;
+  host_ = connection->endpoint().host;
+}
+
+void RedirectState::relocated(Connection* connection) noexcept {
+  sent_to_ = connection;
+  host_ = connection->endpoint().host;
+  last_ask_ = false;  // an ASKING left behind is dropped: the new owner is asked plainly
+}
+
+PendingCommand RedirectState::entry(bool follow_map) noexcept {
+  PendingCommand command = prototype_;
+  command.kind = PendingKind::Caller;
+  command.state = this;
+  command.counted = false;  // the slot of maxQueuedCommands is this state's (holds_slot_)
+  command.tallied = tallied_;
+  command.slot = slot_;
+  command.follow_map = follow_map;
+  return command;
+}
+
+void RedirectState::deliver(NodeSpan reply) noexcept {
+  // Completed already (it timed out while this send was in flight): the late reply is only
+  // skipped — above all, a MOVED or TRYAGAIN for it is never followed.
+  if (claimed()) return;
+  if (is_error_reply(reply)) {
+    RedirectPolicy::Step step = policy_.on_error(reply[0].value, host_, Clock::now());
+    if (step.refresh) router_->refresh();  // a failover: the map is about to change
+    switch (step.kind) {
+      case RedirectPolicy::Step::Kind::Follow: {
+        router_->shared().counters().redirects.fetch_add(1, std::memory_order_relaxed);
+        if (!step.redirect.ask) router_->moved(step.redirect);
+        Connection* next = router_->connection_to(step.redirect.endpoint);
+        const bool ask = step.redirect.ask;
+        if (step.pause.count() == 0) {
+          resend(next, ask);
+          return;
+        }
+        router_->park(this, step.pause, [this, next, ask] { resend(next, ask); });
+        return;
+      }
+      case RedirectPolicy::Step::Kind::Wait: {
+        router_->shared().counters().cluster_retries.fetch_add(1, std::memory_order_relaxed);
+        const bool same_node = step.same_node;
+        router_->park(this, step.pause, [this, same_node] {
+          Connection* to = sent_to_;
+          if (!same_node && slot_ != kNoSlot) {
+            if (Result<Connection*> owner = router_->for_slot(slot_, false, false)) to = *owner;
+          }
+          resend(to, same_node && last_ask_);
+        });
+        return;
+      }
+      case RedirectPolicy::Step::Kind::GiveUp:
+        if (!claim()) return;
+        if (holds_slot_) router_->shared().release_slots(1);
+        target_->fail(Error(errc::server_error, std::move(step.message)));
+        publish();
+        return;
+      case RedirectPolicy::Step::Kind::Reply:
+        break;
+    }
+  }
+  finish(reply);
+}
+
+void RedirectState::finish(NodeSpan reply) noexcept {
+  if (!claim()) return;
+  if (holds_slot_) router_->shared().release_slots(1);  // before the caller's future completes
+  target_->deliver(reply);
+  publish();
+}
+
+void RedirectState::fail(Error error) noexcept {
+  if (!claim()) return;
+  if (holds_slot_) router_->shared().release_slots(1);
+  target_->fail(std::move(error));
+  publish();
+}
+
+void RedirectState::resend(Connection* connection, bool ask) noexcept {
+  if (claimed()) return;
+  sent_to_ = connection;
+  host_ = connection->endpoint().host;
+  last_ask_ = ask;
+  // After a hop the node was named by the server, not the map: its queue takes the command
+  // even if the map still says otherwise (follow_map false).
+  PendingCommand command = entry(/*follow_map=*/policy_.first_send());
+  add_ref();  // the pipeline's reference
+  if (!ask) {
+    command.bytes_begin = 0;
+    command.bytes_end = bytes_.size();
+    connection->submit_batch(db_, bytes_, std::span<PendingCommand>(&command, 1));
+    return;
+  }
+  std::string bytes;
+  resp::encode_command(bytes, {Arg(kAsking)});
+  PendingCommand asking = own_command(kAsking, PendingKind::FireAndForget);
+  asking.slot = slot_;  // leaves a queue with its command (and is dropped then)
+  asking.bytes_end = bytes.size();
+  command.bytes_begin = bytes.size();
+  bytes += bytes_;
+  command.bytes_end = bytes.size();
+  PendingCommand both[] = {asking, command};
+  connection->submit_batch(db_, bytes, both);
+}
+
+}  // namespace redmux::detail

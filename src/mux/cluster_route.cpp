@@ -1,0 +1,136 @@
+// ClusterRouter's choice of a node for a command (mux/cluster.hpp): by the slot of its keys,
+// a primary or, for a read its flags allow, a connected replica (the wish and the pick:
+// topology/cluster_plan.hpp); any primary for a keyless command; the views status() and the
+// server handle read.
+#include <algorithm>
+
+#include "mux/cluster.hpp"
+#include "topology/cluster_plan.hpp"
+
+namespace redmux::detail {
+
+Result<Connection*> ClusterRouter::for_slot(std::uint16_t slot, bool replica, bool demand_replica) {
+  std::shared_ptr<const SlotMap> current = map();
+  if (!current || current->table.owner(slot) < 0) {
+    return Error(errc::not_sent, "no cluster node is known for slot " + std::to_string(slot) +
+                                     " (the slot map is being loaded or the slot is not "
+                                     "served); retry shortly");
+  }
+  const std::int16_t primary = current->table.owner(slot);
+  const std::vector<std::int16_t>& replicas =
+      current->table.replicas[static_cast<std::size_t>(primary)];
+  if (replica && replicas.empty()) {
+    // No replica known for this slot: a map loaded while the cluster was forming may lack
+    // them. Ask again now and then (not on every read of a cluster without replicas).
+    if (schedule_.older_than(Clock::now(), std::chrono::seconds(5))) refresh();
+  }
+  if (replica) {
+    const auto node = [&](std::size_t i) {
+      return current->nodes[static_cast<std::size_t>(replicas[i])];
+    };
+    // A replica whose connection is down is skipped.
+    const std::optional<std::size_t> chosen = pick_ready(
+        replicas.size(), [&](std::size_t i) { return node(i)->state() == ConnectionState::Ready; },
+        [&] { return cursor_.fetch_add(1, std::memory_order_relaxed); });
+    if (chosen) return node(*chosen);
+    if (demand_replica) {
+      return Error(errc::not_allowed,
+                   "slot " + std::to_string(slot) + " has no connected replica (DemandReplica)");
+    }
+  }
+  return current->nodes[static_cast<std::size_t>(primary)];
+}
+
+std::vector<Connection*> ClusterRouter::primaries() {
+  std::shared_ptr<const SlotMap> current = map();
+  std::vector<Connection*> out;
+  if (!current) return out;
+  for (std::size_t i = 0; i < current->nodes.size(); ++i) {
+    if (current->table.slots[i] > 0) out.push_back(current->nodes[i]);
+  }
+  return out;
+}
+
+Connection* ClusterRouter::any_primary() {
+  std::vector<Connection*> all = primaries();
+  if (all.empty()) return nullptr;
+  // A keyless command needs no particular node: not one that is down.
+  std::vector<Connection*> ready;
+  for (Connection* node : all) {
+    if (node->state() == ConnectionState::Ready) ready.push_back(node);
+  }
+  const std::vector<Connection*>& from = ready.empty() ? all : ready;
+  return from[cursor_.fetch_add(1, std::memory_order_relaxed) % from.size()];
+}
+
+std::size_t ClusterRouter::slots_covered() const {
+  std::shared_ptr<const SlotMap> current = map();
+  return current ? current->table.slots_covered() : 0;
+}
+
+std::size_t ClusterRouter::primary_count() const {
+  return const_cast<ClusterRouter*>(this)->primaries().size();
+}
+
+std::vector<ClusterRouter::NodeView> ClusterRouter::nodes() const {
+  std::shared_ptr<const SlotMap> current = map();
+  std::vector<std::shared_ptr<Connection>> all;
+  {
+    std::lock_guard lock(mutex_);
+    all = connections_;
+  }
+  std::vector<NodeView> out;
+  out.reserve(all.size());
+  for (const auto& connection : all) {
+    NodeView view;
+    view.connection = connection;
+    if (current) {
+      auto it = std::find(current->nodes.begin(), current->nodes.end(), connection.get());
+      if (it != current->nodes.end()) {
+        const auto at = static_cast<std::size_t>(it - current->nodes.begin());
+        view.slots = current->table.slots[at];
+        view.primary = view.slots > 0;
+        view.failed = current->table.failed[at];
+        view.replica = current->table.is_replica(at);
+      }
+    }
+    out.push_back(std::move(view));
+  }
+  return out;
+}
+
+Result<Connection*> ClusterRouter::route(const CommandInfo& info, std::span<const Arg> args,
+                                         Flags flags) {
+  std::vector<std::size_t> keys;
+  key_indexes(info, args, keys);
+  return route_keys(info, args, keys, flags);
+}
+
+Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::span<const Arg> args,
+                                              std::span<const std::size_t> keys, Flags flags) {
+  if (keys.empty()) {
+    if (Connection* node = any_primary()) return node;
+    return Error(errc::not_sent,
+                 std::string(info.name) + " not sent: the cluster's slot map is not loaded yet");
+  }
+  const std::uint16_t slot = slot_of(args[keys.front()].bytes());
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    if (slot_of(args[keys[i]].bytes()) != slot) {
+      return Error(errc::invalid_argument,
+                   std::string(info.name) + " refused: its keys map to different cluster slots (" +
+                       std::to_string(slot) + " and " +
+                       std::to_string(slot_of(args[keys[i]].bytes())) +
+                       "; CROSSSLOT). Give keys that go together a common {hash tag}, e.g. "
+                       "{user:42}:name and {user:42}:email");
+    }
+  }
+  const bool read_only = info.is(CommandFlag::ReadOnly);
+  const ReplicaWish wish = replica_wish(read_only, flags);
+  if (wish.demand && !read_only) {
+    return Error(errc::not_allowed,
+                 std::string(info.name) + " writes and cannot run on a replica (DemandReplica)");
+  }
+  return for_slot(slot, wish.replica, wish.demand);
+}
+
+}  // namespace redmux::detail

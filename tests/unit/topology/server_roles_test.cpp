@@ -1,0 +1,68 @@
+// The primary and the replica for a read among standalone or Sentinel servers, from what is
+// known of each: a replica whose link is down, or that is not in sync, serves no reads.
+#include "topology/server_roles.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace redmux::detail {
+namespace {
+
+ServerView primary(bool ready = true) {
+  return ServerView{false, ready, false, false};
+}
+ServerView replica(bool ready, bool in_sync, bool primary_lost = false) {
+  return ServerView{true, ready, in_sync, primary_lost};
+}
+
+Roles roles_of(const std::vector<ServerView>& servers, bool want_replica, bool sentinel = false,
+               std::size_t exclude = 99) {
+  std::size_t turn = 0;
+  return choose_roles(
+      servers.size(), [&](std::size_t i) { return servers[i]; }, sentinel, want_replica, exclude,
+      [&] { return turn++; });
+}
+
+TEST(ServerRolesTest, AReplicaWhoseLinkIsDownOrNotInSyncIsSkipped) {
+  const std::vector<ServerView> servers = {primary(), replica(false, true), replica(true, false),
+                                           replica(true, true)};
+  const Roles roles = roles_of(servers, true);
+  EXPECT_EQ(roles.primary, 0u);
+  EXPECT_TRUE(roles.primary_ready);
+  EXPECT_EQ(roles.replica, 3u);  // 1 is not connected, 2 is not in sync
+  EXPECT_EQ(roles.unsynced, 1u);
+}
+
+TEST(ServerRolesTest, ReadsGoRoundRobinOverTheReplicasThatMayServeThem) {
+  const std::vector<ServerView> servers = {primary(), replica(true, true), replica(true, true)};
+  std::size_t turn = 0;
+  auto view = [&](std::size_t i) { return servers[i]; };
+  auto next = [&] { return turn++; };
+  EXPECT_EQ(choose_roles(3, view, false, true, 3, next).replica, 1u);
+  EXPECT_EQ(choose_roles(3, view, false, true, 3, next).replica, 2u);
+  EXPECT_EQ(choose_roles(3, view, false, true, 1, next).replica, 2u);   // 1 excluded
+  EXPECT_EQ(choose_roles(3, view, false, false, 3, next).replica, 3u);  // no read wanted
+}
+
+TEST(ServerRolesTest, AReplicaThatLostItsPrimaryServesReadsOnlyWhileNoPrimaryIsReachable) {
+  const std::vector<ServerView> down = {primary(/*ready=*/false), replica(true, false, true)};
+  EXPECT_EQ(roles_of(down, true).replica, 1u);
+  const std::vector<ServerView> up = {primary(), replica(true, false, true)};
+  EXPECT_EQ(roles_of(up, true).replica, 2u);  // none
+}
+
+TEST(ServerRolesTest, TheConnectedNonReplicaIsThePrimaryExceptUnderSentinel) {
+  // After a failover the old primary may be down while the promoted one is up.
+  const std::vector<ServerView> servers = {primary(false), primary(true)};
+  EXPECT_EQ(roles_of(servers, false).primary, 1u);
+  // Under Sentinel only server 0, the one the Sentinels name.
+  EXPECT_EQ(roles_of(servers, false, /*sentinel=*/true).primary, 0u);
+  EXPECT_FALSE(roles_of(servers, false, true).primary_ready);
+  // Server 0 saying it is a replica: no primary (writes wait or fail as not sent).
+  const std::vector<ServerView> promoted_not_yet = {replica(true, true), primary()};
+  EXPECT_EQ(roles_of(promoted_not_yet, false, true).primary, 2u);
+}
+
+}  // namespace
+}  // namespace redmux::detail
