@@ -1015,6 +1015,8 @@ TEST(ConfigDocs, ReferenceListsEveryOption) {
 }  // namespace
 }  // namespace redmux
 
+namespace redmux {
+
 TEST(ConfigResolver, SetInCodeOnlyAndSharedByCopies) {
   Config config = Config::from_string("cache.internal:6379,name=api");
   const std::string before = config.to_string();
@@ -1029,3 +1031,5 @@ TEST(ConfigResolver, SetInCodeOnlyAndSharedByCopies) {
   EXPECT_FALSE(HostResolver());
   EXPECT_FALSE(HostResolver(nullptr));
 }
+
+}  // namespace redmux
