@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "redmux/resolver.hpp"
 #include "redmux/result.hpp"
 
 namespace redmux {
@@ -65,6 +66,10 @@ struct Config {
   int default_database = 0;             ///< defaultDatabase= (URL: /db or ?db=)
   Protocol protocol = Protocol::Resp3;  ///< protocol=resp3|resp2
   bool allow_admin = false;             ///< allowAdmin=: permit admin commands (FLUSHALL …)
+  /// Resolves host names in place of the system resolver, at every connection attempt
+  /// (redmux/resolver.hpp). Set in code only: not part of the configuration string or of
+  /// to_string(). Empty: getaddrinfo, on Asio's resolver thread (redmux-dns-N).
+  HostResolver resolver;
 
   // --- connecting ------------------------------------------------------------------------
   bool abort_connect = true;              ///< abortConnect=: connect() fails if no server answers
@@ -130,7 +135,8 @@ struct Config {
 
   /// The configuration string of this Config: endpoints, then every option that differs
   /// from its default, in the order docs/configuration.md lists them. Passwords print as
-  /// "*****", so parse(to_string()) equals *this in every field but the passwords.
+  /// "*****", so parse(to_string()) equals *this in every field but the passwords and the
+  /// resolver.
   std::string to_string() const;
 
   /// Checks what parse() checks: at least one endpoint, every value in range, no

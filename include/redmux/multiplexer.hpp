@@ -11,6 +11,7 @@
 // not be called on an I/O thread (connect() throws DeadlockError there).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "redmux/close_report.hpp"
 #include "redmux/config.hpp"
 #include "redmux/database.hpp"
 #include "redmux/events.hpp"
@@ -168,9 +170,24 @@ class Multiplexer {
   /// a reconnect, or is restored — see redmux/events.hpp. Replaces any earlier handler.
   void on_connection_event(std::function<void(const ConnectionEvent&)> handler);
 
-  /// Closes every connection; pending commands fail with ConnectionError. Idempotent; the
+  /// Closes every connection at once; pending commands fail: errc::shut_down ("not sent")
+  /// when queued, errc::not_sent or errc::outcome_unknown when in flight. Idempotent; the
   /// destructor calls it.
   void close();
+  /// The graceful close. At once: new commands, transactions and subscriptions are refused
+  /// (errc::shut_down). Then it waits until every command already accepted has completed
+  /// (queued, in flight, held through a failover, blocking commands, transactions), then
+  /// until the pub/sub handlers have run every message already received (no new message is
+  /// taken in meanwhile), both until `deadline`; then close() fails whatever is left, with
+  /// an error saying the deadline passed. Messages left in a Subscriber queue can still be
+  /// popped. Returns what the deadline cut short. Blocks the caller; throws DeadlockError on
+  /// an I/O thread (the replies it waits for are read there). The shutdown order for an
+  /// application is in docs/resilience.md ("Closing").
+  CloseReport close(std::chrono::steady_clock::time_point deadline);
+  /// close(now + timeout).
+  CloseReport close(std::chrono::milliseconds timeout) {
+    return close(std::chrono::steady_clock::now() + timeout);
+  }
 
  private:
   explicit Multiplexer(std::shared_ptr<detail::MuxCore> core);

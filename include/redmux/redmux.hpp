@@ -7,6 +7,7 @@
 
 #include "redmux/arg.hpp"
 #include "redmux/batch.hpp"
+#include "redmux/close_report.hpp"
 #include "redmux/config.hpp"
 #include "redmux/database.hpp"
 #include "redmux/error.hpp"
@@ -16,6 +17,7 @@
 #include "redmux/io_pool.hpp"
 #include "redmux/multiplexer.hpp"
 #include "redmux/reply.hpp"
+#include "redmux/resolver.hpp"
 #include "redmux/result.hpp"
 #include "redmux/server.hpp"
 #include "redmux/server_info.hpp"

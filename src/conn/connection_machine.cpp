@@ -258,7 +258,7 @@ ConnectionMachine::Actions ConnectionMachine::shutdown(Clock::time_point now) {
   cancel(IoTimer::Connect);
   cancel(IoTimer::Deadline);
   cancel(IoTimer::Health);
-  const Error closed = break_cause::closed();
+  const Error closed = break_cause::closed(shared_->close_note());
   std::vector<PendingCommand> queued;
   queue_.close(queued);
   for (PendingCommand& command : queued) {

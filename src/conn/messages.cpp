@@ -212,8 +212,9 @@ Error not_ready(std::string_view endpoint, std::string_view state) {
   return Error(errc::disconnected, text(endpoint) + " is " + text(state));
 }
 
-Error closed() {
-  return Error(errc::shut_down, "the multiplexer was closed");
+Error closed(std::string_view note) {
+  if (note.empty()) return Error(errc::shut_down, "the multiplexer was closed");
+  return Error(errc::shut_down, "the multiplexer was closed (" + text(note) + ")");
 }
 
 }  // namespace break_cause

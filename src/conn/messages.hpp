@@ -85,7 +85,8 @@ Error dead(std::string_view endpoint, long long silent_ms, const Config& config)
 Error moved(std::string_view new_endpoint);
 /// Commands written inline found the connection no longer ready.
 Error not_ready(std::string_view endpoint, std::string_view state);
-Error closed();
+/// `note`: what close(deadline) says about its deadline (empty for close()).
+Error closed(std::string_view note = {});
 }  // namespace break_cause
 
 }  // namespace redmux::detail

@@ -3,7 +3,9 @@
 // around the callbacks and the wait for room.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -102,6 +104,32 @@ class SharedContext {
     }
   }
   std::size_t outstanding() const noexcept { return outstanding_.load(std::memory_order_relaxed); }
+  /// Waits until no command holds a slot (every accepted command completed), or until
+  /// `deadline`; true when none does. Rides the wait for room: release_slots() notifies
+  /// while anyone waits, so the hot path pays nothing more. The wait wakes every 5 ms as
+  /// well, so a notification that crossed the waiter's registration cannot be missed.
+  bool wait_until_idle(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(room_mutex_);
+    waiters_.fetch_add(1, std::memory_order_seq_cst);
+    bool idle = false;
+    while (!(idle = outstanding_.load(std::memory_order_seq_cst) == 0)) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) break;
+      room_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(5)));
+    }
+    waiters_.fetch_sub(1, std::memory_order_acq_rel);
+    return idle;
+  }
+  /// What close(deadline) adds to the errors of the commands it fails (empty for close()).
+  /// Set once, before the connections are shut down; read by them while shutting down.
+  void set_close_note(std::string note) {
+    std::lock_guard lock(callback_mutex_);
+    close_note_ = std::move(note);
+  }
+  std::string close_note() const {
+    std::lock_guard lock(callback_mutex_);
+    return close_note_;
+  }
 
   void set_error_handler(std::function<void(const Error&)> handler) {
     std::lock_guard lock(callback_mutex_);
@@ -175,7 +203,8 @@ class SharedContext {
   std::atomic<int> waiters_{0};
   std::mutex room_mutex_;
   std::condition_variable room_;
-  std::mutex callback_mutex_;
+  mutable std::mutex callback_mutex_;
+  std::string close_note_;
   std::shared_ptr<std::function<void(const Error&)>> on_error_;
   std::shared_ptr<std::function<void(const ConnectionEvent&)>> on_event_;
   std::shared_ptr<std::function<void(const ConnectionEvent&)>> on_topology_event_;

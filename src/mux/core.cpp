@@ -110,7 +110,37 @@ void MuxCore::start(std::function<void(std::vector<Error>)> done) {
   }
 }
 
+CloseReport MuxCore::close(Clock::time_point deadline) {
+  if (on_io_thread()) deadlock_error("Multiplexer::close(deadline)").raise();
+  CloseReport report;
+  if (closing_.exchange(true, std::memory_order_acq_rel)) {  // another close() came first
+    close();
+    report.drained = shared_->outstanding() == 0;
+    return report;
+  }
+  // Order: refuse new work everywhere first, so what is waited for can only shrink; then the
+  // commands (their replies may still be pub/sub confirmations or feed handlers); then the
+  // messages already received; then the hard close fails whatever the deadline cut short.
+  const std::vector<std::shared_ptr<SubscriptionHub>> hubs = [&] {
+    std::vector<std::shared_ptr<SubscriptionHub>> all = shard_hubs();
+    all.push_back(hub_);
+    return all;
+  }();
+  for (const auto& hub : hubs) hub->stop_accepting();
+  const bool idle = shared_->wait_until_idle(deadline);
+  report.commands_failed = idle ? 0 : shared_->outstanding();
+  for (const auto& hub : hubs) report.messages_undelivered += hub->drain(deadline);
+  report.drained = idle && report.messages_undelivered == 0;
+  if (!idle) {
+    shared_->set_close_note("close(deadline): its deadline passed with " +
+                            std::to_string(report.commands_failed) + " commands not completed");
+  }
+  close();
+  return report;
+}
+
 void MuxCore::close() {
+  closing_.store(true, std::memory_order_release);
   if (closed_.exchange(true, std::memory_order_acq_rel)) return;
   held_->close();  // first: nothing calls back into the core after it returns
   struct Pending {
@@ -234,7 +264,7 @@ Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg>
 
 Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<const Arg> args,
                                            Flags flags, bool* hold) {
-  if (closed())
+  if (closing())
     return Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed");
   if (ClusterRouter* router = cluster()) return router->route(info, args, flags);
   // Role-based choice among endpoints: a replica only when the flags allow it and the command
@@ -310,6 +340,7 @@ std::shared_ptr<SubscriptionHub> MuxCore::shard_hub(const Endpoint& endpoint) {
   auto hub = std::make_shared<SubscriptionHub>(shared_, pool_, tls_);
   hub->move_to(endpoint);  // before first use: its connection opens to this node
   shard_hubs_.emplace_back(endpoint, hub);
+  if (closing()) hub->stop_accepting();
   if (closed()) hub->close(nullptr);
   return hub;
 }
@@ -356,7 +387,7 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   if (info.is(CommandFlag::Unknown)) learn_unknown(info);
   if (state) state->command_name = info.name;
   if (blocking) {
-    if (closed()) {
+    if (closing()) {
       return refuse(
           Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed"));
     }

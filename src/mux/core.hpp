@@ -19,6 +19,7 @@
 #include "net/connection.hpp"
 #include "pubsub/shard_router.hpp"
 #include "redmux/arg.hpp"
+#include "redmux/close_report.hpp"
 #include "redmux/flags.hpp"
 #include "redmux/future.hpp"
 #include "redmux/io_pool.hpp"
@@ -50,7 +51,15 @@ class MuxCore final : public ShardRouter {
   void start(std::function<void(std::vector<Error>)> done);
   /// Closes every connection; waits for them to finish closing unless on an I/O thread.
   void close();
+  /// The graceful close (Multiplexer::close(deadline)): refuses new commands and
+  /// subscriptions at once; waits until every accepted command has completed, then until the
+  /// pub/sub handlers have run the messages already received, both bounded by `deadline`;
+  /// then close(). REQUIRES: not on an I/O thread (its replies could not arrive).
+  CloseReport close(Clock::time_point deadline);
+  /// close() has run: connections are shut down.
   bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+  /// close() or close(deadline) began: new commands are refused.
+  bool closing() const noexcept { return closing_.load(std::memory_order_acquire); }
 
   /// Checks gates, takes a queue slot and hands the command to its connection. `state` may
   /// be null (fire-and-forget); otherwise the connection takes its own reference, or the
@@ -206,6 +215,7 @@ class MuxCore final : public ShardRouter {
                           const CommandInfo& info, CommandState* state, Clock::time_point deadline,
                           std::uint32_t timeout_ms);
   std::atomic<bool> closed_{false};
+  std::atomic<bool> closing_{false};
   mutable std::atomic<std::size_t> replica_cursor_{0};
   /// Unknown command names already asked about with COMMAND INFO (once each).
   void learn_unknown(const CommandInfo& info);

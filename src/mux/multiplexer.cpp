@@ -392,4 +392,8 @@ void Multiplexer::close() {
   if (core_) core_->close();
 }
 
+CloseReport Multiplexer::close(std::chrono::steady_clock::time_point deadline) {
+  return core_ ? core_->close(deadline) : CloseReport{true, 0, 0};
+}
+
 }  // namespace redmux

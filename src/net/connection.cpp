@@ -243,6 +243,7 @@ void Connection::connect(std::uint64_t generation) {
                              std::move(connected));
     return;
   }
+  addresses_.clear();
   asio::error_code not_numeric;
   const asio::ip::address address = asio::ip::make_address(target.host, not_numeric);
   if (!not_numeric) {
@@ -250,6 +251,39 @@ void Connection::connect(std::uint64_t generation) {
     transport_.async_connect(
         {asio::generic::stream_protocol::endpoint(asio::ip::tcp::endpoint(address, target.port))},
         std::move(connected));
+    return;
+  }
+  if (const HostResolver& resolve = shared_->config().resolver) {
+    // The application's resolver, asked again at every attempt: a moved name is followed.
+    std::vector<asio::ip::tcp::endpoint> endpoints;
+    std::string failure;
+    try {
+      for (std::string text : resolve(target.host)) {
+        if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
+          text = text.substr(1, text.size() - 2);
+        }
+        asio::error_code bad;
+        const asio::ip::address each = asio::ip::make_address(text, bad);
+        if (bad) {
+          failure = "the resolver returned \"" + text + "\", which is not an IP address";
+          break;
+        }
+        endpoints.emplace_back(asio::ip::tcp::endpoint(each, target.port));
+      }
+      if (failure.empty() && endpoints.empty()) failure = "the resolver returned no address";
+    } catch (const std::exception& e) {
+      failure = e.what();
+    } catch (...) {
+      failure = "the resolver threw a non-standard exception";
+    }
+    if (!failure.empty()) {
+      // Posted: an event must not run inside the one that asked for the connection.
+      asio::post(io_, current(generation, [failure](Connection& self) {
+                   self.perform(self.machine_.on_resolve_failed(failure, Clock::now()));
+                 }));
+      return;
+    }
+    connect_each(endpoints, std::move(connected));
     return;
   }
   ResolverThreadName naming;  // the resolver thread this may start is named redmux-dns-N
@@ -262,15 +296,39 @@ void Connection::connect(std::uint64_t generation) {
           self.perform(self.machine_.on_resolve_failed(ec.message(), Clock::now()));
           return;
         }
-        std::vector<asio::generic::stream_protocol::endpoint> endpoints;
-        for (const auto& entry : results) endpoints.emplace_back(entry.endpoint());
-        self.transport_.async_connect(std::move(endpoints), std::move(connected));
+        std::vector<asio::ip::tcp::endpoint> endpoints;
+        for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+        self.connect_each(endpoints, std::move(connected));
       }));
+}
+
+template <class Handler>
+void Connection::connect_each(const std::vector<asio::ip::tcp::endpoint>& addresses,
+                              Handler&& connected) {
+  std::vector<asio::generic::stream_protocol::endpoint> endpoints;
+  for (const asio::ip::tcp::endpoint& address : addresses) {
+    endpoints.emplace_back(address);
+    // Kept for the error that lists what each address said (connected()).
+    const std::string ip = address.address().to_string();
+    const std::string port = std::to_string(address.port());
+    addresses_.push_back(address.address().is_v6() ? "[" + ip + "]:" + port : ip + ":" + port);
+  }
+  transport_.async_connect(std::move(endpoints), std::forward<Handler>(connected));
 }
 
 void Connection::connected(const asio::error_code& ec) {
   if (ec) {
-    perform(machine_.on_connect_failed(ec.message(), Clock::now()));
+    const std::vector<asio::error_code>& each = transport_.connect_errors();
+    if (addresses_.size() < 2 || each.size() != addresses_.size()) {
+      perform(machine_.on_connect_failed(ec.message(), Clock::now()));
+      return;
+    }
+    // A host name with several addresses: what each one said, in the order tried.
+    std::string reason = "each of its " + std::to_string(addresses_.size()) + " addresses failed:";
+    for (std::size_t i = 0; i < each.size(); ++i) {
+      reason += (i ? ", " : " ") + addresses_[i] + " (" + each[i].message() + ")";
+    }
+    perform(machine_.on_connect_failed(reason, Clock::now()));
     return;
   }
   if (!machine_.target().is_unix()) {

@@ -163,6 +163,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   [[gnu::cold, gnu::noinline]] void forward(int db, std::span<const Arg> args,
                                             const PendingCommand& refused);
   void post_rearm(Clock::time_point deadline);
+  /// Connects to `endpoints` in order (a host name's addresses), noting each for the error.
+  template <class Handler>
+  void connect_each(const std::vector<asio::ip::tcp::endpoint>& addresses, Handler&& connected);
   SocketFacts socket_facts() const;
   /// A completion handler that runs `body(*this, args…)` on the I/O thread only while
   /// `generation` is still the machine's.
@@ -174,6 +177,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<SharedContext> shared_;
   Transport transport_;
   asio::ip::tcp::resolver resolver_;
+  std::vector<std::string> addresses_;  ///< the current attempt's, as text (several: a name)
   asio::steady_timer deadline_timer_;
   asio::steady_timer connect_timer_;
   asio::steady_timer health_timer_;

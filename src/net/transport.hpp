@@ -117,6 +117,9 @@ class Transport {
   /// abandoned attempt never touch the next attempt's socket).
   template <class Handler>
   void async_connect(std::vector<Socket::endpoint_type> endpoints, Handler&& handler);
+  /// What each endpoint of the last async_connect() said, in order, up to the one that
+  /// accepted (for the error listing every address of a host name). I/O thread only.
+  const std::vector<asio::error_code>& connect_errors() const noexcept { return connect_errors_; }
   /// A TCP socket just connected: no Nagle delay; keepalive probes after `keep_alive` idle
   /// (0: none); unacknowledged bytes close it after `user_timeout`.
   void set_tcp_options(std::chrono::seconds keep_alive,
@@ -171,6 +174,7 @@ class Transport {
 
   mutable Socket socket_;  ///< plain connections only
   std::shared_ptr<TlsContext> tls_context_;
+  std::vector<asio::error_code> connect_errors_;  ///< of the last async_connect()
   std::uint64_t epoch_ = 0;  ///< bumps at close() and renew(): a connect in progress is stale
 
 #if REDMUX_WITH_TLS
@@ -214,6 +218,7 @@ struct Transport::ConnectEach {
       const Socket::endpoint_type endpoint = endpoints[next++];
       if (asio::error_code ec = transport->open(endpoint.protocol())) {
         last = ec;
+        transport->connect_errors_.push_back(ec);
         continue;
       }
       epoch = transport->epoch_;  // open() closed the socket of the previous step
@@ -229,12 +234,14 @@ struct Transport::ConnectEach {
       return;
     }
     last = ec;
+    transport->connect_errors_.push_back(ec);
     start();
   }
 };
 
 template <class Handler>
 void Transport::async_connect(std::vector<Socket::endpoint_type> endpoints, Handler&& handler) {
+  connect_errors_.clear();
   ConnectEach<std::decay_t<Handler>>{this,
                                      epoch_,
                                      std::move(endpoints),

@@ -138,7 +138,7 @@ Result<std::shared_ptr<SubscriptionState>> SubscriptionHub::add(SubscriptionKind
   state->overflow = options.overflow;
   state->delivery = options.delivery;
   std::lock_guard lock(mutex_);
-  if (closed_) {
+  if (closed_ || !accepting_) {
     return Error(errc::shut_down,
                  "subscribing to " + describe(kind, name) + ": the multiplexer was closed");
   }
@@ -157,7 +157,9 @@ Error SubscriptionHub::add_queue(const std::shared_ptr<QueueCore>& queue) {
   const std::vector<std::string>& names = queue->names;
   if (names.empty()) return Error(errc::invalid_argument, "redmux: a message queue needs a name");
   std::lock_guard lock(mutex_);
-  if (closed_) return Error(errc::shut_down, "subscribing: the multiplexer was closed");
+  if (closed_ || !accepting_) {
+    return Error(errc::shut_down, "subscribing: the multiplexer was closed");
+  }
   if (shared_mode_ && connection_->state() == ConnectionState::Ready &&
       connection_->identity().protocol != 3) {
     fall_back_to_dedicated_locked();
@@ -337,6 +339,44 @@ void SubscriptionHub::refused(SubscriptionKind kind, std::string_view name, cons
     it->second->waiters.clear();
   }
   finish(deferred);
+}
+
+void SubscriptionHub::stop_accepting() {
+  std::lock_guard lock(mutex_);
+  accepting_ = false;
+}
+
+std::size_t SubscriptionHub::buffered_locked(bool& busy) const {
+  std::size_t buffered = 0;
+  busy = false;
+  for (const EntryMap* map : {&channels_, &patterns_, &shard_channels_}) {
+    for (const auto& [name, entry] : *map) {
+      busy = busy || entry->draining;
+      for (const auto& member : entry->members) {
+        buffered += member->buffer.size();
+        busy = busy || member->workers > 0;
+      }
+    }
+  }
+  return buffered;
+}
+
+std::size_t SubscriptionHub::drain(Clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  if (closed_) return 0;
+  draining_ = true;
+  bool busy = false;
+  std::size_t left = buffered_locked(busy);
+  // Called from a handler, the wait would wait for that handler itself.
+  const bool own_thread = executor_ && executor_->on_delivery_thread();
+  while ((left > 0 || busy) && !own_thread) {
+    if (drained_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      left = buffered_locked(busy);
+      break;
+    }
+    left = buffered_locked(busy);
+  }
+  return left;
 }
 
 std::size_t SubscriptionHub::close(const std::function<void()>& closed) {

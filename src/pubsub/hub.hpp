@@ -130,6 +130,13 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
     std::lock_guard lock(mutex_);
     return shared_mode_ ? nullptr : connection_;
   }
+  /// close(deadline), first step: refuses new subscriptions (errc::shut_down); messages for
+  /// those in place are still delivered. Any thread.
+  void stop_accepting();
+  /// close(deadline), after the commands: takes no new message from here on and waits until
+  /// the handlers have run every message already buffered, or until `deadline`. Returns how
+  /// many are left in the buffers (0: drained). Not on a delivery thread or an I/O thread.
+  std::size_t drain(Clock::time_point deadline);
   /// Ends everything (futures fail with errc::shut_down) and shuts the dedicated connection
   /// down; `closed` runs when it has. Returns the number of connections shut down (0 or 1).
   std::size_t close(const std::function<void()>& closed);
@@ -166,6 +173,9 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   /// REQUIRES: mutex_ held. Sends (P|S)(UN)SUBSCRIBE for one name when the connection is ready.
   void send_locked(SubscriptionKind kind, bool subscribe, std::string_view name);
   void finish(Deferred& deferred);
+  /// REQUIRES: mutex_ held. For drain(): messages buffered for handlers, and whether a drain
+  /// task is still posted or running.
+  std::size_t buffered_locked(bool& busy) const;
 
   // I/O thread
   void on_push(NodeSpan push);
@@ -198,6 +208,9 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   std::optional<Endpoint> moved_to_;        ///< move_to(): where a dedicated one goes
   bool shared_mode_ = false;
   bool closed_ = false;
+  bool accepting_ = true;  ///< stop_accepting() clears it: new subscriptions are refused
+  bool draining_ = false;  ///< drain() runs: no new message is taken; drain tasks notify
+  std::condition_variable drained_;
   std::uint64_t seq_ = 0;
   std::size_t ready_count_ = 0;  ///< times the carrying connection became ready
   /// connection_->generation() when on_ready() last sent every name; send_locked() sends

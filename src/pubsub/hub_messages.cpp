@@ -136,7 +136,7 @@ void SubscriptionHub::dispatch(SubscriptionKind kind, std::string_view name, Mes
   std::vector<std::shared_ptr<QueueCore>> ended_queues;
   {
     std::lock_guard lock(mutex_);
-    if (closed_) return;
+    if (closed_ || draining_) return;  // close(deadline) drains what came before, only
     messages_.fetch_add(1, std::memory_order_relaxed);
     EntryMap& map = map_of(kind);
     auto it = map.find(name);
@@ -297,6 +297,7 @@ void SubscriptionHub::drain_entry(const std::shared_ptr<ChannelEntry>& entry) {
       }
       if (!member) {
         entry->draining = false;
+        if (draining_) drained_.notify_all();
         return;
       }
       message = std::move(member->buffer.front().second);
@@ -315,6 +316,7 @@ void SubscriptionHub::drain_concurrent(const std::shared_ptr<SubscriptionState>&
       if (state->buffer.empty()) {
         --state->workers;
         state->dropping = false;
+        if (draining_) drained_.notify_all();
         return;
       }
       message = std::move(state->buffer.front().second);

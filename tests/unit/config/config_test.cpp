@@ -1014,3 +1014,22 @@ TEST(ConfigDocs, ReferenceListsEveryOption) {
 
 }  // namespace
 }  // namespace redmux
+
+namespace redmux {
+
+TEST(ConfigResolver, SetInCodeOnlyAndSharedByCopies) {
+  Config config = Config::from_string("cache.internal:6379,name=api");
+  const std::string before = config.to_string();
+  config.resolver = HostResolver([](std::string_view) { return std::vector<std::string>{"::1"}; });
+  EXPECT_EQ(config.to_string(), before);  // not part of the configuration string
+  const Config copy = config;
+  EXPECT_EQ(copy, config);  // a copy shares the function
+  EXPECT_EQ(copy.resolver("cache.internal"), std::vector<std::string>{"::1"});
+  Config other = config;
+  other.resolver = HostResolver([](std::string_view) { return std::vector<std::string>{"::1"}; });
+  EXPECT_NE(other, config);  // another function, even if it answers alike
+  EXPECT_FALSE(HostResolver());
+  EXPECT_FALSE(HostResolver(nullptr));
+}
+
+}  // namespace redmux
