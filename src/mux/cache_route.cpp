@@ -126,6 +126,17 @@ void CacheRoute::invalidate_written(const CommandInfo& info, std::span<const Arg
   }
 }
 
+void CacheRoute::invalidate_keys(std::span<const std::string> keys, bool everything) const {
+  if (!enabled_ || (keys.empty() && !everything)) return;
+  for (const auto& cache : caches_) {
+    if (everything) {
+      cache->invalidate_all();
+    } else {
+      for (const std::string& key : keys) cache->invalidate(key);
+    }
+  }
+}
+
 void CacheRoute::build_fill(std::shared_ptr<ClientCache> cache, std::uint64_t ticket, int db,
                             std::span<const Arg> args, std::size_t key_index,
                             Clock::time_point queued_at, PendingCommand read, std::string& bytes,

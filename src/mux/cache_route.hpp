@@ -46,6 +46,8 @@ class CacheRoute {
   /// A write's keys (a write without keys — FLUSHALL, FLUSHDB, SWAPDB …: everything) leave
   /// every cache. No-op for a command that does not write.
   void invalidate_written(const CommandInfo& info, std::span<const Arg> args) const;
+  /// The same for keys recorded earlier (a Batch's writes); `everything`: every cache.
+  void invalidate_keys(std::span<const std::string> keys, bool everything) const;
 
   /// Builds the write of a read that fills `cache` with `ticket`: [CLIENT CACHING YES] PTTL
   /// key, then the read, whose PendingCommand `read` becomes the fill's (its state wraps
