@@ -52,6 +52,19 @@ enum class BacklogPolicy {
   FailFast,  ///< fails at once with ConnectionError (errc::disconnected)
 };
 
+/// How the server tells the client-side cache what changed (CLIENT TRACKING; docs/caching.md).
+enum class ClientCacheMode {
+  Default,    ///< the server remembers the keys each connection read and invalidates those
+  Broadcast,  ///< BCAST: every change of a key under clientCachePrefixes (all keys if none)
+  OptIn,      ///< OPTIN: only reads sent after CLIENT CACHING YES (the cached ones) are tracked
+};
+
+/// Which cacheable reads the client-side cache serves.
+enum class ClientCacheReads {
+  All,      ///< every read the command table marks cacheable, unless Flags::NoCache
+  Flagged,  ///< only those sent with Flags::Cache
+};
+
 /// Connection and behaviour settings of a multiplexer. Every field has the default that
 /// docs/configuration.md lists; the comment on each field names its option.
 struct Config {
@@ -121,6 +134,16 @@ struct Config {
   /// failoverWait=: a command that needs the primary while none is known (a failover in
   /// progress) waits for one, within its own deadline, instead of failing as not sent.
   bool failover_wait = true;
+
+  // --- client-side cache (docs/caching.md; needs RESP3) ----------------------------------
+  bool client_cache = false;                          ///< clientCache=: serve reads from memory
+  std::size_t client_cache_bytes = 64 * 1024 * 1024;  ///< clientCacheBytes=: per connection
+  Milliseconds client_cache_max_ttl{60000};           ///< clientCacheMaxTtl=: no entry lives longer
+  ClientCacheMode client_cache_mode = ClientCacheMode::Default;  ///< clientCacheMode=
+  /// clientCachePrefixes=: under clientCacheMode=bcast, the key prefixes tracked, separated
+  /// by spaces; only keys under them are cached. Empty: every key.
+  std::string client_cache_prefixes;
+  ClientCacheReads client_cache_reads = ClientCacheReads::All;  ///< clientCacheReads=all|flagged
 
   /// Parses a configuration string or a redis://, rediss://, valkey://, valkeys:// or
   /// unix:// URL. Keys are case-insensitive. Fails with errc::invalid_config and a message

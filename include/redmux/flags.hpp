@@ -21,6 +21,12 @@ enum class Flags : std::uint32_t {
   /// The caller declares the command safe to resend if the connection breaks after it was
   /// written (an idempotent write). Without it such a command fails as "outcome unknown".
   Retryable = 1u << 4,
+  /// Client-side cache (clientCache=true, docs/caching.md): this read bypasses the cache — it
+  /// is sent to the server and its reply is not stored.
+  NoCache = 1u << 5,
+  /// Client-side cache: asks for this read to be served from and stored in the cache (needed
+  /// under clientCacheReads=flagged; a read the cache cannot serve is simply sent).
+  Cache = 1u << 6,
 };
 
 constexpr Flags operator|(Flags a, Flags b) noexcept {

@@ -32,6 +32,23 @@
 
 namespace redmux {
 
+/// A client-side cache as status() saw it (clientCache=true; docs/caching.md): one
+/// connection's, or the sum over every connection's in MultiplexerStatus.
+struct ClientCacheStatus {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t stored = 0;   ///< replies stored
+  std::uint64_t refused = 0;  ///< replies not stored: an invalidation raced the read (or a break)
+  std::uint64_t invalidations =
+      0;                      ///< keys invalidated: by the server, or by this multiplexer's writes
+  std::uint64_t flushes = 0;  ///< whole cache dropped: nil invalidation, break, new session
+  std::uint64_t evictions = 0;  ///< entries dropped for room (clientCacheBytes)
+  std::uint64_t expired = 0;    ///< entries found past their TTL
+  std::size_t entries = 0;      ///< entries holding a value now
+  std::size_t bytes = 0;        ///< exactly what the entries and fills in progress are charged
+  bool active = false;          ///< the connection's session tracks keys (reads are cached)
+};
+
 /// One connection of a multiplexer, as status() saw it.
 struct ConnectionStatus {
   /// What the connection is for.
@@ -58,6 +75,7 @@ struct ConnectionStatus {
   /// When not ready: why its last connection attempt failed, or why its last session broke
   /// (a refused port, a failed authentication …); empty when ready or nothing failed yet.
   std::string last_failure;
+  ClientCacheStatus cache;  ///< its client-side cache (all zero when it keeps none)
 };
 
 std::string_view to_string(ConnectionStatus::Purpose purpose) noexcept;
@@ -104,6 +122,8 @@ struct MultiplexerStatus {
       0;                      ///< every connection: interactive, cluster nodes, pub/sub, dedicated
   std::size_t connected = 0;  ///< of those, ready now
   std::vector<ConnectionStatus> per_connection;  ///< each of them
+  /// The client-side caches of every connection, summed (`active`: any is active).
+  ClientCacheStatus cache;
   /// Commands per write: commands_written / writes (automatic pipelining at work); at least
   /// 1 once anything was written.
   double commands_per_write() const noexcept {

@@ -423,11 +423,11 @@ std::string_view connection_state_advice(const CommandInfo& info) noexcept {
       {"CLIENT SETNAME", "set name= in the configuration"},
       {"CLIENT SETINFO", "redmux sends CLIENT SETINFO in its handshake"},
       {"CLIENT TRACKING",
-       "redmux keeps no client-side cache; CLIENT TRACKING would change the shared connection, "
-       "which every caller shares"},
+       "redmux tracks keys itself for its client-side cache: set clientCache=true (and "
+       "clientCacheMode=default|bcast|optin) in the configuration (docs/caching.md)"},
       {"CLIENT CACHING",
-       "redmux keeps no client-side cache; CLIENT TRACKING would change the shared connection, "
-       "which every caller shares"},
+       "redmux sends CLIENT CACHING YES itself with each cached read under "
+       "clientCacheMode=optin: set clientCache=true in the configuration (docs/caching.md)"},
   };
   for (const Advice& a : kAdvice)
     if (a.name == info.name) return a.text;

@@ -44,6 +44,9 @@ enum class CommandFlag : std::uint32_t {
   NoMulti = 1u << 8,      ///< Redis "no_multi": not allowed inside MULTI
   Fast = 1u << 9,         ///< Redis "fast": O(1) or O(log N)
   Unknown = 1u << 10,     ///< not in the built-in table (see command_info())
+  /// A read the client-side cache may serve: read-only, and with one key its reply depends
+  /// only on that key (redmux's list: scripts/gen-command-table; docs/caching.md).
+  Cacheable = 1u << 11,
 };
 
 constexpr CommandFlag operator|(CommandFlag a, CommandFlag b) noexcept {

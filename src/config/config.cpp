@@ -230,6 +230,28 @@ Result<void> validate_config(const Config& config, std::string_view where) {
                         (config.ssl_cert.empty() ? "sslCert" : "sslKey") +
                         "\" too: a client certificate goes with its private key");
   }
+  if (config.client_cache && config.protocol == Protocol::Resp2) {
+    // RESP2 has no pushes: invalidations would need a second connection (REDIRECT) whose
+    // loss goes unseen between pings. Refused rather than served possibly stale.
+    return Parser::fail("option \"clientCache\"" + in +
+                        " needs protocol=resp3: invalidations arrive as RESP3 pushes on the "
+                        "connection that read the keys (docs/caching.md)");
+  }
+  if (!config.client_cache) {
+    for (const char* name : {"clientCacheBytes", "clientCacheMaxTtl", "clientCacheMode",
+                             "clientCachePrefixes", "clientCacheReads"}) {
+      const OptionSpec* option = find_option(name);
+      if (option->print(config) != option->print(defaults)) {
+        return Parser::fail("option \"" + std::string(name) + "\"" + in +
+                            " needs clientCache=true");
+      }
+    }
+  }
+  if (!config.client_cache_prefixes.empty() &&
+      config.client_cache_mode != ClientCacheMode::Broadcast) {
+    return Parser::fail("option \"clientCachePrefixes\"" + in +
+                        " needs clientCacheMode=bcast (prefixes are what BCAST tracks)");
+  }
   if (config.reconnect_base_delay > config.reconnect_max_delay) {
     return Parser::fail(
         "reconnectBaseDelay=" + std::to_string(config.reconnect_base_delay.count()) +

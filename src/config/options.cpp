@@ -193,6 +193,24 @@ struct EnumNames<BacklogPolicy> {
   static constexpr std::string_view kExpected = "expected queue or failFast";
 };
 
+template <>
+struct EnumNames<ClientCacheMode> {
+  static constexpr std::array<std::pair<std::string_view, ClientCacheMode>, 3> kNames{{
+      {"default", ClientCacheMode::Default},
+      {"bcast", ClientCacheMode::Broadcast},
+      {"optin", ClientCacheMode::OptIn},
+  }};
+  static constexpr std::string_view kExpected = "expected default, bcast or optin";
+};
+template <>
+struct EnumNames<ClientCacheReads> {
+  static constexpr std::array<std::pair<std::string_view, ClientCacheReads>, 2> kNames{{
+      {"all", ClientCacheReads::All},
+      {"flagged", ClientCacheReads::Flagged},
+  }};
+  static constexpr std::string_view kExpected = "expected all or flagged";
+};
+
 template <auto Member>
 struct EnumOption {
   using Field = std::remove_cvref_t<decltype(std::declval<Config&>().*Member)>;
@@ -268,6 +286,12 @@ constexpr auto kOptions = std::to_array<OptionSpec>({
     row<BoolOption<&C::replica_health_check>>("replicaHealthCheck"),
     row<DurationOption<&C::replica_max_lag, 0, 86400>>("replicaMaxLag"),
     row<BoolOption<&C::failover_wait>>("failoverWait"),
+    row<BoolOption<&C::client_cache>>("clientCache"),
+    row<IntOption<&C::client_cache_bytes, 4096, (1LL << 40)>>("clientCacheBytes"),
+    row<DurationOption<&C::client_cache_max_ttl, 1, kMsMax>>("clientCacheMaxTtl"),
+    row<EnumOption<&C::client_cache_mode>>("clientCacheMode"),
+    row<TextOption<&C::client_cache_prefixes>>("clientCachePrefixes"),
+    row<EnumOption<&C::client_cache_reads>>("clientCacheReads"),
 });
 
 // StackExchange.Redis options redmux deliberately does not have: a user porting a string

@@ -13,6 +13,13 @@ namespace {
 constexpr std::string_view kPing = "PING";
 const Arg kPingArgs[] = {Arg(kPing)};
 
+// A RESP3 tracking invalidation: >2 "invalidate" [key …] or >2 "invalidate" _.
+bool is_invalidation(NodeSpan push) noexcept {
+  return push.size() >= 3 && push[0].type == ReplyType::Push && push[0].size == 2 &&
+         push[1].value == "invalidate" &&
+         (push[2].type == ReplyType::Null || push[2].type == ReplyType::Array);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -270,6 +277,16 @@ void ConnectionMachine::on_push(NodeSpan push) {
   // Out of band (a RESP3 push, or a RESP2 pub/sub array on a subscriber connection): a
   // message, or the confirmation of one name of a SUBSCRIBE-family command in flight.
   shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
+  if (cache_ && is_invalidation(push)) {
+    // In order with the replies: a fill whose reply comes after this push finds its entry
+    // gone and is not stored (the fill race). A nil list: everything (FLUSHALL, FLUSHDB).
+    if (push[2].type == ReplyType::Null) {
+      cache_->invalidate_all();
+    } else {
+      for (std::size_t i = 3; i < push.size(); ++i) cache_->invalidate(push[i].value);
+    }
+    return;
+  }
   const resp::PushKind kind = resp::push_kind(push);
   if (resp::is_confirmation(kind) && push[0].size >= 2) pipeline_.on_confirmation(kind);
   if (push_handler_) push_handler_(push);

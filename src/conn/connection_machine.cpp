@@ -30,6 +30,7 @@ ConnectionMachine::ConnectionMachine(std::shared_ptr<SharedContext> shared, Endp
       attempts_(config_),
       server_(std::make_shared<ServerProfile>(config_)) {
   actions_.reserve(8);
+
   server_->set_answered_hook([this](bool ask_again) {
     if (ask_again) probe_role();  // INFO refused: ROLE says the role from now on
     report_connected();
@@ -95,6 +96,11 @@ std::string ConnectionMachine::take_handshake_bytes() {
   return bytes;
 }
 
+void ConnectionMachine::enable_client_cache() {
+  if (!config_.client_cache || cache_) return;
+  cache_ = std::make_shared<ClientCache>(config_.client_cache_bytes, config_.client_cache_max_ttl);
+}
+
 void ConnectionMachine::set_phase(Phase phase) noexcept {
   // What other layers see of each phase, in the order of Phase: the TLS handshake and the
   // loading wait are part of handshaking, the backoff is reconnecting.
@@ -103,6 +109,9 @@ void ConnectionMachine::set_phase(Phase phase) noexcept {
       ConnectionState::Handshaking,  ConnectionState::Handshaking, ConnectionState::Ready,
       ConnectionState::Reconnecting, ConnectionState::Closed};
   static_assert(std::size(kStateOf) == static_cast<std::size_t>(Phase::Closed) + 1);
+  // The client-side cache lives as long as one ready session: what the server tracked for
+  // the session ends with it (invalidations sent meanwhile are lost).
+  if (cache_ && phase_ == Phase::Ready && phase != Phase::Ready) cache_->set_active(false);
   phase_ = phase;
   state_.store(kStateOf[static_cast<std::size_t>(phase)], std::memory_order_release);
 }
@@ -300,7 +309,7 @@ void ConnectionMachine::begin_handshake() {
   set_phase(Phase::Handshaking);
   loading_probes_ = 0;
   reader_.reset();
-  handshake_ = std::make_unique<Handshake>(config_, endpoint_text_);
+  handshake_ = std::make_unique<Handshake>(config_, endpoint_text_, cache_ != nullptr);
   handshake_out_.clear();
   std::string bytes;
   handshake_->begin(bytes);
@@ -393,6 +402,13 @@ void ConnectionMachine::schedule_reconnect() {
 void ConnectionMachine::become_ready() {
   cancel(IoTimer::Connect);
   const bool role_changed = server_->adopt(handshake_->identity());
+  if (cache_) {
+    // A new session: nothing from an earlier one is kept (set_active(false) dropped it at
+    // the break); reads are cached again only if this session tracks.
+    cache_->invalidate_all();
+    cache_->set_active(handshake_->tracking());
+    cache_refusal_ = handshake_->tracking_refusal();
+  }
   handshake_.reset();
   const bool restored = attempts_.succeeded();
   if (restored) shared_->counters().reconnects.fetch_add(1, std::memory_order_relaxed);
@@ -432,6 +448,7 @@ void ConnectionMachine::connection_broken(const Error& cause) {
     attempt_failed(cause);
     return;
   }
+  if (cache_) cache_->set_active(false);  // first: no hit from a session known to be gone
   ++generation_;
   report_connected();  // it was ready: the replica's first probe that start() awaited is moot
   close_socket();

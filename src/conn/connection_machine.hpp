@@ -27,6 +27,8 @@
 //                     replication.hpp), the one probe in flight (INFO replication or ROLE)
 //   break_policy      after a break: never sent / outcome unknown / retryable, resend order
 //   messages          every error text of the connection
+//   cache (src/cache) the client-side cache: on_push() hands it the invalidations, in
+//                     order with the replies; a session's end drops it (set_phase)
 //   the machine       the loading wait, retarget, reconnect_now (a backoff cut short),
 //                     shutdown, backlogPolicy=failFast, the generations that make an old
 //                     attempt's completions stale, the down hook (after a retarget or a
@@ -47,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/client_cache.hpp"
 #include "conn/attempts.hpp"
 #include "conn/handshake.hpp"
 #include "conn/health.hpp"
@@ -100,6 +103,9 @@ class ConnectionMachine {
   void set_carry_over(bool carry_over) noexcept { carry_over_ = carry_over; }
   void set_subscriber_mode(bool on) noexcept { reader_.set_subscriber_mode(on); }
   void set_push_handler(PushHandler handler) { push_handler_ = std::move(handler); }
+  /// Under clientCache=true: this connection keeps a client-side cache (its handshake turns
+  /// CLIENT TRACKING on). The multiplexer's interactive and cluster node connections do.
+  void enable_client_cache();
   /// Runs each time the connection becomes ready, before anything queued is written.
   void set_ready_hook(Hook hook) { ready_hook_ = std::move(hook); }
   /// Runs when the server's role changed (replica ↔ primary).
@@ -130,6 +136,12 @@ class ConnectionMachine {
     const SubmissionQueue::Tally queue = queue_.tally();
     return {queue.queued, queue.written + pipeline_.awaited()};
   }
+  /// The client-side cache of this connection (clientCache=true), else null. Its entries
+  /// live for one ready session that tracks (see ClientCache).
+  const std::shared_ptr<ClientCache>& cache() const noexcept { return cache_; }
+  /// Why the cache of the current session is off although clientCache=true ("" when on);
+  /// I/O thread.
+  const std::string& cache_refusal() const noexcept { return cache_refusal_; }
   /// Redis Cluster: see SubmissionQueue::reroute().
   void reroute(std::shared_ptr<const SlotSet> elsewhere, std::string& bytes,
                std::vector<PendingCommand>& moved) {
@@ -304,6 +316,8 @@ class ConnectionMachine {
   Health health_;
   Attempts attempts_;
   std::shared_ptr<ServerProfile> server_;
+  std::shared_ptr<ClientCache> cache_;  ///< clientCache=true; shared with the cache's fills
+  std::string cache_refusal_;
   FirstResult first_result_;
   bool first_waits_for_probe_ = false;  ///< ready, first_result_ waits for INFO replication
   PushHandler push_handler_;

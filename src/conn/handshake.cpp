@@ -1,5 +1,6 @@
 #include "conn/handshake.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 #include <vector>
@@ -55,8 +56,8 @@ bool is_auth_error(std::string_view message) noexcept {
          message.find("no password is set") != message.npos;
 }
 
-Handshake::Handshake(const Config& config, std::string endpoint)
-    : config_(config), endpoint_(std::move(endpoint)) {}
+Handshake::Handshake(const Config& config, std::string endpoint, bool track)
+    : config_(config), endpoint_(std::move(endpoint)), track_(track && config.client_cache) {}
 
 void Handshake::queue(std::string& out, Expect what, std::initializer_list<std::string_view> args) {
   std::vector<Arg> encoded(args.begin(), args.end());
@@ -85,6 +86,26 @@ void Handshake::begin(std::string& out) {
   queue(out, Expect::Info, {"INFO", "server"});
   queue(out, Expect::Databases, {"CONFIG", "GET", "databases"});
   queue(out, Expect::Persistence, {"INFO", "persistence"});
+  if (track_) {
+    // Before any caller's command: every read of this session is tracked from its start.
+    std::vector<Arg> tracking = {Arg("CLIENT"), Arg("TRACKING"), Arg("ON")};
+    if (config_.client_cache_mode == ClientCacheMode::Broadcast) {
+      tracking.emplace_back("BCAST");
+      std::string_view prefixes = config_.client_cache_prefixes;
+      while (!prefixes.empty()) {
+        const std::size_t end = std::min(prefixes.find(' '), prefixes.size());
+        if (end > 0) {
+          tracking.emplace_back("PREFIX");
+          tracking.emplace_back(prefixes.substr(0, end));
+        }
+        prefixes.remove_prefix(std::min(end + 1, prefixes.size()));
+      }
+    } else if (config_.client_cache_mode == ClientCacheMode::OptIn) {
+      tracking.emplace_back("OPTIN");
+    }
+    resp::encode_command(out, tracking);
+    expected_.push_back(Expect::Tracking);
+  }
 }
 
 void Handshake::begin_resp2(std::string& out) {
@@ -104,6 +125,9 @@ void Handshake::begin_resp2(std::string& out) {
   queue(out, Expect::Info, {"INFO", "server"});
   queue(out, Expect::Databases, {"CONFIG", "GET", "databases"});
   queue(out, Expect::Persistence, {"INFO", "persistence"});
+  // A server without HELLO speaks RESP2 only: no pushes, so no tracking on this connection.
+  tracking_ = false;
+  if (track_) tracking_refusal_ = endpoint_ + " speaks RESP2 only (no HELLO)";
 }
 
 void Handshake::probe_loading(std::string& out) {
@@ -213,6 +237,14 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
     case Expect::Persistence:
       // A server loading its dataset answers most commands with -LOADING: wait it out.
       loading_ = !error && !reply.empty() && info_field(reply[0].value, "loading") == "1";
+      break;
+    case Expect::Tracking:
+      // Refused (an ACL, a server without tracking): the connection works, uncached.
+      tracking_ = !error && identity_.protocol == 3;
+      tracking_refusal_ = tracking_
+                              ? std::string()
+                              : "CLIENT TRACKING on " + endpoint_ +
+                                    " failed: " + std::string(text.empty() ? "no RESP3" : text);
       break;
   }
   if (next_ < expected_.size()) return Step::Continue;

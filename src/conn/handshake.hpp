@@ -8,6 +8,7 @@
 //   INFO server
 //   CONFIG GET databases                         (errors ignored: ACLs may refuse it)
 //   INFO persistence                             (loading:1 → Step::Loading)
+//   [CLIENT TRACKING ON [BCAST PREFIX p …|OPTIN]] (clientCache=true; refused: tracking() false)
 // A server that does not know HELLO (before Redis 6) gets a second round in RESP2:
 //   [AUTH [user] password] [CLIENT SETNAME name] [SELECT db] INFO server
 #pragma once
@@ -29,7 +30,8 @@ class Handshake {
   /// answer commands with -LOADING; probe again later with probe_loading().
   enum class Step { Continue, Done, Failed, Loading };
 
-  Handshake(const Config& config, std::string endpoint);
+  /// `track`: this connection keeps a client-side cache (round one asks CLIENT TRACKING).
+  Handshake(const Config& config, std::string endpoint, bool track = false);
 
   /// Appends round one to `out`.
   void begin(std::string& out);
@@ -43,11 +45,25 @@ class Handshake {
   const ServerIdentity& identity() const noexcept { return identity_; }
   /// After Failed: authentication_failed or connection_failed, saying why.
   const Error& error() const noexcept { return error_; }
+  /// After Done: the server tracks keys for this session (clientCache=true, RESP3, and
+  /// CLIENT TRACKING answered OK). When false, tracking_refusal() says why.
+  bool tracking() const noexcept { return tracking_; }
+  const std::string& tracking_refusal() const noexcept { return tracking_refusal_; }
   /// Replies still expected before the handshake is complete.
   std::size_t awaiting() const noexcept { return expected_.size() - next_; }
 
  private:
-  enum class Expect { Hello, Auth, SetName, Select, SetInfo, Info, Databases, Persistence };
+  enum class Expect {
+    Hello,
+    Auth,
+    SetName,
+    Select,
+    SetInfo,
+    Info,
+    Databases,
+    Persistence,
+    Tracking
+  };
 
   void queue(std::string& out, Expect what, std::initializer_list<std::string_view> args);
   void begin_resp2(std::string& out);
@@ -61,6 +77,9 @@ class Handshake {
   std::size_t next_ = 0;
   bool hello_unknown_ = false;
   bool loading_ = false;
+  const bool track_;
+  bool tracking_ = false;
+  std::string tracking_refusal_;
   ServerIdentity identity_;
   Error error_;
 };

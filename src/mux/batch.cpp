@@ -28,6 +28,10 @@ struct BatchBuffer {
     std::vector<PendingCommand> commands;
   };
   std::vector<Part> parts;
+  /// clientCache=true: the keys the batch writes, invalidated again once it is queued
+  /// (cache_route.hpp); `writes_everything`: a write without keys (FLUSHALL …).
+  std::vector<std::string> written_keys;
+  bool writes_everything = false;
 
   std::size_t size() const noexcept {
     std::size_t n = commands.size();
@@ -70,6 +74,13 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
   };
   if (Error error = core.check_allowed(info, args, MuxCore::Site::Batch))
     return refuse(std::move(error), false);
+  if (core.cache_route().enabled() && info.is(CommandFlag::Write)) {
+    core.cache_route().invalidate_written(info, args);  // and again at execute()
+    std::vector<std::size_t> keys;
+    key_indexes(info, args, keys);
+    for (std::size_t index : keys) buffer.written_keys.emplace_back(args[index].bytes());
+    buffer.writes_everything = buffer.writes_everything || keys.empty();
+  }
   if (state) state->command_name = info.name;
   auto [deadline, timeout_ms] = core.deadline_for(options);
   if (!core.shared().acquire_slot(deadline)) {
@@ -177,9 +188,17 @@ void Batch::execute() {
     part.connection->submit_batch(b.db, part.bytes, part.commands);
   }
   b.parts.clear();
-  if (b.commands.empty()) return;
+  if (b.commands.empty()) {
+    b.core->cache_route().invalidate_keys(b.written_keys, b.writes_everything);
+    b.written_keys.clear();
+    b.writes_everything = false;
+    return;
+  }
   b.core->shared().counters().commands.fetch_add(b.commands.size(), std::memory_order_relaxed);
   b.connection->submit_batch(b.db, b.bytes, b.commands);
+  b.core->cache_route().invalidate_keys(b.written_keys, b.writes_everything);
+  b.written_keys.clear();
+  b.writes_everything = false;
   b.commands.clear();
   b.bytes.clear();
   b.connection = nullptr;

@@ -24,6 +24,7 @@ std::string upper(std::string_view text) {
 MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<TlsContext> tls)
     : pool_(pool ? std::move(pool) : IoPool::create(config.io_threads)),
       shared_(std::make_shared<SharedContext>(std::move(config))),
+      cache_route_(shared_->config()),
       tls_(tls) {
   const Config& cfg = shared_->config();
   for (const Endpoint& endpoint : cfg.endpoints) {
@@ -31,6 +32,12 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
     for (int i = 0; i < std::max(1, cfg.connections_per_endpoint); ++i) {
       asio::io_context& io = pool_->next_context();
       group.push_back(std::make_shared<Connection>(io, pool_->load_of(io), shared_, endpoint, tls));
+      if (cfg.client_cache) {
+        // The interactive connections keep the cache: one per connection, since only a
+        // connection's reader sees the invalidations of what it read.
+        group.back()->enable_client_cache();
+        cache_route_.add_cache(group.back()->cache());
+      }
     }
     groups_.push_back(std::move(group));
   }
@@ -386,13 +393,84 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   }
   if (info.is(CommandFlag::Unknown)) learn_unknown(info);
   if (state) state->command_name = info.name;
-  if (blocking) {
-    if (closing()) {
-      return refuse(
-          Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed"));
-    }
-    return submit_blocking(*this, db, options, args, info, state);
+  if (blocking && closing()) {
+    return refuse(
+        Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed"));
   }
+  if (cache_route_.enabled()) {
+    if (state && !blocking) {
+      if (auto key = cache_route_.cacheable_key(info, args, options.flags)) {
+        return submit_cached(db, options, args, info, *key, state);
+      }
+    }
+    // Read your own write (cache_route.hpp): the keys leave every cache before the write
+    // is queued and again after.
+    cache_route_.invalidate_written(info, args);
+    Error error = blocking ? submit_blocking(*this, db, options, args, info, state)
+                           : submit_routed(db, options, args, info, state);
+    cache_route_.invalidate_written(info, args);
+    return error;
+  }
+  if (blocking) return submit_blocking(*this, db, options, args, info, state);
+  return submit_routed(db, options, args, info, state);
+}
+
+Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const Arg> args,
+                             const CommandInfo& info, std::size_t key_index, CommandState* state) {
+  if (cluster()) return submit_routed(db, options, args, info, state);
+  Result<Connection*> routed = route_command(info, args, options.flags, nullptr);
+  if (!routed || !*routed) return submit_routed(db, options, args, info, state);
+  Connection& connection = **routed;
+  const std::shared_ptr<ClientCache>& cache = connection.cache();
+  if (!cache || connection.state() != ConnectionState::Ready) {
+    return submit_routed(db, options, args, info, state);
+  }
+  thread_local CachedReply cached;
+  const Clock::time_point now = Clock::now();
+  const ClientCache::Lookup lookup = cache->lookup(db, args, args[key_index].bytes(), now, cached);
+  if (lookup.outcome == ClientCache::Lookup::Outcome::Hit) {
+    state->deliver(cached.span());  // outside the cache's lock: a continuation may read again
+    return Error();
+  }
+  if (lookup.outcome == ClientCache::Lookup::Outcome::Plain) {
+    return submit_routed(db, options, args, info, state);
+  }
+  const std::string key(args[key_index].bytes());
+  auto abandon = [&](Error error) {
+    std::string identity;
+    ClientCache::identity_of(db, args, identity);
+    cache->abandon_fill(key, identity, lookup.ticket);
+    state->fail(error);
+    return error;
+  };
+  auto [deadline, timeout_ms] = deadline_for(options);
+  if (!take_slot(deadline)) return abandon(queue_full_error(info, deadline, timeout_ms));
+  if (Error error = check_database(db, connection, info)) {
+    shared_->release_slots(1);
+    return abandon(std::move(error));
+  }
+  PendingCommand read = caller_command(info, options, state, deadline, timeout_ms);
+  if (several_servers_) {  // where else it may run (held_commands.hpp)
+    read.replica_use = has_flag(options.flags, Flags::DemandReplica)   ? ReplicaUse::Demand
+                       : has_flag(options.flags, Flags::PreferReplica) ? ReplicaUse::Prefer
+                                                                       : ReplicaUse::None;
+  }
+  thread_local std::string bytes;
+  thread_local std::vector<PendingCommand> commands;
+  bytes.clear();
+  commands.clear();
+  cache_route_.build_fill(cache, lookup.ticket, db, args, key_index, now, read, bytes, commands);
+  shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
+  connection.submit_batch(db, bytes, commands);
+  return Error();
+}
+
+Error MuxCore::submit_routed(int db, const CallOptions& options, std::span<const Arg> args,
+                             const CommandInfo& info, CommandState* state) {
+  auto refuse = [&](Error error) {
+    if (state) state->fail(error);
+    return error;
+  };
   auto [deadline, timeout_ms] = deadline_for(options);
   if (!take_slot(deadline)) return refuse(queue_full_error(info, deadline, timeout_ms));
   if (ClusterRouter* router = cluster()) {

@@ -15,6 +15,7 @@
 
 #include "commands/command_table.hpp"
 #include "conn/shared_context.hpp"
+#include "mux/cache_route.hpp"
 #include "mux/held_commands.hpp"
 #include "net/connection.hpp"
 #include "pubsub/shard_router.hpp"
@@ -107,6 +108,8 @@ class MuxCore final : public ShardRouter {
   std::pair<Clock::time_point, std::uint32_t> deadline_for(const CallOptions& options) const;
 
   const std::vector<std::vector<std::shared_ptr<Connection>>>& groups() const { return groups_; }
+  /// The client-side cache's routing (mux/cache_route.hpp); enabled() under clientCache=true.
+  const CacheRoute& cache_route() const noexcept { return cache_route_; }
   /// The connections leased to blocking commands and transactions (dedicated_pool.hpp).
   const std::shared_ptr<DedicatedPool>& dedicated_pool() const noexcept { return dedicated_; }
   /// The pub/sub state (pubsub/hub.hpp): its own connection, or the first interactive one.
@@ -164,6 +167,7 @@ class MuxCore final : public ShardRouter {
  private:
   std::shared_ptr<IoPool> pool_;
   std::shared_ptr<SharedContext> shared_;
+  CacheRoute cache_route_;
   /// One group per endpoint; connectionsPerEndpoint connections in each.
   std::vector<std::vector<std::shared_ptr<Connection>>> groups_;
   std::shared_ptr<DedicatedPool> dedicated_;
@@ -209,6 +213,13 @@ class MuxCore final : public ShardRouter {
     }
     return command;
   }
+  /// submit() once the checks passed: the connection choice and the hand-over.
+  Error submit_routed(int db, const CallOptions& options, std::span<const Arg> args,
+                      const CommandInfo& info, CommandState* state);
+  /// submit() for a read the client-side cache may serve: a hit completes `state` at once,
+  /// a miss goes out as a fill (cache_route.hpp); otherwise submit_routed().
+  Error submit_cached(int db, const CallOptions& options, std::span<const Arg> args,
+                      const CommandInfo& info, std::size_t key_index, CommandState* state);
   /// submit() for a primary and replicas (or Sentinel): replica choice, and waiting for a
   /// primary. REQUIRES: a queue slot taken (released here on refusal).
   Error submit_to_servers(int db, const CallOptions& options, std::span<const Arg> args,

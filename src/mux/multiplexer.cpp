@@ -249,6 +249,11 @@ ConnectionStatus describe(const detail::Connection& connection, ConnectionStatus
   out.queued = tally.queued;
   out.in_flight = tally.in_flight;
   if (out.state != ConnectionStatus::State::Ready) out.last_failure = connection.last_failure();
+  if (const auto& cache = connection.cache()) {
+    const detail::CacheTally t = cache->tally();
+    out.cache = {t.hits,      t.misses,  t.stored,  t.refused, t.invalidations, t.flushes,
+                 t.evictions, t.expired, t.entries, t.bytes,   cache->active()};
+  }
   return out;
 }
 
@@ -305,6 +310,19 @@ MultiplexerStatus Multiplexer::status() const {
     if (one.state == ConnectionStatus::State::Ready) ++s.connected;
     s.queued += one.queued;
     s.in_flight += one.in_flight;
+    ClientCacheStatus& sum = s.cache;
+    const ClientCacheStatus& c = one.cache;
+    sum.hits += c.hits;
+    sum.misses += c.misses;
+    sum.stored += c.stored;
+    sum.refused += c.refused;
+    sum.invalidations += c.invalidations;
+    sum.flushes += c.flushes;
+    sum.evictions += c.evictions;
+    sum.expired += c.expired;
+    sum.entries += c.entries;
+    sum.bytes += c.bytes;
+    sum.active = sum.active || c.active;
   }
   s.commands = c.commands.load(std::memory_order_relaxed);
   s.replies = c.replies.load(std::memory_order_relaxed);
@@ -374,6 +392,17 @@ std::string Multiplexer::status_text() const {
   if (core_->cluster()) {
     text += " redirects=" + std::to_string(s.redirects) +
             " cluster-retries=" + std::to_string(s.cluster_retries);
+  }
+  if (config().client_cache) {
+    text += " cache=" + std::string(s.cache.active ? "on" : "off") +
+            " cache-entries=" + std::to_string(s.cache.entries) +
+            " cache-bytes=" + std::to_string(s.cache.bytes) + "/" +
+            std::to_string(config().client_cache_bytes) +
+            " cache-hits=" + std::to_string(s.cache.hits) +
+            " cache-misses=" + std::to_string(s.cache.misses) +
+            " cache-refused=" + std::to_string(s.cache.refused) +
+            " cache-invalidations=" + std::to_string(s.cache.invalidations) +
+            " cache-evictions=" + std::to_string(s.cache.evictions);
   }
   text += " bytes-out=" + std::to_string(s.bytes_written) +
           " bytes-in=" + std::to_string(s.bytes_read) + "; " + core_->pool().describe();

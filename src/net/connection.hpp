@@ -70,6 +70,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Where push frames go (pub/sub messages and confirmations); without one they are counted
   /// and dropped. Call before start().
   void set_push_handler(PushHandler handler) { machine_.set_push_handler(std::move(handler)); }
+  /// Call before start(): see ConnectionMachine::enable_client_cache().
+  void enable_client_cache() { machine_.enable_client_cache(); }
+  /// The client-side cache (null unless enabled); see ClientCache for its threads.
+  const std::shared_ptr<ClientCache>& cache() const noexcept { return machine_.cache(); }
   /// Call before start(). The pub/sub layer re-subscribes from here in one write.
   void set_ready_hook(ReadyHook hook) { ready_hook_ = std::move(hook); }
   /// Call before start(). Runs on the I/O thread when the server's role changed (replica ↔

@@ -170,6 +170,9 @@ void run_replicas(Bench& bench, int threads, double seconds);
 /// Options::io_threads_url).
 void run_io_threads(Bench& bench, int threads, double seconds);
 
+/// Cached vs uncached GET (clientCache), with and without a writer's invalidations.
+void run_cache(Bench& bench, int threads, double seconds);
+
 /// What run_callers_loop measured.
 struct LoopRun {
   double seconds = 0;

@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
   auto* io_threads = app.add_subcommand(
       "io-threads",
       "a server without/with I/O threads, connectionsPerEndpoint 1 and 4 (--io-threads-url)");
+  auto* cache = app.add_subcommand(
+      "cache", "GETs uncached vs clientCache=true, and with a writer's invalidations");
   auto* tour = app.add_subcommand(
       "tour", "every experiment at demo sizes, or the seeds' with --full (scripts/demo)");
   auto* all = app.add_subcommand("all", "every experiment at full size, with the baselines");
@@ -115,6 +117,9 @@ int main(int argc, char** argv) {
       redmux_bench::run_replicas(bench, o.threads ? o.threads : 100,
                                  o.seconds > 0 ? o.seconds : 5.0);
     if (io_threads->parsed()) redmux_bench::run_io_threads(bench, threads, seconds);
+    if (cache->parsed()) {
+      redmux_bench::run_cache(bench, o.threads ? o.threads : 8, o.seconds > 0 ? o.seconds : 3.0);
+    }
     if (tour->parsed()) redmux_bench::run_tour(bench);
     if (all->parsed()) {
       redmux_bench::run_conn_per_request(bench, 200);

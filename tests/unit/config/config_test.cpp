@@ -1001,7 +1001,7 @@ TEST(ConfigDocs, ReferenceListsEveryOption) {
   for (std::string name; std::getline(stream, name, ',');) {
     names.push_back(name.substr(name.find_first_not_of(' ')));
   }
-  EXPECT_EQ(names.size(), 37u);
+  EXPECT_EQ(names.size(), 43u);
 
   std::ifstream file(std::string(REDMUX_SOURCE_DIR) + "/docs/configuration.md");
   ASSERT_TRUE(file) << "docs/configuration.md not found in " << REDMUX_SOURCE_DIR;
@@ -1010,6 +1010,27 @@ TEST(ConfigDocs, ReferenceListsEveryOption) {
   for (const std::string& name : names) {
     EXPECT_TRUE(contains(docs.str(), "`" + name + "`")) << name << " missing from the docs";
   }
+}
+
+// The client-side cache needs RESP3 (its invalidations are pushes); its options need it on.
+TEST(ConfigTest, ClientCacheOptionsAreCheckedTogether) {
+  Result<Config> on = Config::parse(
+      "h,clientCache=true,clientCacheBytes=1048576,clientCacheMaxTtl=5s,clientCacheMode=bcast,"
+      "clientCachePrefixes=\"a: b:\",clientCacheReads=flagged");
+  ASSERT_TRUE(on) << on.error().message();
+  EXPECT_TRUE(on->client_cache);
+  EXPECT_EQ(on->client_cache_bytes, 1048576u);
+  EXPECT_EQ(on->client_cache_max_ttl, std::chrono::milliseconds(5000));
+  EXPECT_EQ(on->client_cache_mode, ClientCacheMode::Broadcast);
+  EXPECT_EQ(on->client_cache_prefixes, "a: b:");
+  EXPECT_EQ(on->client_cache_reads, ClientCacheReads::Flagged);
+  EXPECT_EQ(Config::parse(on->to_string()).value(), *on);
+  EXPECT_TRUE(contains(parse_error("h,clientCache=true,protocol=resp2"), "needs protocol=resp3"));
+  EXPECT_TRUE(contains(parse_error("h,clientCacheBytes=100000"), "needs clientCache=true"));
+  EXPECT_TRUE(contains(parse_error("h,clientCache=true,clientCachePrefixes=a"),
+                       "needs clientCacheMode=bcast"));
+  EXPECT_TRUE(contains(parse_error("h,clientCache=true,clientCacheMode=sometimes"),
+                       "expected default, bcast or optin"));
 }
 
 }  // namespace

@@ -1,0 +1,174 @@
+#include "mux/cache_route.hpp"
+
+#include <charconv>
+
+#include "redmux/command_state.hpp"
+#include "redmux/future_state.hpp"
+#include "resp/encoder.hpp"
+
+namespace redmux::detail {
+namespace {
+
+constexpr std::string_view kPttl = "PTTL";
+constexpr std::string_view kClientCaching = "CLIENT CACHING";
+
+/// What identifies one fill in its cache.
+struct FillKey {
+  std::shared_ptr<ClientCache> cache;
+  std::string key;
+  std::string identity;
+  std::uint64_t ticket = 0;
+};
+
+/// The read's state while it fills: on the I/O thread, in order with the invalidation
+/// pushes, it offers the reply to the cache (stored only if no invalidation took the fill
+/// meanwhile), then completes the caller's state with it.
+class CacheFill final : public CommandState {
+ public:
+  CacheFill(FillKey fill, CommandState* caller, Clock::time_point queued_at)
+      : fill_(std::move(fill)), caller_(caller), queued_at_(queued_at) {
+    command_name = caller->command_name;
+  }
+  void deliver(NodeSpan reply) noexcept override {
+    if (!claim()) return;
+    try {
+      fill_.cache->complete_fill(fill_.key, fill_.identity, fill_.ticket, reply, queued_at_);
+    } catch (...) {  // out of memory: the reply is not stored, the caller still gets it
+      fill_.cache->abandon_fill(fill_.key, fill_.identity, fill_.ticket);
+    }
+    caller_->deliver(reply);
+    publish();
+  }
+  void fail(Error error) noexcept override {
+    if (!claim()) return;
+    fill_.cache->abandon_fill(fill_.key, fill_.identity, fill_.ticket);
+    caller_->fail(std::move(error));
+    publish();
+  }
+
+ private:
+  ~CacheFill() override { caller_->release(); }
+  FillKey fill_;
+  CommandState* caller_;  ///< one reference
+  Clock::time_point queued_at_;
+};
+
+/// The replies before the read: CLIENT CACHING YES (OPTIN; its answer is only checked) and
+/// the key's PTTL, which the fill keeps for the entry's TTL.
+class CacheTtl final : public CommandState {
+ public:
+  CacheTtl(FillKey fill, bool caching_first) : fill_(std::move(fill)), skip_(caching_first) {}
+  void deliver(NodeSpan reply) noexcept override {
+    if (skip_) {
+      skip_ = false;
+      if (is_error_reply(reply)) fill_.cache->abandon_fill(fill_.key, fill_.identity, fill_.ticket);
+      return;
+    }
+    long long pttl = 0;
+    if (reply.empty() || reply[0].type != ReplyType::Integer) return;  // unknown: not stored
+    const std::string_view text = reply[0].value;
+    if (std::from_chars(text.data(), text.data() + text.size(), pttl).ec != std::errc()) return;
+    fill_.cache->note_ttl(fill_.key, fill_.identity, fill_.ticket, pttl);
+  }
+  void fail(Error) noexcept override {}
+
+ private:
+  FillKey fill_;
+  bool skip_;
+};
+
+}  // namespace
+
+CacheRoute::CacheRoute(const Config& config)
+    : enabled_(config.client_cache),
+      opt_in_(config.client_cache_mode == ClientCacheMode::OptIn),
+      flagged_(config.client_cache_reads == ClientCacheReads::Flagged) {
+  if (config.client_cache_mode != ClientCacheMode::Broadcast) return;
+  std::string_view text = config.client_cache_prefixes;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find(' '), text.size());
+    if (end > 0) prefixes_.emplace_back(text.substr(0, end));
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+}
+
+std::optional<std::size_t> CacheRoute::cacheable_key(const CommandInfo& info,
+                                                     std::span<const Arg> args, Flags flags) const {
+  if (!info.is(CommandFlag::Cacheable) || has_flag(flags, Flags::NoCache) ||
+      has_flag(flags, Flags::FireAndForget) || (flagged_ && !has_flag(flags, Flags::Cache))) {
+    return std::nullopt;
+  }
+  thread_local std::vector<std::size_t> keys;
+  keys.clear();
+  key_indexes(info, args, keys);
+  if (keys.size() != 1) return std::nullopt;  // a read of several keys is sent uncached
+  if (!prefixes_.empty()) {
+    // BCAST tells only of keys under its prefixes: any other key could go stale unseen.
+    const std::string_view key = args[keys.front()].bytes();
+    bool tracked = false;
+    for (const std::string& prefix : prefixes_) tracked = tracked || key.starts_with(prefix);
+    if (!tracked) return std::nullopt;
+  }
+  return keys.front();
+}
+
+void CacheRoute::invalidate_written(const CommandInfo& info, std::span<const Arg> args) const {
+  if (!enabled_ || !info.is(CommandFlag::Write)) return;
+  thread_local std::vector<std::size_t> keys;
+  keys.clear();
+  key_indexes(info, args, keys);
+  for (const auto& cache : caches_) {
+    if (keys.empty()) {
+      cache->invalidate_all();  // FLUSHALL, FLUSHDB, SWAPDB, FUNCTION …: no key says what
+    } else {
+      for (std::size_t index : keys) cache->invalidate(args[index].bytes());
+    }
+  }
+}
+
+void CacheRoute::invalidate_keys(std::span<const std::string> keys, bool everything) const {
+  if (!enabled_ || (keys.empty() && !everything)) return;
+  for (const auto& cache : caches_) {
+    if (everything) {
+      cache->invalidate_all();
+    } else {
+      for (const std::string& key : keys) cache->invalidate(key);
+    }
+  }
+}
+
+void CacheRoute::build_fill(std::shared_ptr<ClientCache> cache, std::uint64_t ticket, int db,
+                            std::span<const Arg> args, std::size_t key_index,
+                            Clock::time_point queued_at, PendingCommand read, std::string& bytes,
+                            std::vector<PendingCommand>& commands) const {
+  FillKey fill{std::move(cache), std::string(args[key_index].bytes()), {}, ticket};
+  ClientCache::identity_of(db, args, fill.identity);
+  auto* ttl = new CacheTtl(fill, opt_in_);
+  if (opt_in_) {
+    // The next command's keys are tracked: PTTL's, which is the read's key.
+    const std::size_t begin = bytes.size();
+    resp::encode_command(bytes, {"CLIENT", "CACHING", "YES"});
+    ttl->add_ref();  // two replies, one reference each
+    PendingCommand caching = own_command(kClientCaching, PendingKind::Internal, ttl);
+    caching.bytes_begin = begin;
+    caching.bytes_end = bytes.size();
+    commands.push_back(caching);
+  }
+  std::size_t begin = bytes.size();
+  const Arg pttl[] = {Arg(kPttl), args[key_index]};
+  resp::encode_command(bytes, pttl);
+  PendingCommand ttl_command = own_command(kPttl, PendingKind::Internal, ttl);
+  ttl_command.bytes_begin = begin;
+  ttl_command.bytes_end = bytes.size();
+  commands.push_back(ttl_command);
+  begin = bytes.size();
+  resp::encode_command(bytes, args);
+  auto* wrapper = new CacheFill(std::move(fill), read.state, queued_at);
+  read.state = wrapper;        // the caller's reference now belongs to the wrapper
+  read.retry_written = false;  // a resent read would answer a fill of an older session
+  read.bytes_begin = begin;
+  read.bytes_end = bytes.size();
+  commands.push_back(read);
+}
+
+}  // namespace redmux::detail

@@ -1,0 +1,69 @@
+// The client-side cache's part of routing (clientCache=true; docs/caching.md): which reads
+// the cache may serve, how a miss is sent so that its reply can be stored (PTTL of the key
+// first, and CLIENT CACHING YES under OPTIN, in the same write), and how a write through
+// this multiplexer takes its keys out of every cache.
+//
+// Read your own write: a write's keys are invalidated in every cache before it is queued
+// and again after. A read that looked its key up before the second invalidation had its
+// fill (if any) removed by it, so its reply is not stored; a read that looks it up after is
+// queued after the write on the same connection, and reads the new value.
+//
+// Threads: any (the caches lock themselves).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cache/client_cache.hpp"
+#include "commands/command_table.hpp"
+#include "conn/pending_command.hpp"
+#include "redmux/arg.hpp"
+#include "redmux/config.hpp"
+#include "redmux/flags.hpp"
+
+namespace redmux::detail {
+
+class Connection;
+
+/// The reads the cache may serve and the caches a write must clear, fixed at construction.
+class CacheRoute {
+ public:
+  explicit CacheRoute(const Config& config);
+
+  bool enabled() const noexcept { return enabled_; }
+  /// The caches a write must clear (the interactive connections').
+  void add_cache(std::shared_ptr<ClientCache> cache) { caches_.push_back(std::move(cache)); }
+
+  /// The index of the one key of a read the cache may serve with these flags (the command
+  /// table marks it Cacheable, it names exactly one key, under BCAST the key is under a
+  /// tracked prefix, under clientCacheReads=flagged it carries Flags::Cache), else nullopt.
+  std::optional<std::size_t> cacheable_key(const CommandInfo& info, std::span<const Arg> args,
+                                           Flags flags) const;
+
+  /// A write's keys (a write without keys — FLUSHALL, FLUSHDB, SWAPDB …: everything) leave
+  /// every cache. No-op for a command that does not write.
+  void invalidate_written(const CommandInfo& info, std::span<const Arg> args) const;
+  /// The same for keys recorded earlier (a Batch's writes); `everything`: every cache.
+  void invalidate_keys(std::span<const std::string> keys, bool everything) const;
+
+  /// Builds the write of a read that fills `cache` with `ticket`: [CLIENT CACHING YES] PTTL
+  /// key, then the read, whose PendingCommand `read` becomes the fill's (its state wraps
+  /// the caller's). Appends to `bytes` and `commands`. REQUIRES: read.state is the caller's,
+  /// with the connection's reference taken.
+  void build_fill(std::shared_ptr<ClientCache> cache, std::uint64_t ticket, int db,
+                  std::span<const Arg> args, std::size_t key_index, Clock::time_point queued_at,
+                  PendingCommand read, std::string& bytes,
+                  std::vector<PendingCommand>& commands) const;
+
+ private:
+  bool enabled_ = false;
+  bool opt_in_ = false;
+  bool flagged_ = false;
+  std::vector<std::string> prefixes_;  ///< BCAST: only keys under these are cached
+  std::vector<std::shared_ptr<ClientCache>> caches_;
+};
+
+}  // namespace redmux::detail

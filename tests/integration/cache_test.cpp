@@ -1,0 +1,222 @@
+// The client-side cache (clientCache=true) against a real server: reads served from memory,
+// and each correctness rule of docs/caching.md — an external write's invalidation, a write
+// through the same multiplexer, a break, a nil invalidation, the server's TTL and the
+// maximum, the memory bound, the three tracking modes.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "redmux/redmux.hpp"
+#include "support/fault_proxy.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+namespace redmux {
+namespace {
+
+using namespace std::chrono_literals;
+using test::FaultProxy;
+using test::RedisServer;
+using test::wait_until;
+
+ClientCacheStatus cache_of(const Multiplexer& mux) {
+  return mux.status().cache;
+}
+
+/// A command on the cache's own connection whose reply comes after every invalidation the
+/// server queued for that connection before it: once it answers, they have been applied.
+void fence(Database& db) {
+  db.command<std::string>("PING").get();
+}
+
+TEST(CacheTest, ARepeatedReadIsServedFromMemoryUntilAnExternalWriteInvalidatesIt) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",clientCache=true");
+  Database db = mux->database();
+  server.cli({"SET", "book", "v1"});
+  EXPECT_EQ(db.get("book").get(), "v1");  // miss: the reply is stored
+  const long long gets = server.command_calls("get");
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(db.get("book").get(), "v1");
+  EXPECT_EQ(server.command_calls("get"), gets);  // ten hits, nothing sent
+  EXPECT_EQ(cache_of(*mux).hits, 10u);
+  EXPECT_TRUE(cache_of(*mux).active);
+  EXPECT_GT(cache_of(*mux).bytes, 0u);
+
+  server.cli({"SET", "book", "v2"});  // acknowledged: its invalidation is on its way
+  fence(db);
+  EXPECT_EQ(db.get("book").get(), "v2");
+  EXPECT_GE(cache_of(*mux).invalidations, 1u);
+  // Flags::NoCache: sent, not stored, not served.
+  const long long before = server.command_calls("get");
+  EXPECT_EQ(db.get("book", Flags::NoCache).get(), "v2");
+  EXPECT_EQ(server.command_calls("get"), before + 1);
+  EXPECT_NE(mux->status_text().find("cache=on"), std::string::npos);
+}
+
+// A write through the multiplexer (a Database call, a Batch) is seen by the writer's next
+// read, from the cache or not.
+TEST(CacheTest, AWriteThroughTheSameMultiplexerIsSeenByTheWritersNextRead) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",clientCache=true");
+  Database db = mux->database();
+  for (int i = 0; i < 200; ++i) {
+    const std::string value = std::to_string(i);
+    db.set("counter", value).get();
+    ASSERT_EQ(db.get("counter").get(), value) << "read " << i << " returned an older value";
+    ASSERT_EQ(db.get("counter").get(), value);  // and from the cache, the same
+    db.hset("hash", "f", value).get();
+    ASSERT_EQ(db.hget("hash", "f").get(), value);
+  }
+  EXPECT_GT(cache_of(*mux).hits, 0u);
+  for (int i = 0; i < 50; ++i) {  // a Batch's writes too
+    const std::string value = "b" + std::to_string(i);
+    Batch batch = db.batch();
+    Future<bool> set = batch.set("counter", value);
+    batch.execute();
+    set.get();
+    ASSERT_EQ(db.get("counter").get(), value) << "read after batch " << i;
+  }
+  db.command<long long>("DEL", "counter").get();  // a write the typed API does not name
+  EXPECT_EQ(db.get("counter").get(), std::nullopt);
+}
+
+// Invalidations sent while the connection is down are lost: the cache goes with the session.
+TEST(CacheTest, ABrokenConnectionDropsTheCacheSoWritesMadeWhileDownAreSeen) {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  auto mux = Multiplexer::connect(proxy.address() + ",clientCache=true,reconnectBaseDelay=50ms");
+  Database db = mux->database();
+  server.cli({"SET", "k", "before"});
+  EXPECT_EQ(db.get("k").get(), "before");
+  EXPECT_EQ(db.get("k").get(), "before");
+  ASSERT_EQ(cache_of(*mux).hits, 1u);
+  proxy.set_admission(test::Admission::Refuse);
+  proxy.cut_all();
+  ASSERT_TRUE(wait_until([&] { return mux->status().connected == 0; }));
+  server.cli({"SET", "k", "after"});  // no connection to tell
+  proxy.set_admission(test::Admission::Forward);
+  ASSERT_TRUE(wait_until([&] { return mux->status().connected == 1; }));
+  EXPECT_EQ(db.get("k").get(), "after");
+  EXPECT_GE(cache_of(*mux).flushes, 1u);
+}
+
+TEST(CacheTest, ANilInvalidationFromFlushallDropsEverything) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",clientCache=true,allowAdmin=true");
+  Database db = mux->database();
+  server.cli({"SET", "a", "1"});
+  server.cli({"SET", "b", "2"});
+  EXPECT_EQ(db.get("a").get(), "1");
+  EXPECT_EQ(db.get("b").get(), "2");
+  ASSERT_EQ(cache_of(*mux).entries, 2u);
+  server.cli({"FLUSHALL"});
+  fence(db);
+  EXPECT_EQ(cache_of(*mux).entries, 0u);
+  EXPECT_EQ(db.get("a").get(), std::nullopt);
+  EXPECT_EQ(db.get("b").get(), std::nullopt);
+}
+
+// The server's TTL is taken with the read (PTTL in the same write): the entry dies with the
+// key although nothing reaches the server (active expiry off, every read a hit), and no
+// entry outlives clientCacheMaxTtl.
+TEST(CacheTest, AnEntryDiesWithTheKeysTtlAndAtTheMaximum) {
+  test::ServerOptions options;
+  options.args = {"--enable-debug-command", "yes"};
+  RedisServer server(options);
+  server.cli({"DEBUG", "SET-ACTIVE-EXPIRE", "0"});
+  auto mux = Multiplexer::connect(server.address() + ",clientCache=true,clientCacheMaxTtl=1000ms");
+  Database db = mux->database();
+  const auto start = std::chrono::steady_clock::now();  // before the key's TTL starts
+  server.cli({"SET", "short", "v", "PX", "150"});
+  server.cli({"SET", "plain", "v"});
+  EXPECT_EQ(db.get("short").get(), "v");
+  EXPECT_EQ(db.get("plain").get(), "v");
+  ASSERT_TRUE(wait_until([&] { return db.get("short").get() == std::nullopt; }, 10s));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 140ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 900ms);  // the key's TTL, not the maximum
+  const std::uint64_t expired = cache_of(*mux).expired;
+  EXPECT_GE(expired, 1u);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        db.get("plain").get();
+        return cache_of(*mux).expired > expired;
+      },
+      10s));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 990ms);
+}
+
+TEST(CacheTest, MemoryStaysWithinTheBoundAndIsShownInStatus) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",clientCache=true,clientCacheBytes=8192");
+  Database db = mux->database();
+  const std::string value(100, 'x');
+  for (int i = 0; i < 200; ++i) db.set("key:" + std::to_string(i), value).get();
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_EQ(db.get("key:" + std::to_string(i)).get(), value);
+    ASSERT_LE(cache_of(*mux).bytes, 8192u);
+  }
+  const ClientCacheStatus cache = cache_of(*mux);
+  EXPECT_GT(cache.evictions, 0u);
+  EXPECT_GT(cache.entries, 0u);
+  EXPECT_NE(mux->status_text().find("cache-bytes="), std::string::npos);
+  EXPECT_EQ(mux->status().per_connection.at(0).cache.bytes, cache.bytes);
+}
+
+// OPTIN tracks only the reads sent after CLIENT CACHING YES (the cached ones); BCAST every
+// key under the prefixes, so only those keys are cached.
+TEST(CacheTest, OptInAndBroadcastModesSeeExternalWrites) {
+  RedisServer server;
+  for (const std::string mode : {"clientCacheMode=optin", "clientCacheMode=bcast"}) {
+    SCOPED_TRACE(mode);
+    auto mux = Multiplexer::connect(server.address() + ",clientCache=true," + mode);
+    Database db = mux->database();
+    server.cli({"SET", "m", "1"});
+    EXPECT_EQ(db.get("m").get(), "1");
+    EXPECT_EQ(db.get("m").get(), "1");
+    EXPECT_EQ(cache_of(*mux).hits, 1u);
+    server.cli({"SET", "m", "2"});
+    fence(db);
+    EXPECT_EQ(db.get("m").get(), "2");
+  }
+  auto mux = Multiplexer::connect(
+      server.address() +
+      ",clientCache=true,clientCacheMode=bcast,clientCachePrefixes=\"user: book:\"");
+  Database db = mux->database();
+  server.cli({"SET", "user:1", "u"});
+  server.cli({"SET", "other", "o"});
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(db.get("user:1").get(), "u");
+    EXPECT_EQ(db.get("other").get(), "o");  // not under a prefix: never cached
+  }
+  EXPECT_EQ(cache_of(*mux).hits, 2u);
+  server.cli({"SET", "user:1", "v"});
+  fence(db);
+  EXPECT_EQ(db.get("user:1").get(), "v");
+}
+
+TEST(CacheTest, UnderClientCacheReadsFlaggedOnlyFlaggedReadsAreCached) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",clientCache=true,clientCacheReads=flagged");
+  Database db = mux->database();
+  server.cli({"SET", "k", "v"});
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(db.get("k").get(), "v");
+  EXPECT_EQ(cache_of(*mux).hits, 0u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(db.get("k", Flags::Cache).get(), "v");
+  EXPECT_EQ(cache_of(*mux).hits, 2u);
+}
+
+TEST(CacheTest, TrackingCommandsAreRefusedWithAdviceThatNamesTheCache) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  Database db = mux->database();
+  try {
+    db.command<std::string>("CLIENT", "TRACKING", "ON").get();
+    FAIL() << "CLIENT TRACKING was sent";
+  } catch (const RedmuxError& error) {
+    EXPECT_NE(std::string(error.what()).find("clientCache=true"), std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace redmux
