@@ -268,6 +268,8 @@ constexpr auto kOptions = std::to_array<OptionSpec>({
     row<BoolOption<&C::replica_health_check>>("replicaHealthCheck"),
     row<DurationOption<&C::replica_max_lag, 0, 86400>>("replicaMaxLag"),
     row<BoolOption<&C::failover_wait>>("failoverWait"),
+    row<BoolOption<&C::latency_histograms>>("latencyHistograms"),
+    row<DurationOption<&C::slow_command_threshold, 0, kMsMax>>("slowCommandThreshold"),
 });
 
 // StackExchange.Redis options redmux deliberately does not have: a user porting a string

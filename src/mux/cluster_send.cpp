@@ -89,6 +89,11 @@ void RedirectState::deliver(NodeSpan reply) noexcept {
     if (redirect) {
       ++hops_;
       router_->shared().counters().redirects.fetch_add(1, std::memory_order_relaxed);
+      if (router_->shared().observer().logs(LogLevel::Debug)) {
+        router_->shared().observer().log(
+            LogLevel::Debug, redirect->endpoint.to_string(),
+            std::string(prototype_.name) + " redirected: " + std::string(text));
+      }
       if (!redirect->ask) router_->moved(*redirect);
       Connection* next = router_->connection_to(redirect->endpoint);
       const bool ask = redirect->ask;
