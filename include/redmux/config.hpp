@@ -145,6 +145,14 @@ struct Config {
   std::string client_cache_prefixes;
   ClientCacheReads client_cache_reads = ClientCacheReads::All;  ///< clientCacheReads=all|flagged
 
+  // --- observability (docs/observability.md) --------------------------------------------
+  /// latencyHistograms=: record time to reply and until delivered per command name and per
+  /// endpoint (Multiplexer::latencies(), status_text()).
+  bool latency_histograms = false;
+  /// slowCommandThreshold=: a command that takes longer (accepted → delivered) is logged at
+  /// Warning with its phases (Multiplexer::on_log()); 0 = off.
+  Milliseconds slow_command_threshold{0};
+
   /// Parses a configuration string or a redis://, rediss://, valkey://, valkeys:// or
   /// unix:// URL. Keys are case-insensitive. Fails with errc::invalid_config and a message
   /// naming the option and its bad value (never a password) for an unknown option, a

@@ -24,6 +24,8 @@
 #include "redmux/database.hpp"
 #include "redmux/events.hpp"
 #include "redmux/future.hpp"
+#include "redmux/histogram.hpp"
+#include "redmux/hooks.hpp"
 #include "redmux/io_pool.hpp"
 #include "redmux/server.hpp"
 #include "redmux/server_info.hpp"
@@ -72,10 +74,19 @@ struct ConnectionStatus {
   bool cluster_failed = false;  ///< ClusterNode: the cluster marks the node failed
   std::size_t queued = 0;       ///< accepted commands waiting to be written
   std::size_t in_flight = 0;    ///< accepted commands written, awaiting their replies
+  std::uint64_t writes = 0;     ///< write calls on this connection (its handshake's not counted)
+  std::uint64_t commands_written = 0;  ///< commands those writes carried, redmux's own too
+  /// When it last read from and wrote to its socket (steady_clock; time_point{}: never).
+  std::chrono::steady_clock::time_point last_read{};
+  std::chrono::steady_clock::time_point last_write{};
   /// When not ready: why its last connection attempt failed, or why its last session broke
   /// (a refused port, a failed authentication …); empty when ready or nothing failed yet.
   std::string last_failure;
   ClientCacheStatus cache;  ///< its client-side cache (all zero when it keeps none)
+  /// Commands per write on this connection: commands_written / writes (0 before any write).
+  double commands_per_write() const noexcept {
+    return writes ? static_cast<double>(commands_written) / static_cast<double>(writes) : 0.0;
+  }
 };
 
 std::string_view to_string(ConnectionStatus::Purpose purpose) noexcept;
@@ -113,6 +124,9 @@ struct MultiplexerStatus {
   /// Redis Cluster: CLUSTERDOWN / TRYAGAIN refusals waited out and sent again
   /// (retryClusterDown).
   std::uint64_t cluster_retries = 0;
+  std::uint64_t hook_errors = 0;    ///< hook calls that threw (on_command, on_write, on_log)
+  std::uint64_t slow_hooks = 0;     ///< hook calls that ran longer than 1 ms on an I/O thread
+  std::uint64_t slow_commands = 0;  ///< commands over slowCommandThreshold (when set)
   /// Accepted, not yet completed: each holds one slot of maxQueuedCommands (queued, in
   /// flight, or between two sends — a redirection or a CLUSTERDOWN being waited out).
   std::size_t outstanding = 0;
@@ -189,6 +203,20 @@ class Multiplexer {
   /// Called (on an I/O thread; must not block) when a connection connects, fails, schedules
   /// a reconnect, or is restored — see redmux/events.hpp. Replaces any earlier handler.
   void on_connection_event(std::function<void(const ConnectionEvent&)> handler);
+
+  /// Latency histograms per command name and per endpoint (redmux/histogram.hpp), copied
+  /// now; empty unless latencyHistograms=true.
+  Latencies latencies() const;
+  /// Called (on an I/O thread; must not block) when a caller's command ends: its reply was
+  /// delivered, it timed out, or its connection broke (redmux/hooks.hpp). Replaces any
+  /// earlier hook; an empty function removes it. No hook installed costs nothing.
+  void on_command(CommandHook hook);
+  /// Called (on an I/O thread; must not block) for each write to a socket: how many
+  /// commands and bytes it carried. Replaces any earlier hook.
+  void on_write(WriteHook hook);
+  /// Log records at `level` and above (redmux/hooks.hpp says which): called on an I/O
+  /// thread, must not block. Silent until one is installed; LogLevel::Off removes it.
+  void on_log(LogLevel level, LogHook hook);
 
   /// Closes every connection at once; pending commands fail: errc::shut_down ("not sent")
   /// when queued, errc::not_sent or errc::outcome_unknown when in flight. Idempotent; the

@@ -14,6 +14,8 @@
 #include "redmux/events.hpp"
 #include "redmux/flags.hpp"
 #include "redmux/future.hpp"
+#include "redmux/histogram.hpp"
+#include "redmux/hooks.hpp"
 #include "redmux/io_pool.hpp"
 #include "redmux/multiplexer.hpp"
 #include "redmux/reply.hpp"

@@ -292,6 +292,8 @@ constexpr auto kOptions = std::to_array<OptionSpec>({
     row<EnumOption<&C::client_cache_mode>>("clientCacheMode"),
     row<TextOption<&C::client_cache_prefixes>>("clientCachePrefixes"),
     row<EnumOption<&C::client_cache_reads>>("clientCacheReads"),
+    row<BoolOption<&C::latency_histograms>>("latencyHistograms"),
+    row<DurationOption<&C::slow_command_threshold, 0, kMsMax>>("slowCommandThreshold"),
 });
 
 // StackExchange.Redis options redmux deliberately does not have: a user porting a string

@@ -164,12 +164,16 @@ void ConnectionMachine::write_more() {
   if (take == Writer::Take::Nothing) return;
   std::span<const PendingCommand> batch = writer_.batch();
   const Clock::time_point earliest = earliest_deadline(batch);
-  enter_pipeline(batch);
+  enter_pipeline(batch, now_);
   queue_.publish_in_flight(pipeline_.size());
   // The commands before the write that carries them: status() then never sees fewer
   // commands written than writes.
   shared_->counters().commands_written.fetch_add(batch.size(), std::memory_order_relaxed);
   shared_->counters().writes.fetch_add(1, std::memory_order_release);
+  writer_.count_write(batch.size());
+  if (observer_.wants_writes()) [[unlikely]] {
+    observe_write(batch.size(), writer_.buffer().size(), /*from_caller=*/false);
+  }
   arm_deadline(earliest);
   emit_action(IoAction::Kind::Write);
 }
@@ -197,13 +201,23 @@ void ConnectionMachine::absorb_inline_writes() {
   }
   const Clock::time_point earliest = earliest_deadline(handoff_);
   writer_.note_taken(handoff_.back().bytes_end);
-  enter_pipeline(handoff_);
+  enter_pipeline(handoff_, Clock::time_point{});
+  if (observer_.wants_writes()) [[unlikely]] {
+    // The callers' writes, reported as one: they happened on their threads meanwhile.
+    observe_write(handoff_.size(), handoff_.back().bytes_end - handoff_.front().bytes_begin,
+                  /*from_caller=*/true);
+  }
   arm_deadline(earliest);
 }
 
-void ConnectionMachine::enter_pipeline(std::span<const PendingCommand> commands) {
+void ConnectionMachine::enter_pipeline(std::span<const PendingCommand> commands,
+                                       Clock::time_point written) {
   if (pipeline_.empty() && !commands.empty()) health_.on_busy(now_);
-  pipeline_.push(commands);
+  if (observer_.wants_events()) [[unlikely]] {
+    pipeline_.push(commands, written);  // a mark per write: the events' `written` phase
+  } else {
+    pipeline_.push(commands);
+  }
 }
 
 void ConnectionMachine::settle_broken(std::vector<PendingCommand>& in_flight, const Error& cause) {
@@ -215,7 +229,9 @@ void ConnectionMachine::settle_broken(std::vector<PendingCommand>& in_flight, co
   resends_.clear();
   leaving_.clear();
   plan_after_break(in_flight, stream, resends_, leaving_, [&](const PendingCommand& command) {
-    return broken_error(command, cause, stream.written, endpoint_text_);
+    Error error = broken_error(command, cause, stream.written, endpoint_text_);
+    if (observer_.wants_events()) observe_failure(command, CommandOutcome::ConnectionError, error);
+    return error;
   });
   if (!resends_.empty()) {
     if (queue_.is_closed()) {
@@ -229,6 +245,11 @@ void ConnectionMachine::settle_broken(std::vector<PendingCommand>& in_flight, co
     } else {
       queue_.requeue_front(resends_);
       shared_->counters().resent.fetch_add(resends_.size(), std::memory_order_relaxed);
+      if (observer_.logs(LogLevel::Debug)) {
+        log(LogLevel::Debug,
+            std::to_string(resends_.size()) +
+                " commands to be resent after the connection broke: " + cause.message());
+      }
     }
   }
   release(leaving_);
@@ -243,6 +264,7 @@ ConnectionMachine::Actions ConnectionMachine::on_read(std::size_t bytes, Clock::
   absorb_inline_writes();  // replies can only answer commands already in the pipeline
   reader_.commit(bytes);
   health_.on_read(now);
+  last_read_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
   Counters& counters = shared_->counters();
   counters.bytes_read.fetch_add(bytes, std::memory_order_relaxed);
   std::size_t replies = 0;
@@ -295,6 +317,26 @@ void ConnectionMachine::on_push(NodeSpan push) {
 bool ConnectionMachine::on_reply(NodeSpan reply) {
   if (phase_ == Phase::Handshaking || phase_ == Phase::Loading) return on_handshake_reply(reply);
   if (is_error_reply(reply) && resp::says_role_changed(reply)) probe_role();
+  if (observer_.watching() && !pipeline_.empty()) [[unlikely]] {
+    const PendingCommand front = pipeline_.front();
+    // A command that timed out (its caller no longer waits) was reported then: its late
+    // reply is skipped here as in the pipeline.
+    const bool awaited = front.kind == PendingKind::Caller && !front.state->claimed();
+    const Clock::time_point written =
+        observer_.wants_events() ? pipeline_.front_written() : Clock::time_point{};
+    const Pipeline::ReplyOutcome outcome = pipeline_.on_reply(reply, report_error_, release_slot_);
+    if (outcome == Pipeline::ReplyOutcome::Delivered) {
+      if (awaited) observe_reply(front, written, reply, reader_.frame_bytes());
+      return true;
+    }
+    // Not delivered: the connection breaks below, as unobserved.
+    if (outcome == Pipeline::ReplyOutcome::InternalFailed) {
+      connection_broken(break_cause::select_failed(endpoint_text_, reply[0].value));
+    } else {
+      connection_broken(break_cause::unexpected_reply(endpoint_text_));
+    }
+    return false;
+  }
   const Pipeline::ReplyOutcome outcome = pipeline_.on_reply(reply, report_error_, release_slot_);
   if (outcome == Pipeline::ReplyOutcome::InternalFailed) {
     connection_broken(break_cause::select_failed(endpoint_text_, reply[0].value));
@@ -334,7 +376,9 @@ void ConnectionMachine::on_deadline(const SocketFacts& facts) {
   std::size_t timed_out = pipeline_.expire(
       now_,
       [&](const PendingCommand& c, Clock::time_point) {
-        return timeout_error_of(c, /*in_flight=*/true, facts);
+        Error error = timeout_error_of(c, /*in_flight=*/true, facts);
+        if (observer_.wants_events()) observe_failure(c, CommandOutcome::Timeout, error);
+        return error;
       },
       release_slot_);
   if (timed_out > 0) health_.on_timed_out();
@@ -342,7 +386,9 @@ void ConnectionMachine::on_deadline(const SocketFacts& facts) {
   const Clock::time_point queued_next = queue_.collect_expired(now_, expired_);
   for (PendingCommand& command : expired_) {
     if (command.counted) shared_->release_slots(1);  // before its future completes
-    command.state->fail(timeout_error_of(command, /*in_flight=*/false, facts));
+    const Error error = timeout_error_of(command, /*in_flight=*/false, facts);
+    if (observer_.wants_events()) observe_failure(command, CommandOutcome::Timeout, error);
+    command.state->fail(error);
     command.state->release();  // the extra reference collect_expired took
     ++timed_out;
   }
@@ -390,7 +436,9 @@ void ConnectionMachine::on_health_tick() {
       health_.on_tick(now_, pipeline_, server_->is_replica(), quiet, writer_.last_write());
   if (tick.dead) {
     shared_->counters().dead_connections.fetch_add(1, std::memory_order_relaxed);
-    connection_broken(break_cause::dead(endpoint_text_, tick.silent_ms, config_));
+    const Error cause = break_cause::dead(endpoint_text_, tick.silent_ms, config_);
+    if (observer_.logs(LogLevel::Warning)) log(LogLevel::Warning, cause.message());
+    connection_broken(cause);
     return;
   }
   // A READONLY or MASTERDOWN reply asks at once (on_reply()).

@@ -28,7 +28,8 @@ ConnectionMachine::ConnectionMachine(std::shared_ptr<SharedContext> shared, Endp
       writer_(shared_->counters()),
       health_(config_),
       attempts_(config_),
-      server_(std::make_shared<ServerProfile>(config_)) {
+      server_(std::make_shared<ServerProfile>(config_)),
+      observer_(shared_->observer()) {
   actions_.reserve(8);
 
   server_->set_answered_hook([this](bool ask_again) {
@@ -413,6 +414,15 @@ void ConnectionMachine::become_ready() {
   const bool restored = attempts_.succeeded();
   if (restored) shared_->counters().reconnects.fetch_add(1, std::memory_order_relaxed);
   health_.on_ready(now_);
+  if (observer_.histograms() && !endpoint_latency_) {
+    // Once per connection (a lock): the endpoint's histograms. A connection retargeted
+    // elsewhere (Sentinel) keeps recording into its first endpoint's: they are per
+    // connection target as configured.
+    try {
+      endpoint_latency_ = observer_.endpoint_latency(endpoint_text_);
+    } catch (...) {  // out of memory: this connection records per command name only
+    }
+  }
   loading_probes_ = 0;
   server_->forget_probe();
   queue_.reset_stream_database(config_.default_database);

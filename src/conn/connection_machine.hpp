@@ -142,6 +142,22 @@ class ConnectionMachine {
   /// Why the cache of the current session is off although clientCache=true ("" when on);
   /// I/O thread.
   const std::string& cache_refusal() const noexcept { return cache_refusal_; }
+  /// For status(): this connection's writes and the commands they carried, and when it last
+  /// read and wrote (time_point{}: never).
+  struct Activity {
+    std::uint64_t writes = 0;
+    std::uint64_t commands_written = 0;
+    Clock::time_point last_read{};
+    Clock::time_point last_write{};
+  };
+  Activity activity() const noexcept {
+    Activity out;
+    out.writes = writer_.writes();
+    out.commands_written = writer_.commands_written();
+    out.last_read = Clock::time_point(Clock::duration(last_read_.load(std::memory_order_relaxed)));
+    out.last_write = writer_.last_write();
+    return out;
+  }
   /// Redis Cluster: see SubmissionQueue::reroute().
   void reroute(std::shared_ptr<const SlotSet> elsewhere, std::string& bytes,
                std::vector<PendingCommand>& moved) {
@@ -276,7 +292,14 @@ class ConnectionMachine {
   void on_push(NodeSpan push);
   void write_more();
   void absorb_inline_writes();
-  void enter_pipeline(std::span<const PendingCommand> commands);
+  /// `written`: when the write carrying them started; time_point{}: their callers wrote them.
+  void enter_pipeline(std::span<const PendingCommand> commands, Clock::time_point written);
+  // observation (connection_observe.cpp): histograms and hooks, only when watched
+  void observe_reply(const PendingCommand& command, Clock::time_point written, NodeSpan reply,
+                     std::size_t reply_bytes);
+  void observe_failure(const PendingCommand& command, CommandOutcome outcome, const Error& error);
+  void observe_write(std::size_t commands, std::size_t bytes, bool from_caller);
+  void log(LogLevel level, std::string_view message) noexcept;
   void settle_broken(std::vector<PendingCommand>& in_flight, const Error& cause);
   void arm_deadline(Clock::time_point at);
   void on_deadline(const SocketFacts& facts);
@@ -325,6 +348,11 @@ class ConnectionMachine {
   Hook role_hook_;
   DownHook down_hook_;
   Clock::time_point timer_at_ = Clock::time_point::max();  ///< the deadline timer's time
+  Observer& observer_;
+  LatencyPair* endpoint_latency_ = nullptr;   ///< latencyHistograms: this endpoint's (I/O thread)
+  const char* last_name_ = nullptr;           ///< the last command name observed, and its
+  LatencyPair* last_name_latency_ = nullptr;  ///< histograms (I/O thread)
+  std::atomic<Clock::rep> last_read_{0};      ///< for status(), from any thread
 
   // per event
   Clock::time_point now_{};

@@ -33,6 +33,17 @@ void Pipeline::push(std::span<const PendingCommand> commands) {
   if (awaited != 0) note_awaited(awaited);
 }
 
+void Pipeline::push(std::span<const PendingCommand> commands, Clock::time_point written) {
+  push(commands);
+  marks_.push_back({pushed_, written});
+}
+
+Clock::time_point Pipeline::front_written() {
+  const std::uint64_t position = popped();
+  while (!marks_.empty() && marks_.front().end <= position) marks_.pop_front();
+  return marks_.empty() ? Clock::time_point{} : marks_.front().at;
+}
+
 void Pipeline::pop_front(std::size_t& released) {
   PendingCommand& front = in_flight_.front();
   if (front.counted || front.tallied) note_awaited(-1);
@@ -151,6 +162,7 @@ void Pipeline::take_all(std::vector<PendingCommand>& out) {
   first_unexpired_ = 0;
   latest_deadline_ = Clock::time_point::min();
   early_.clear();
+  marks_.clear();
   awaited_.store(0, std::memory_order_relaxed);
 }
 
@@ -168,6 +180,7 @@ std::size_t Pipeline::fail_all(const std::function<Error(const PendingCommand&)>
   first_unexpired_ = 0;
   latest_deadline_ = Clock::time_point::min();
   early_.clear();
+  marks_.clear();
   return released;
 }
 

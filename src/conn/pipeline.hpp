@@ -36,6 +36,13 @@ class Pipeline {
 
   /// The commands whose bytes are about to be written, in write order.
   void push(std::span<const PendingCommand> commands);
+  /// The same, noting when the write that carries them started (observed connections:
+  /// one mark per write, not per command). `written` = time_point{}: their callers wrote
+  /// them themselves, as they were created.
+  void push(std::span<const PendingCommand> commands, Clock::time_point written);
+  /// When the write of front() started: time_point{} when its callers wrote it, or when
+  /// it was pushed without a mark. REQUIRES: !empty().
+  Clock::time_point front_written();
 
   /// InternalFailed: one of redmux's own commands (a SELECT for a database switch) failed;
   /// the commands written behind it would run in the wrong context, so the connection must
@@ -100,7 +107,14 @@ class Pipeline {
   /// reply costs no count of its own.
   std::uint64_t popped() const noexcept { return pushed_ - in_flight_.size(); }
 
+  /// When a write started, for the entries pushed before `end` (a stream position).
+  struct WriteMark {
+    std::uint64_t end;
+    Clock::time_point at;
+  };
+
   RingQueue<PendingCommand> in_flight_;
+  RingQueue<WriteMark> marks_;
   std::uint64_t pushed_ = 0;         ///< entries ever pushed
   std::size_t first_unexpired_ = 0;  ///< callers before this index have been failed
   Clock::time_point latest_deadline_ = Clock::time_point::min();

@@ -51,7 +51,8 @@ class Reader {
         parser_.parse(std::string_view(buffer_.data() + begin_, end_ - begin_));
     if (status == resp::ParseStatus::NeedMore) return Frame::NeedMore;
     if (status == resp::ParseStatus::Failed) return Frame::Malformed;
-    begin_ += parser_.consumed();
+    frame_bytes_ = parser_.consumed();
+    begin_ += frame_bytes_;
     const NodeSpan nodes = parser_.nodes();
     const bool push =
         nodes[0].type == ReplyType::Push || (subscriber_mode_ && resp::is_resp2_pubsub(nodes));
@@ -59,6 +60,8 @@ class Reader {
   }
   /// The frame next() returned (Reply or Push).
   NodeSpan frame() const noexcept { return parser_.nodes(); }
+  /// Its size on the wire.
+  std::size_t frame_bytes() const noexcept { return frame_bytes_; }
   /// After Malformed: why the stream is not valid RESP.
   const Error& error() const noexcept { return parser_.error(); }
   /// Bytes read and not yet parsed into a frame (a reply half read).
@@ -82,7 +85,8 @@ class Reader {
   resp::Parser parser_;
   std::vector<char> buffer_;
   std::size_t begin_ = 0;  ///< first byte not parsed into a frame yet
-  std::size_t end_ = 0;    ///< one past the last byte read
+  std::size_t frame_bytes_ = 0;
+  std::size_t end_ = 0;  ///< one past the last byte read
   bool subscriber_mode_ = false;
 };
 

@@ -1,6 +1,6 @@
 // SharedContext: what a multiplexer's connections share — the configuration, the slots of
-// maxQueuedCommands, counters, and the user's callbacks. Thread-safe: atomics, and a mutex
-// around the callbacks and the wait for room.
+// maxQueuedCommands, counters, the user's callbacks, and the Observer (histograms, hooks,
+// log). Thread-safe: atomics, and a mutex around the callbacks and the wait for room.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "observe/observer.hpp"
 #include "redmux/config.hpp"
 #include "redmux/error.hpp"
 #include "redmux/events.hpp"
@@ -46,10 +47,12 @@ struct Counters {
 
 class SharedContext {
  public:
-  explicit SharedContext(Config config) : config_(std::move(config)) {}
+  explicit SharedContext(Config config) : config_(std::move(config)), observer_(config_) {}
 
   const Config& config() const noexcept { return config_; }
   Counters& counters() noexcept { return counters_; }
+  Observer& observer() noexcept { return observer_; }
+  const Observer& observer() const noexcept { return observer_; }
 
   /// Takes one slot of maxQueuedCommands; false when none is free. Under the wait policy,
   /// waits up to `deadline` for one.
@@ -148,6 +151,7 @@ class SharedContext {
   }
   /// Reports a connection event (on the connection's I/O thread).
   void report_event(const ConnectionEvent& event) noexcept {
+    log_event(event);
     std::shared_ptr<std::function<void(const ConnectionEvent&)>> handler;
     std::shared_ptr<std::function<void(const ConnectionEvent&)>> observer;
     {
@@ -184,6 +188,21 @@ class SharedContext {
   }
 
  private:
+  void log_event(const ConnectionEvent& event) noexcept {
+    const LogLevel level =
+        event.kind == ConnectionEventKind::Failed ? LogLevel::Warning : LogLevel::Info;
+    if (!observer_.logs(level)) return;
+    try {
+      std::string text = "connection " + std::string(to_string(event.kind));
+      if (event.kind == ConnectionEventKind::Failed) {
+        text += " (attempt " + std::to_string(event.attempt) + "): " + event.error.message();
+      } else if (event.kind == ConnectionEventKind::Reconnecting) {
+        text += " in " + std::to_string(event.delay.count()) + " ms";
+      }
+      observer_.log(level, event.endpoint, text);
+    } catch (...) {  // out of memory building the message: the event itself still goes out
+    }
+  }
   bool waits_for_room() const noexcept {
     return config_.queue_full_policy == QueueFullPolicy::Wait && !on_io_thread();
   }
@@ -199,6 +218,7 @@ class SharedContext {
 
   const Config config_;
   Counters counters_;
+  Observer observer_;
   std::atomic<std::size_t> outstanding_{0};
   std::atomic<int> waiters_{0};
   std::mutex room_mutex_;

@@ -127,6 +127,15 @@ class Writer {
 
   std::uint64_t written() const noexcept { return written_.load(std::memory_order_acquire); }
   std::uint64_t taken() const noexcept { return taken_; }
+  /// This connection's writes and the commands they carried (status(); any thread).
+  void count_write(std::size_t commands) noexcept {
+    commands_written_.fetch_add(commands, std::memory_order_relaxed);
+    writes_.fetch_add(1, std::memory_order_release);
+  }
+  std::uint64_t writes() const noexcept { return writes_.load(std::memory_order_acquire); }
+  std::uint64_t commands_written() const noexcept {
+    return commands_written_.load(std::memory_order_relaxed);
+  }
   Clock::time_point last_write() const noexcept {
     return Clock::time_point(Clock::duration(last_write_.load(std::memory_order_relaxed)));
   }
@@ -152,6 +161,8 @@ class Writer {
   /// Bytes the socket confirmed written since the stream restarted (by either writer).
   std::atomic<std::uint64_t> written_{0};
   std::atomic<Clock::rep> last_write_{0};
+  std::atomic<std::uint64_t> writes_{0};
+  std::atomic<std::uint64_t> commands_written_{0};
 
   std::mutex socket_mutex_;  ///< held by an inline write while it sends, and by seal()
   bool sealed_ = true;       ///< guarded by socket_mutex_
@@ -193,6 +204,7 @@ Writer::Inline Writer::write_inline(SubmissionQueue& queue, Ready&& ready, Send&
     // never sees fewer commands written than writes.
     counters_.commands_written.fetch_add(taken, std::memory_order_relaxed);
     counters_.writes.fetch_add(1, std::memory_order_release);
+    count_write(taken);
     last_write_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
   }
   if (result.ready && result.error == 0 && sent == bytes.size()) {

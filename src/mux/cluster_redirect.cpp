@@ -60,6 +60,11 @@ void RedirectState::deliver(NodeSpan reply) noexcept {
     switch (step.kind) {
       case RedirectPolicy::Step::Kind::Follow: {
         router_->shared().counters().redirects.fetch_add(1, std::memory_order_relaxed);
+        if (router_->shared().observer().logs(LogLevel::Debug)) {
+          router_->shared().observer().log(
+              LogLevel::Debug, step.redirect.endpoint.to_string(),
+              std::string(prototype_.name) + " redirected: " + std::string(reply[0].value));
+        }
         if (!step.redirect.ask) router_->moved(step.redirect);
         Connection* next = router_->connection_to(step.redirect.endpoint);
         const bool ask = step.redirect.ask;

@@ -236,6 +236,14 @@ ConnectionStatus::State public_state(detail::ConnectionState state) noexcept {
   return ConnectionStatus::State::Closed;
 }
 
+/// "12 ms ago", or "never".
+std::string ago(std::chrono::steady_clock::time_point at,
+                std::chrono::steady_clock::time_point now) {
+  if (at == std::chrono::steady_clock::time_point{}) return "never";
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - at).count();
+  return std::to_string(ms < 0 ? 0 : ms) + " ms ago";
+}
+
 /// One connection's line in status(). The role is what its server said (HELLO, ROLE).
 ConnectionStatus describe(const detail::Connection& connection, ConnectionStatus::Purpose purpose) {
   ConnectionStatus out;
@@ -248,6 +256,11 @@ ConnectionStatus describe(const detail::Connection& connection, ConnectionStatus
   const detail::Connection::Tally tally = connection.tally();
   out.queued = tally.queued;
   out.in_flight = tally.in_flight;
+  const detail::ConnectionMachine::Activity activity = connection.activity();
+  out.writes = activity.writes;
+  out.commands_written = activity.commands_written;
+  out.last_read = activity.last_read;
+  out.last_write = activity.last_write;
   if (out.state != ConnectionStatus::State::Ready) out.last_failure = connection.last_failure();
   if (const auto& cache = connection.cache()) {
     const detail::CacheTally t = cache->tally();
@@ -344,12 +357,17 @@ MultiplexerStatus Multiplexer::status() const {
   s.loading_waits = c.loading_waits.load(std::memory_order_relaxed);
   s.redirects = c.redirects.load(std::memory_order_relaxed);
   s.cluster_retries = c.cluster_retries.load(std::memory_order_relaxed);
+  const detail::Observer& observer = core_->shared().observer();
+  s.hook_errors = observer.hook_errors();
+  s.slow_hooks = observer.slow_hooks();
+  s.slow_commands = observer.slow_commands();
   s.outstanding = core_->shared().outstanding();
   return s;
 }
 
 std::string Multiplexer::status_text() const {
   const MultiplexerStatus s = status();
+  const auto now = std::chrono::steady_clock::now();
   std::string text = "redmux " + std::string(kVersion);
   if (!config().name.empty()) text += " \"" + config().name + "\"";
   text += ": ";
@@ -374,6 +392,12 @@ std::string Multiplexer::status_text() const {
       text +=
           " queued=" + std::to_string(one.queued) + " in-flight=" + std::to_string(one.in_flight);
     }
+    if (one.writes > 0) {
+      char per[32];
+      std::snprintf(per, sizeof per, "%.1f", one.commands_per_write());
+      text += " writes=" + std::to_string(one.writes) + " (" + per + " commands/write)";
+    }
+    text += " last read " + ago(one.last_read, now) + ", last write " + ago(one.last_write, now);
   }
   char per_write[32];
   std::snprintf(per_write, sizeof per_write, "%.1f", s.commands_per_write());
@@ -404,9 +428,41 @@ std::string Multiplexer::status_text() const {
             " cache-invalidations=" + std::to_string(s.cache.invalidations) +
             " cache-evictions=" + std::to_string(s.cache.evictions);
   }
-  text += " bytes-out=" + std::to_string(s.bytes_written) +
-          " bytes-in=" + std::to_string(s.bytes_read) + "; " + core_->pool().describe();
+  text +=
+      " bytes-out=" + std::to_string(s.bytes_written) + " bytes-in=" + std::to_string(s.bytes_read);
+  if (s.hook_errors > 0) text += " hook-errors=" + std::to_string(s.hook_errors);
+  if (s.slow_hooks > 0) text += " slow-hooks=" + std::to_string(s.slow_hooks);
+  if (config().slow_command_threshold.count() > 0) {
+    text += " slow-commands=" + std::to_string(s.slow_commands);
+  }
+  text += "; " + core_->pool().describe();
+  if (config().latency_histograms) {
+    // One line per command name and per endpoint: time to reply, and until delivered.
+    const Latencies latencies = core_->shared().observer().latencies();
+    auto add = [&](const LatencyStats& stats) {
+      text += "\n  latency " + stats.name + ": reply " + to_string(summarize(stats.to_reply)) +
+              "; delivered " + to_string(summarize(stats.to_delivery));
+    };
+    for (const LatencyStats& stats : latencies.by_command) add(stats);
+    for (const LatencyStats& stats : latencies.by_endpoint) add(stats);
+  }
   return text;
+}
+
+Latencies Multiplexer::latencies() const {
+  return core_->shared().observer().latencies();
+}
+
+void Multiplexer::on_command(CommandHook hook) {
+  core_->shared().observer().set_command_hook(std::move(hook));
+}
+
+void Multiplexer::on_write(WriteHook hook) {
+  core_->shared().observer().set_write_hook(std::move(hook));
+}
+
+void Multiplexer::on_log(LogLevel level, LogHook hook) {
+  core_->shared().observer().set_log_hook(level, std::move(hook));
 }
 
 void Multiplexer::on_error(std::function<void(const Error&)> handler) {

@@ -145,6 +145,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// For status() (any thread): see ConnectionMachine::tally().
   using Tally = ConnectionMachine::Tally;
   Tally tally() const { return machine_.tally(); }
+  /// For status() (any thread): see ConnectionMachine::activity().
+  ConnectionMachine::Activity activity() const noexcept { return machine_.activity(); }
 
  private:
   /// Does what the machine asked, in order, dropping what a newer generation made stale.

@@ -229,6 +229,55 @@ TEST_F(ClusterTest, StatusShowsEveryNodeWithItsRoleAndSlots) {
   EXPECT_NE(text.find("connections=7 connected=7"), std::string::npos) << text;
 }
 
+// Observability in a cluster: each command is reported by the node that answered it, the
+// histograms are per node, and each node's connection counts its own writes.
+TEST_F(ClusterTest, EachNodeReportsItsOwnCommandsHistogramsAndWrites) {
+  auto mux = Multiplexer::connect(cluster_->node(0).address() + ",latencyHistograms=true");
+  std::mutex mutex;
+  std::map<std::string, std::string> served_by;  // key's command → "host:port"
+  mux->on_command([&](const CommandEvent& event) {
+    std::lock_guard lock(mutex);
+    served_by[std::to_string(served_by.size())] =
+        std::string(event.server_address) + ":" + std::to_string(event.server_port);
+  });
+  Database db = mux->database();
+  constexpr int kKeys = 300;
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string key = "observed:" + std::to_string(i);
+    ASSERT_TRUE(db.set(key, "v").get());
+    std::string node;
+    ASSERT_TRUE(wait_until([&] {
+      std::lock_guard lock(mutex);
+      auto it = served_by.find(std::to_string(i));
+      if (it == served_by.end()) return false;
+      node = it->second;
+      return true;
+    }));
+    EXPECT_EQ(node, cluster_->owner_of(key).address()) << key;
+  }
+  const Latencies latencies = mux->latencies();
+  std::uint64_t per_node = 0;
+  for (RedisServer* primary : cluster_->primaries()) {
+    const LatencyStats* stats = latencies.endpoint(primary->address());
+    ASSERT_NE(stats, nullptr) << primary->address();
+    EXPECT_GT(stats->to_reply.count(), 0u);
+    per_node += stats->to_reply.count();
+  }
+  EXPECT_EQ(per_node, static_cast<std::uint64_t>(kKeys));
+  ASSERT_NE(latencies.command("SET"), nullptr);
+  EXPECT_EQ(latencies.command("SET")->to_reply.count(), static_cast<std::uint64_t>(kKeys));
+  std::uint64_t node_writes = 0;
+  for (const ConnectionStatus& one : mux->status().per_connection) {
+    if (one.purpose != ConnectionStatus::Purpose::ClusterNode) continue;
+    if (one.role == ConnectionStatus::Role::Primary) {
+      EXPECT_GT(one.writes, 0u) << one.endpoint;
+      EXPECT_GE(one.commands_per_write(), 1.0) << one.endpoint;
+    }
+    node_writes += one.writes;
+  }
+  EXPECT_GE(node_writes, static_cast<std::uint64_t>(kKeys));
+}
+
 TEST_F(ClusterTest, MultiKeyCommandsAcrossSlotsAreSplitAndReassembledInOrder) {
   auto mux = Multiplexer::connect(cluster_->seeds());
   Database db = mux->database();

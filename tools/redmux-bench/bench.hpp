@@ -31,6 +31,7 @@ struct Options {
   int window = 0;
   std::vector<long long> commands;
   std::string client = "redmux";         ///< burst: redmux | hiredis
+  bool counting_hook = false;            ///< burst: install a command hook that counts
   bool no_baselines = false;             ///< skip hiredis and redis-benchmark rows
   std::string wait_policy = "adaptive";  ///< how get() waits: adaptive or sleep
   int repeat = 1;                        ///< modes, callers: runs per variant (median reported)

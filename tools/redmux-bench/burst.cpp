@@ -6,6 +6,7 @@
 // No observer connection and no table: one line (or one JSON row) at the end.
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -43,6 +44,12 @@ int run_burst(const Options& options, long long commands) {
   std::string server = config.endpoints.front().to_string();
   if (options.client == "redmux") {
     auto mux = redmux::Multiplexer::connect(config);
+    std::atomic<long long> hooked{0};
+    if (options.counting_hook) {
+      mux->on_command([&hooked](const redmux::CommandEvent&) {
+        hooked.fetch_add(1, std::memory_order_relaxed);
+      });
+    }
     redmux::Database db = mux->database();
     const redmux::ServerIdentity id = mux->server_identity();
     server = id.product + " " + id.version + " at " + server;
@@ -55,6 +62,9 @@ int run_burst(const Options& options, long long commands) {
     const std::optional<std::string> value = db.get(key).get();
     if (commands > 0 && value != std::to_string(commands)) last = -1;
     (void)db.del(key).get();
+    // The hook saw every command: the DEL before the burst, the burst's and the GET after
+    // (it runs after each delivery, so the last DEL's may still be running).
+    if (options.counting_hook && hooked.load() < commands + 2) last = -1;
   } else if (options.client == "hiredis") {
     HiredisConnection connection(config);
     connection.del(key);  // setup and check through hiredis too: redmux is not touched

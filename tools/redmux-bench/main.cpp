@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--client", o.client, "burst: redmux or hiredis")
       ->check(CLI::IsMember({"redmux", "hiredis"}));
+  app.add_flag("--counting-hook", o.counting_hook,
+               "burst: install a Multiplexer::on_command() hook that counts (its cost; "
+               "latencyHistograms=true in --url for the histograms')");
   app.add_option("--repeat", o.repeat,
                  "modes, callers: run every variant N times, interleaved, and report the "
                  "median run by ops/s (default 1)");

@@ -1,0 +1,93 @@
+// Hooks: what a multiplexer reports, per command, per write and as log records, to functions
+// the application installs (Multiplexer::on_command(), on_write(), on_log()). Field names
+// follow OpenTelemetry's semantic conventions for Redis (db.operation.name, db.namespace,
+// server.address …) so that a bridge to a tracing SDK is a few lines
+// (docs/observability.md shows one).
+//
+// Threads: hooks run on an I/O thread, in the middle of its work: they must not block (no
+// wait on a future, no lock held long, no I/O). A hook that throws is caught and counted
+// (MultiplexerStatus::hook_errors); one that takes more than a millisecond is counted too
+// (slow_hooks). The events' string_views live only for the call: copy what you keep.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+namespace redmux {
+
+/// How a command ended.
+enum class CommandOutcome {
+  Value,            ///< the server answered with a value
+  ServerError,      ///< the server answered with an error (WRONGTYPE, NOSCRIPT …)
+  Timeout,          ///< its deadline passed first (asyncTimeout or its own)
+  ConnectionError,  ///< its connection broke or closed; not resent
+};
+std::string_view to_string(CommandOutcome outcome) noexcept;
+
+/// When each phase of a command ended (steady_clock). A phase not reached is time_point{}.
+struct CommandPhases {
+  using TimePoint = std::chrono::steady_clock::time_point;
+  /// The call that sent it was made and the command queued for its connection (one instant:
+  /// the caller's thread encodes it into the connection's queue in that call).
+  TimePoint created{};
+  /// The write that carried it started (group commit: one instant per write). A command the
+  /// caller's thread wrote itself (the connection was idle) has written == created.
+  TimePoint written{};
+  TimePoint reply_read{};  ///< its reply was read from the socket (one instant per read)
+  TimePoint delivered{};   ///< its future held the value (a caller woken, a then() run)
+};
+
+/// One command, once it ended. Only callers' commands are reported (not redmux's own PING,
+/// SELECT, ROLE …, nor fire-and-forget ones, which no one waits for).
+struct CommandEvent {
+  static constexpr std::string_view db_system_name = "redis";  ///< db.system.name
+  std::string_view operation_name;  ///< db.operation.name: "GET", "CLIENT KILL"
+  int db_namespace = 0;             ///< db.namespace: the database index
+  std::string_view server_address;  ///< server.address: host, or the Unix socket path
+  int server_port = 0;              ///< server.port (0 for a Unix socket)
+  CommandOutcome outcome = CommandOutcome::Value;
+  /// db.response.status_code: the error reply's prefix ("WRONGTYPE", "ERR"); empty otherwise.
+  std::string_view response_status_code;
+  /// error.type: the status code for a server error, "timeout", "connection_error"; empty
+  /// for a value.
+  std::string_view error_type;
+  std::string_view error_message;  ///< the server's or redmux's message; empty for a value
+  std::size_t bytes_written = 0;   ///< its request on the wire
+  std::size_t bytes_read = 0;      ///< its reply on the wire (0 without one)
+  bool resent = false;             ///< written again after a connection broke
+  CommandPhases phases;
+};
+
+/// One write to a socket (one pipelined batch: every command queued meanwhile, a Batch, a
+/// transaction's commands).
+struct WriteEvent {
+  std::string_view server_address;  ///< server.address
+  int server_port = 0;              ///< server.port
+  std::size_t batch_size = 0;       ///< db.operation.batch.size: commands it carried
+  std::size_t bytes = 0;            ///< bytes it carried
+  /// The caller's thread wrote it itself (the connection was idle), else the I/O thread.
+  bool from_caller = false;
+  std::chrono::steady_clock::time_point at{};  ///< when it started
+};
+
+/// Severity of a log record; a log hook is given those at or above its level.
+enum class LogLevel { Debug, Info, Warning, Error, Off };
+std::string_view to_string(LogLevel level) noexcept;
+
+/// One log record. Debug: redirects followed, commands resent. Info: connected, reconnecting,
+/// restored. Warning: a failed attempt or a break, a dead connection, a slow command (over
+/// slowCommandThreshold, with its phases). Error: a hook that threw.
+struct LogRecord {
+  LogLevel level = LogLevel::Info;
+  std::string_view endpoint;  ///< the connection's "host:port", or empty
+  std::string_view message;
+};
+
+using CommandHook = std::function<void(const CommandEvent&)>;
+using WriteHook = std::function<void(const WriteEvent&)>;
+using LogHook = std::function<void(const LogRecord&)>;
+
+}  // namespace redmux

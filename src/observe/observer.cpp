@@ -1,0 +1,237 @@
+#include "observe/observer.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace redmux {
+
+std::string_view to_string(CommandOutcome outcome) noexcept {
+  switch (outcome) {
+    case CommandOutcome::Value:
+      return "value";
+    case CommandOutcome::ServerError:
+      return "server error";
+    case CommandOutcome::Timeout:
+      return "timeout";
+    case CommandOutcome::ConnectionError:
+      return "connection error";
+  }
+  return "?";
+}
+
+std::string_view to_string(LogLevel level) noexcept {
+  switch (level) {
+    case LogLevel::Debug:
+      return "debug";
+    case LogLevel::Info:
+      return "info";
+    case LogLevel::Warning:
+      return "warning";
+    case LogLevel::Error:
+      return "error";
+    case LogLevel::Off:
+      return "off";
+  }
+  return "?";
+}
+
+namespace detail {
+namespace {
+
+/// A hook that runs longer than this counts as slow (status(): slow_hooks).
+constexpr std::chrono::milliseconds kSlowHook{1};
+
+std::size_t slot_of(const char* name) noexcept {
+  // Names are the command table's: one address per name, so the address is the key.
+  const auto address = reinterpret_cast<std::uintptr_t>(name);
+  return static_cast<std::size_t>((address >> 3) * 0x9E3779B97F4A7C15ULL >> 55);  // 9 bits
+}
+
+std::string micros(std::chrono::steady_clock::duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) + " µs";
+}
+
+}  // namespace
+
+Observer::Observer(const Config& config)
+    : histograms_(config.latency_histograms), slow_threshold_(config.slow_command_threshold) {}
+
+Observer::~Observer() {
+  for (std::atomic<LatencyPair*>& slot : names_) delete slot.load(std::memory_order_relaxed);
+  delete other_names_.load(std::memory_order_relaxed);
+}
+
+LatencyPair* Observer::command_latency(std::string_view name) noexcept {
+  if (!histograms_) return nullptr;
+  static_assert(kNames == 512, "slot_of() yields 9 bits");
+  std::size_t slot = slot_of(name.data());
+  for (std::size_t probe = 0; probe < kNames; ++probe, slot = (slot + 1) % kNames) {
+    LatencyPair* entry = names_[slot].load(std::memory_order_acquire);
+    if (entry == nullptr) {
+      // First time this name is seen (not per command): allocate, then claim the slot.
+      LatencyPair* fresh = nullptr;
+      try {
+        fresh = new LatencyPair(name);
+      } catch (...) {
+        return nullptr;
+      }
+      if (names_[slot].compare_exchange_strong(entry, fresh, std::memory_order_acq_rel)) {
+        return fresh;
+      }
+      delete fresh;  // another I/O thread claimed it first: `entry` is what it put there
+    }
+    if (entry->name.data() == name.data() || entry->name == name) return entry;
+  }
+  LatencyPair* other = other_names_.load(std::memory_order_acquire);
+  if (other) return other;
+  try {
+    LatencyPair* fresh = new LatencyPair("(other)");
+    if (other_names_.compare_exchange_strong(other, fresh, std::memory_order_acq_rel)) return fresh;
+    delete fresh;
+    return other;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+LatencyPair* Observer::endpoint_latency(std::string_view endpoint) {
+  if (!histograms_) return nullptr;
+  std::lock_guard lock(endpoints_mutex_);
+  for (const std::unique_ptr<LatencyPair>& entry : endpoints_) {
+    if (entry->name == endpoint) return entry.get();
+  }
+  endpoints_.push_back(std::make_unique<LatencyPair>(endpoint));
+  return endpoints_.back().get();
+}
+
+Latencies Observer::latencies() const {
+  Latencies out;
+  if (!histograms_) return out;
+  // Several entries may carry one name (a command the table knows under two spellings):
+  // merged by name.
+  std::map<std::string, LatencyStats, std::less<>> by_name;
+  auto add = [](std::map<std::string, LatencyStats, std::less<>>& into, const LatencyPair& pair) {
+    LatencyStats& stats = into[pair.name];
+    stats.name = pair.name;
+    pair.to_reply.copy_to(stats.to_reply);
+    pair.to_delivery.copy_to(stats.to_delivery);
+  };
+  for (const std::atomic<LatencyPair*>& slot : names_) {
+    if (const LatencyPair* pair = slot.load(std::memory_order_acquire)) add(by_name, *pair);
+  }
+  if (const LatencyPair* other = other_names_.load(std::memory_order_acquire)) add(by_name, *other);
+  for (auto& [name, stats] : by_name) {
+    if (stats.to_reply.count() > 0 || stats.to_delivery.count() > 0) {
+      out.by_command.push_back(std::move(stats));
+    }
+  }
+  std::map<std::string, LatencyStats, std::less<>> by_endpoint;
+  {
+    std::lock_guard lock(endpoints_mutex_);
+    for (const std::unique_ptr<LatencyPair>& pair : endpoints_) add(by_endpoint, *pair);
+  }
+  for (auto& [name, stats] : by_endpoint) out.by_endpoint.push_back(std::move(stats));
+  return out;
+}
+
+void Observer::publish(std::unique_ptr<Hooks> hooks) {
+  events_wanted_.store(
+      static_cast<bool>(hooks->command) ||
+          (slow_threshold_.count() > 0 && hooks->log && hooks->log_level <= LogLevel::Warning),
+      std::memory_order_release);
+  writes_wanted_.store(static_cast<bool>(hooks->write), std::memory_order_release);
+  log_level_.store(hooks->log ? hooks->log_level : LogLevel::Off, std::memory_order_release);
+  hooks_.store(hooks.get(), std::memory_order_release);
+  all_hooks_.push_back(std::move(hooks));
+}
+
+void Observer::set_command_hook(CommandHook hook) {
+  std::lock_guard lock(hooks_mutex_);
+  const Hooks* current = hooks_.load(std::memory_order_acquire);
+  auto next = std::make_unique<Hooks>(current ? *current : Hooks{});
+  next->command = std::move(hook);
+  publish(std::move(next));
+}
+
+void Observer::set_write_hook(WriteHook hook) {
+  std::lock_guard lock(hooks_mutex_);
+  const Hooks* current = hooks_.load(std::memory_order_acquire);
+  auto next = std::make_unique<Hooks>(current ? *current : Hooks{});
+  next->write = std::move(hook);
+  publish(std::move(next));
+}
+
+void Observer::set_log_hook(LogLevel level, LogHook hook) {
+  std::lock_guard lock(hooks_mutex_);
+  const Hooks* current = hooks_.load(std::memory_order_acquire);
+  auto next = std::make_unique<Hooks>(current ? *current : Hooks{});
+  next->log = std::move(hook);
+  next->log_level = level;
+  publish(std::move(next));
+}
+
+template <typename Call>
+void Observer::run_hook(Call&& call, std::string_view what) noexcept {
+  const Clock::time_point start = now();
+  try {
+    call();
+  } catch (...) {  // a throwing hook must not take down an I/O thread
+    hook_errors_.fetch_add(1, std::memory_order_relaxed);
+    if (what != "log" && logs(LogLevel::Error)) {
+      log(LogLevel::Error, {}, std::string("the ") + std::string(what) + " hook threw");
+    }
+  }
+  if (now() - start > kSlowHook) slow_hooks_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Observer::command_done(const CommandEvent& event) noexcept {
+  const Hooks* hooks = hooks_.load(std::memory_order_acquire);
+  if (!hooks) return;
+  if (hooks->command) run_hook([&] { hooks->command(event); }, "command");
+  if (slow_threshold_.count() > 0 && event.phases.delivered != Clock::time_point{} &&
+      event.phases.delivered - event.phases.created > slow_threshold_) {
+    slow_commands_.fetch_add(1, std::memory_order_relaxed);
+    if (logs(LogLevel::Warning)) {
+      try {
+        log_slow(event);
+      } catch (...) {  // out of memory building the message: the count above still shows it
+      }
+    }
+  }
+}
+
+void Observer::log_slow(const CommandEvent& event) {
+  const CommandPhases& p = event.phases;
+  const bool caller_wrote = p.written == p.created;
+  std::string text = "slow command: " + std::string(event.operation_name) + " took " +
+                     micros(p.delivered - p.created) + " (threshold " + micros(slow_threshold_) +
+                     "): ";
+  text += caller_wrote ? "written by its caller at once"
+                       : "queued " + micros(p.written - p.created) + " until written";
+  text += ", " + micros(p.reply_read - p.written) + " until its reply was read (the server and " +
+          "the network), " + micros(p.delivered - p.reply_read) + " until delivered; " +
+          std::to_string(event.bytes_written) + " bytes out, " + std::to_string(event.bytes_read) +
+          " bytes in";
+  std::string endpoint(event.server_address);
+  if (event.server_port != 0) endpoint += ":" + std::to_string(event.server_port);
+  log(LogLevel::Warning, endpoint, text);
+}
+
+void Observer::write_done(const WriteEvent& event) noexcept {
+  const Hooks* hooks = hooks_.load(std::memory_order_acquire);
+  if (hooks && hooks->write) run_hook([&] { hooks->write(event); }, "write");
+}
+
+void Observer::log(LogLevel level, std::string_view endpoint, std::string_view message) noexcept {
+  if (!logs(level)) return;
+  const Hooks* hooks = hooks_.load(std::memory_order_acquire);
+  if (!hooks || !hooks->log) return;
+  LogRecord record;
+  record.level = level;
+  record.endpoint = endpoint;
+  record.message = message;
+  run_hook([&] { hooks->log(record); }, "log");
+}
+
+}  // namespace detail
+}  // namespace redmux

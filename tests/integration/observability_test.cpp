@@ -1,0 +1,167 @@
+// Observability against a real server: the latency histograms count every command, per name
+// and per endpoint, and status_text() prints them; the command hook sees each command with
+// its OpenTelemetry fields and phases in order; the write hook counts what the writes
+// carried; the log hears of a reconnect; status() per connection has writes and times.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "redmux/redmux.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+namespace redmux {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+using test::wait_until;
+
+TEST(ObservabilityTest, HistogramsCountEveryCommandPerNameAndPerEndpoint) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",latencyHistograms=true");
+  Database db = mux->database();
+  constexpr int kIncrs = 2000;
+  std::vector<Future<long long>> futures;
+  for (int i = 0; i < kIncrs; ++i) futures.push_back(db.incr("observed"));
+  for (auto& future : futures) future.get();
+  ASSERT_EQ(db.get("observed").get(), std::optional<std::string>(std::to_string(kIncrs)));
+  // The GET's delivery is recorded right after its future completes: wait for it.
+  ASSERT_TRUE(wait_until([&] {
+    const LatencyStats* get = mux->latencies().command("GET");
+    return get && get->to_delivery.count() == 1;
+  }));
+  const Latencies latencies = mux->latencies();
+  const LatencyStats* incr = latencies.command("INCR");
+  ASSERT_NE(incr, nullptr);
+  EXPECT_EQ(incr->to_reply.count(), static_cast<std::uint64_t>(kIncrs));
+  EXPECT_EQ(incr->to_delivery.count(), static_cast<std::uint64_t>(kIncrs));
+  EXPECT_GT(incr->to_reply.percentile(0.5).count(), 0);
+  EXPECT_LE(incr->to_reply.percentile(0.5), incr->to_reply.percentile(0.99));
+  EXPECT_LE(incr->to_reply.percentile(0.99), incr->to_reply.max());
+  const LatencyStats* endpoint = latencies.endpoint(server.address());
+  ASSERT_NE(endpoint, nullptr);
+  EXPECT_EQ(endpoint->to_reply.count(), static_cast<std::uint64_t>(kIncrs + 1));
+  const std::string text = mux->status_text();
+  EXPECT_NE(text.find("latency INCR: reply n=" + std::to_string(kIncrs) + " p50="),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("latency " + server.address() + ": reply n="), std::string::npos) << text;
+}
+
+TEST(ObservabilityTest, WithoutTheOptionThereAreNoHistograms) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  ASSERT_EQ(mux->database().incr("n").get(), 1);
+  EXPECT_TRUE(mux->latencies().by_command.empty());
+  EXPECT_EQ(mux->status_text().find("latency "), std::string::npos);
+}
+
+struct Recorded {
+  std::string name;
+  int db = -1;
+  std::string address;
+  int port = 0;
+  CommandOutcome outcome{};
+  std::string status_code;
+  std::size_t bytes_written = 0;
+  std::size_t bytes_read = 0;
+  CommandPhases phases;
+};
+
+TEST(ObservabilityTest, TheCommandHookSeesEachCommandWithItsFieldsAndPhasesInOrder) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",defaultDatabase=3");
+  std::mutex mutex;
+  std::vector<Recorded> seen;
+  mux->on_command([&](const CommandEvent& event) {
+    std::lock_guard lock(mutex);
+    seen.push_back({std::string(event.operation_name), event.db_namespace,
+                    std::string(event.server_address), event.server_port, event.outcome,
+                    std::string(event.response_status_code), event.bytes_written,
+                    event.bytes_read, event.phases});
+  });
+  std::atomic<std::size_t> writes{0}, written{0};
+  mux->on_write([&](const WriteEvent& event) {
+    writes.fetch_add(1);
+    written.fetch_add(event.batch_size);
+  });
+  Database db = mux->database();
+  ASSERT_TRUE(db.set("text", "value").get());
+  EXPECT_THROW(db.lpush("text", "x").get(), ServerError);
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return seen.size() == 2;
+  }));
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(seen[0].name, "SET");
+  EXPECT_EQ(seen[0].db, 3);
+  EXPECT_EQ(seen[0].address, server.host());
+  EXPECT_EQ(seen[0].port, server.port());
+  EXPECT_EQ(seen[0].outcome, CommandOutcome::Value);
+  EXPECT_EQ(seen[0].bytes_read, 5u);  // +OK\r\n
+  EXPECT_GT(seen[0].bytes_written, 0u);
+  EXPECT_EQ(seen[1].name, "LPUSH");
+  EXPECT_EQ(seen[1].outcome, CommandOutcome::ServerError);
+  EXPECT_EQ(seen[1].status_code, "WRONGTYPE");
+  for (const Recorded& one : seen) {
+    EXPECT_LE(one.phases.created, one.phases.written) << one.name;
+    EXPECT_LE(one.phases.written, one.phases.reply_read) << one.name;
+    EXPECT_LE(one.phases.reply_read, one.phases.delivered) << one.name;
+  }
+  EXPECT_GE(writes.load(), 2u);
+  EXPECT_GE(written.load(), 2u);
+}
+
+TEST(ObservabilityTest, EachConnectionSaysWhatItsWritesCarriedAndWhenItLastReadAndWrote) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  Database db = mux->database();
+  std::vector<Future<long long>> futures;
+  for (int i = 0; i < 500; ++i) futures.push_back(db.incr("n"));
+  for (auto& future : futures) future.get();
+  const MultiplexerStatus status = mux->status();
+  ASSERT_EQ(status.per_connection.size(), 1u);
+  const ConnectionStatus& one = status.per_connection[0];
+  EXPECT_GE(one.writes, 1u);
+  EXPECT_GE(one.commands_written, 500u);
+  EXPECT_GE(one.commands_per_write(), 1.0);
+  EXPECT_LE(one.writes, status.writes);
+  EXPECT_NE(one.last_read, std::chrono::steady_clock::time_point{});
+  EXPECT_NE(one.last_write, std::chrono::steady_clock::time_point{});
+  EXPECT_LE(one.last_write, std::chrono::steady_clock::now());
+  const std::string text = mux->status_text();
+  EXPECT_NE(text.find(" commands/write) last read "), std::string::npos) << text;
+}
+
+TEST(ObservabilityTest, TheLogIsSilentUntilInstalledThenHearsOfABreakAndTheReconnect) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",reconnectBaseDelay=20ms");
+  std::mutex mutex;
+  std::vector<std::pair<LogLevel, std::string>> logged;
+  mux->on_log(LogLevel::Info, [&](const LogRecord& record) {
+    std::lock_guard lock(mutex);
+    logged.emplace_back(record.level, std::string(record.message));
+  });
+  server.kill();
+  server.restart();
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    for (const auto& [level, message] : logged) {
+      if (message == "connection restored") return true;
+    }
+    return false;
+  })) << mux->status_text();
+  std::lock_guard lock(mutex);
+  bool warned = false;
+  for (const auto& [level, message] : logged) {
+    if (level == LogLevel::Warning && message.starts_with("connection failed")) warned = true;
+  }
+  EXPECT_TRUE(warned);
+}
+
+}  // namespace
+}  // namespace redmux
