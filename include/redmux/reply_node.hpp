@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <string_view>
 
@@ -36,41 +37,23 @@ enum class ReplyType : std::uint8_t {
   Push,            // >
 };
 
+namespace detail {
+
+/// type_name()'s table, one row a ReplyType in declaration order.
+inline constexpr std::string_view kReplyTypeNames[] = {
+    "simple string", "simple error", "integer",    "bulk string", "array",           "null",
+    "boolean",       "double",       "big number", "bulk error",  "verbatim string", "map",
+    "set",           "attribute",    "push",
+};
+static_assert(std::size(kReplyTypeNames) == static_cast<std::size_t>(ReplyType::Push) + 1,
+              "one name a ReplyType");
+
+}  // namespace detail
+
 /// "simple string", "bulk error", "map" … (for messages).
 constexpr std::string_view type_name(ReplyType type) noexcept {
-  switch (type) {
-    case ReplyType::SimpleString:
-      return "simple string";
-    case ReplyType::SimpleError:
-      return "simple error";
-    case ReplyType::Integer:
-      return "integer";
-    case ReplyType::BulkString:
-      return "bulk string";
-    case ReplyType::Array:
-      return "array";
-    case ReplyType::Null:
-      return "null";
-    case ReplyType::Boolean:
-      return "boolean";
-    case ReplyType::Double:
-      return "double";
-    case ReplyType::BigNumber:
-      return "big number";
-    case ReplyType::BulkError:
-      return "bulk error";
-    case ReplyType::VerbatimString:
-      return "verbatim string";
-    case ReplyType::Map:
-      return "map";
-    case ReplyType::Set:
-      return "set";
-    case ReplyType::Attribute:
-      return "attribute";
-    case ReplyType::Push:
-      return "push";
-  }
-  return "unknown type";
+  const auto at = static_cast<std::size_t>(type);
+  return at < std::size(detail::kReplyTypeNames) ? detail::kReplyTypeNames[at] : "unknown type";
 }
 
 /// True for Array, Map, Set, Attribute and Push.

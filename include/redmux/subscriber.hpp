@@ -114,7 +114,7 @@ struct SubscriberStatus {
 class Subscription {
  public:
   Subscription() = default;
-  Subscription(Subscription&&) noexcept;
+  Subscription(Subscription&&) noexcept = default;
   Subscription& operator=(Subscription&&) noexcept;
   Subscription(const Subscription&) = delete;
   Subscription& operator=(const Subscription&) = delete;
@@ -148,7 +148,7 @@ class Subscription {
 class MessageQueue {
  public:
   MessageQueue() = default;
-  MessageQueue(MessageQueue&&) noexcept;
+  MessageQueue(MessageQueue&&) noexcept = default;
   MessageQueue& operator=(MessageQueue&&) noexcept;
   MessageQueue(const MessageQueue&) = delete;
   MessageQueue& operator=(const MessageQueue&) = delete;

@@ -1,56 +1,64 @@
 #include "redmux/error.hpp"
 #include "redmux/events.hpp"
 
+#include <iterator>
+
+#include "core/enum_names.hpp"
+
 namespace redmux {
 namespace {
+
+/// Throws `code` with `message` as the exception class that stands for it.
+using Raise = void (*)(errc code, const std::string& message);
+
+template <class Exception>
+[[noreturn]] void raise_as(errc code, const std::string& message) {
+  throw Exception(code, message);
+}
+
+/// What stands for an errc: its message (error_category().message()) and the exception
+/// Error::raise() throws.
+struct ErrcInfo {
+  std::string_view message;
+  Raise raise;
+};
+
+/// One row an errc, in declaration order.
+constexpr ErrcInfo kErrcs[] = {
+    {"ok", nullptr},
+    {"protocol error", raise_as<ProtocolError>},
+    {"server replied with an error", raise_as<ServerError>},
+    {"reply does not convert to the requested type", raise_as<UnexpectedReplyError>},
+    {"timed out", raise_as<TimeoutError>},
+    {"command queue is full", raise_as<QueueFullError>},
+    {"connection lost before the command was sent", raise_as<ConnectionError>},
+    {"connection lost after the command was sent", raise_as<ConnectionError>},
+    {"connection failed", raise_as<ConnectionError>},
+    {"authentication failed", raise_as<ConnectionError>},
+    {"not connected", raise_as<ConnectionError>},
+    {"multiplexer shut down", raise_as<ConnectionError>},
+    {"blocking wait on an I/O thread", raise_as<DeadlockError>},
+    {"admin command needs allowAdmin=true", raise_as<AdminModeError>},
+    {"command not allowed on a shared connection", raise_as<NotAllowedError>},
+    {"invalid configuration", raise_as<ConfigError>},
+    {"invalid argument", raise_as<InvalidArgumentError>},
+    {"transaction did not commit", raise_as<TransactionAbortedError>},
+    {"subscription buffer overflowed", raise_as<RedmuxError>},
+    {"handler threw", raise_as<RedmuxError>},
+};
+static_assert(std::size(kErrcs) == static_cast<std::size_t>(errc::handler_failed) + 1,
+              "one kErrcs row an errc");
+
+/// The row of `code`; {"unknown redmux error", nullptr} for a value past the enumerators.
+constexpr ErrcInfo info_of(errc code) noexcept {
+  return detail::name_of(code, kErrcs, ErrcInfo{"unknown redmux error", nullptr});
+}
 
 class Category final : public std::error_category {
  public:
   const char* name() const noexcept override { return "redmux"; }
   std::string message(int value) const override {
-    switch (static_cast<errc>(value)) {
-      case errc::ok:
-        return "ok";
-      case errc::protocol_error:
-        return "protocol error";
-      case errc::server_error:
-        return "server replied with an error";
-      case errc::unexpected_reply:
-        return "reply does not convert to the requested type";
-      case errc::timeout:
-        return "timed out";
-      case errc::queue_full:
-        return "command queue is full";
-      case errc::not_sent:
-        return "connection lost before the command was sent";
-      case errc::outcome_unknown:
-        return "connection lost after the command was sent";
-      case errc::connection_failed:
-        return "connection failed";
-      case errc::authentication_failed:
-        return "authentication failed";
-      case errc::disconnected:
-        return "not connected";
-      case errc::shut_down:
-        return "multiplexer shut down";
-      case errc::deadlock:
-        return "blocking wait on an I/O thread";
-      case errc::admin_required:
-        return "admin command needs allowAdmin=true";
-      case errc::not_allowed:
-        return "command not allowed on a shared connection";
-      case errc::invalid_config:
-        return "invalid configuration";
-      case errc::invalid_argument:
-        return "invalid argument";
-      case errc::transaction_aborted:
-        return "transaction did not commit";
-      case errc::subscription_overflow:
-        return "subscription buffer overflowed";
-      case errc::handler_failed:
-        return "handler threw";
-    }
-    return "unknown redmux error";
+    return std::string(info_of(static_cast<errc>(value)).message);
   }
 };
 
@@ -82,42 +90,7 @@ bool Error::safe_to_retry() const noexcept {
 }
 
 void Error::raise() const {
-  switch (code_) {
-    case errc::server_error:
-      throw ServerError(code_, message_);
-    case errc::protocol_error:
-      throw ProtocolError(code_, message_);
-    case errc::unexpected_reply:
-      throw UnexpectedReplyError(code_, message_);
-    case errc::timeout:
-      throw TimeoutError(code_, message_);
-    case errc::queue_full:
-      throw QueueFullError(code_, message_);
-    case errc::not_sent:
-    case errc::outcome_unknown:
-    case errc::connection_failed:
-    case errc::authentication_failed:
-    case errc::disconnected:
-    case errc::shut_down:
-      throw ConnectionError(code_, message_);
-    case errc::deadlock:
-      throw DeadlockError(code_, message_);
-    case errc::admin_required:
-      throw AdminModeError(code_, message_);
-    case errc::not_allowed:
-      throw NotAllowedError(code_, message_);
-    case errc::invalid_config:
-      throw ConfigError(code_, message_);
-    case errc::invalid_argument:
-      throw InvalidArgumentError(code_, message_);
-    case errc::transaction_aborted:
-      throw TransactionAbortedError(code_, message_);
-    case errc::subscription_overflow:
-    case errc::handler_failed:
-      throw RedmuxError(code_, message_);
-    case errc::ok:
-      break;
-  }
+  if (const Raise raise = info_of(code_).raise) raise(code_, message_);
   throw RedmuxError(code_, message_.empty() ? "redmux: raise() on a non-error" : message_);
 }
 

@@ -1,5 +1,6 @@
 #include "redmux/multiplexer.hpp"
 
+#include "core/enum_names.hpp"
 #include "mux/cluster.hpp"
 #include "mux/core.hpp"
 #include "mux/dedicated_pool.hpp"
@@ -188,32 +189,21 @@ bool Multiplexer::is_connected() const noexcept {
   return false;
 }
 
-namespace {
-
-/// The name of enumerator `value` from `names` (in declaration order), "?" past the end.
-template <typename Enum, std::size_t N>
-std::string_view name_of(Enum value, const std::string_view (&names)[N]) noexcept {
-  const auto at = static_cast<std::size_t>(value);
-  return at < N ? names[at] : std::string_view("?");
-}
-
-}  // namespace
-
 std::string_view to_string(ConnectionStatus::Purpose purpose) noexcept {
   static constexpr std::string_view kNames[] = {"interactive", "cluster node", "subscription",
                                                 "shard subscription", "dedicated"};
-  return name_of(purpose, kNames);
+  return detail::name_of(purpose, kNames);
 }
 
 std::string_view to_string(ConnectionStatus::State state) noexcept {
   static constexpr std::string_view kNames[] = {"idle",  "connecting",   "handshaking",
                                                 "ready", "reconnecting", "closed"};
-  return name_of(state, kNames);
+  return detail::name_of(state, kNames);
 }
 
 std::string_view to_string(ConnectionStatus::Role role) noexcept {
   static constexpr std::string_view kNames[] = {"unknown", "primary", "replica"};
-  return name_of(role, kNames);
+  return detail::name_of(role, kNames);
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "core/enum_names.hpp"
 #include "mux/core.hpp"
 #include "mux/transaction_run.hpp"
 #include "redmux/database.hpp"
@@ -190,31 +191,25 @@ Condition Condition::sorted_set_score_equal(std::string_view key, std::string_vi
 }
 
 std::string_view Condition::describe() const noexcept {
-  switch (kind_) {
-    case Kind::KeyExists:
-      return "key exists (EXISTS)";
-    case Kind::KeyNotExists:
-      return "key does not exist (EXISTS)";
-    case Kind::StringEqual:
-      return "string equals (GET)";
-    case Kind::HashEqual:
-      return "hash field equals (HGET)";
-    case Kind::HashExists:
-      return "hash field exists (HEXISTS)";
-    case Kind::HashNotExists:
-      return "hash field does not exist (HEXISTS)";
-    case Kind::ListLength:
-      return comparison_ == Comparison::Equal  ? "list length equals (LLEN)"
-             : comparison_ == Comparison::Less ? "list length is less (LLEN)"
-                                               : "list length is greater (LLEN)";
-    case Kind::SetContains:
-      return "set contains member (SISMEMBER)";
-    case Kind::SetNotContains:
-      return "set does not contain member (SISMEMBER)";
-    case Kind::SortedSetScoreEqual:
-      return "sorted-set score equals (ZSCORE)";
+  if (kind_ == Kind::ListLength) {
+    static constexpr std::string_view kByComparison[] = {
+        "list length equals (LLEN)", "list length is less (LLEN)", "list length is greater (LLEN)"};
+    return detail::name_of(comparison_, kByComparison, kByComparison[2]);
   }
-  return "condition";
+  static constexpr std::string_view kByKind[] = {
+      "key exists (EXISTS)",
+      "key does not exist (EXISTS)",
+      "string equals (GET)",
+      "hash field equals (HGET)",
+      "hash field exists (HEXISTS)",
+      "hash field does not exist (HEXISTS)",
+      "list length",  // ListLength: by comparison, above
+      "set contains member (SISMEMBER)",
+      "set does not contain member (SISMEMBER)",
+      "sorted-set score equals (ZSCORE)",
+  };
+  static_assert(std::size(kByKind) == static_cast<std::size_t>(Kind::SortedSetScoreEqual) + 1);
+  return detail::name_of(kind_, kByKind, std::string_view("condition"));
 }
 
 // --- Transaction -------------------------------------------------------------------------

@@ -6,6 +6,23 @@
 #include "topology/slot.hpp"
 
 namespace redmux {
+namespace {
+
+/// The move-assignment of Subscription and MessageQueue: `self` first ends what it holds
+/// (its unsubscribe()), then takes `other`'s hub and core.
+template <class Handle, class Core>
+Handle& end_then_take(Handle& self, Handle& other,
+                      std::shared_ptr<detail::SubscriptionHub> Handle::*hub,
+                      std::shared_ptr<Core> Handle::*core) {
+  if (&self != &other) {
+    self.unsubscribe();
+    self.*hub = std::move(other.*hub);
+    self.*core = std::move(other.*core);
+  }
+  return self;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // Subscription
@@ -14,15 +31,8 @@ Subscription::Subscription(std::shared_ptr<detail::SubscriptionHub> hub,
                            std::shared_ptr<detail::SubscriptionState> state)
     : hub_(std::move(hub)), state_(std::move(state)) {}
 
-Subscription::Subscription(Subscription&&) noexcept = default;
-
 Subscription& Subscription::operator=(Subscription&& other) noexcept {
-  if (this != &other) {
-    unsubscribe();
-    hub_ = std::move(other.hub_);
-    state_ = std::move(other.state_);
-  }
-  return *this;
+  return end_then_take(*this, other, &Subscription::hub_, &Subscription::state_);
 }
 
 Subscription::~Subscription() {
@@ -69,15 +79,8 @@ MessageQueue::MessageQueue(std::shared_ptr<detail::SubscriptionHub> hub,
                            std::shared_ptr<detail::QueueCore> queue)
     : hub_(std::move(hub)), queue_(std::move(queue)) {}
 
-MessageQueue::MessageQueue(MessageQueue&&) noexcept = default;
-
 MessageQueue& MessageQueue::operator=(MessageQueue&& other) noexcept {
-  if (this != &other) {
-    unsubscribe();
-    hub_ = std::move(other.hub_);
-    queue_ = std::move(other.queue_);
-  }
-  return *this;
+  return end_then_take(*this, other, &MessageQueue::hub_, &MessageQueue::queue_);
 }
 
 MessageQueue::~MessageQueue() {

@@ -15,6 +15,16 @@ using namespace lexical;
 /// NodeList::offsets entry of a node without text (aggregate, Null, streamed string).
 constexpr std::size_t kNoText = std::numeric_limits<std::size_t>::max();
 
+/// The message for the length `text` of a `marker` line that parse_length() did not take
+/// (`status` Overflow or Invalid); `$` and `*` lines may also carry -1 and ?.
+std::string length_error(LengthStatus status, char marker, std::string_view text) {
+  if (status == LengthStatus::Overflow) {
+    return std::string(marker_name(marker)) + " length " + quote(text) + " overflows";
+  }
+  return "invalid " + std::string(marker_name(marker)) + " length " + quote(text) +
+         (marker == '$' || marker == '*' ? " (expected digits, -1 or ?)" : " (expected digits)");
+}
+
 }  // namespace
 
 Parser::Parser(ParserLimits limits) : limits_(limits) {}
@@ -162,16 +172,8 @@ Parser::Step Parser::parse_line(std::string_view data, std::size_t cr) {
       }
       if (marker == '$' && text == "-1") return emit(ReplyType::Null, text_offset, 0);
       std::size_t length = 0;
-      switch (parse_length(text, length)) {
-        case LengthStatus::Ok:
-          break;
-        case LengthStatus::Overflow:
-          return fail(std::string(marker_name(marker)) + " length " + quote(text) + " overflows",
-                      start);
-        case LengthStatus::Invalid:
-          return fail("invalid " + std::string(marker_name(marker)) + " length " + quote(text) +
-                          (marker == '$' ? " (expected digits, -1 or ?)" : " (expected digits)"),
-                      start);
+      if (const LengthStatus status = parse_length(text, length); status != LengthStatus::Ok) {
+        return fail(length_error(status, marker, text), start);
       }
       if (length > limits_.max_bulk_length) {
         return fail(std::string(marker_name(marker)) + " length " + std::to_string(length) +
@@ -305,16 +307,8 @@ Parser::Step Parser::open_aggregate(ReplyType type, char marker, std::string_vie
   } else if (marker == '*' && text == "-1") {
     return emit(ReplyType::Null, start + 1, 0);
   } else {
-    switch (parse_length(text, count)) {
-      case LengthStatus::Ok:
-        break;
-      case LengthStatus::Overflow:
-        return fail(std::string(marker_name(marker)) + " length " + quote(text) + " overflows",
-                    start);
-      case LengthStatus::Invalid:
-        return fail("invalid " + std::string(marker_name(marker)) + " length " + quote(text) +
-                        (marker == '*' ? " (expected digits, -1 or ?)" : " (expected digits)"),
-                    start);
+    if (const LengthStatus status = parse_length(text, count); status != LengthStatus::Ok) {
+      return fail(length_error(status, marker, text), start);
     }
     const std::size_t limit = limits_.max_aggregate_elements;
     if (count > limit || (pairs && count > limit / 2)) {

@@ -254,6 +254,35 @@ TEST(PubSubTest, UnsubscribeStopsDelivery) {
   EXPECT_EQ(inbox.size(), 1u);
 }
 
+TEST(PubSubTest, MoveAssignmentEndsWhatTheTargetHeld) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  Subscriber subscriber = mux->subscriber();
+  Inbox old_inbox;
+  Inbox new_inbox;
+  Subscription sub = subscriber.subscribe("assigned-old", old_inbox.handler());
+  Subscription other = subscriber.subscribe("assigned-new", new_inbox.handler());
+  MessageQueue queue = subscriber.subscribe_queue({"queued-old"});
+  MessageQueue other_queue = subscriber.subscribe_queue({"queued-new"});
+  sub.confirmed().get();
+  other.confirmed().get();
+  queue.confirmed().get();
+  other_queue.confirmed().get();
+  sub = std::move(other);
+  queue = std::move(other_queue);
+  EXPECT_FALSE(other.active());  // the moved-from handle is empty
+  EXPECT_TRUE(sub.active());
+  EXPECT_EQ(sub.name(), "assigned-new");
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "assigned-old") == 0; }));
+  ASSERT_TRUE(test::wait_until([&] { return numsub(server, "queued-old") == 0; }));
+  EXPECT_EQ(numsub(server, "assigned-new"), 1);
+  EXPECT_EQ(numsub(server, "queued-new"), 1);
+  mux->database().publish("queued-new", "q").get();
+  auto popped = queue.pop_for(5s);
+  ASSERT_TRUE(popped.has_value());
+  EXPECT_EQ(popped->channel, "queued-new");
+}
+
 TEST(PubSubTest, UnsubscribeFromInsideTheHandler) {
   RedisServer server;
   auto mux = connect_to(server);

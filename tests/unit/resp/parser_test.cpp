@@ -368,7 +368,7 @@ TEST(ParserMalformedTest, EachGivesAProtocolErrorNamingTheProblem) {
       {"=-1\r\n", "invalid verbatim string length"},
       {"!?\r\n", "invalid bulk error length"},
       {"*-2\r\n", R"(invalid array length "-2")"},
-      {"*x\r\n", R"(invalid array length "x")"},
+      {"*x\r\n", R"(invalid array length "x" (expected digits, -1 or ?))"},
       {"*99999999999999999999999\r\n", "array length \"99999999999999999999999\" overflows"},
       {"%-1\r\n", R"(invalid map length "-1" (expected digits))"},
       {"~-1\r\n", "invalid set length"},

@@ -1,0 +1,98 @@
+// What stands for each errc: the category's message and the exception class Error::raise()
+// throws (error.cpp's table), for every enumerator and for values past them.
+#include "redmux/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <iterator>
+#include <typeinfo>
+#include <utility>
+
+namespace redmux {
+namespace {
+
+TEST(ErrcTableTest, EveryCodeHasItsMessage) {
+  const std::pair<errc, const char*> expected[] = {
+      {errc::ok, "ok"},
+      {errc::protocol_error, "protocol error"},
+      {errc::server_error, "server replied with an error"},
+      {errc::unexpected_reply, "reply does not convert to the requested type"},
+      {errc::timeout, "timed out"},
+      {errc::queue_full, "command queue is full"},
+      {errc::not_sent, "connection lost before the command was sent"},
+      {errc::outcome_unknown, "connection lost after the command was sent"},
+      {errc::connection_failed, "connection failed"},
+      {errc::authentication_failed, "authentication failed"},
+      {errc::disconnected, "not connected"},
+      {errc::shut_down, "multiplexer shut down"},
+      {errc::deadlock, "blocking wait on an I/O thread"},
+      {errc::admin_required, "admin command needs allowAdmin=true"},
+      {errc::not_allowed, "command not allowed on a shared connection"},
+      {errc::invalid_config, "invalid configuration"},
+      {errc::invalid_argument, "invalid argument"},
+      {errc::transaction_aborted, "transaction did not commit"},
+      {errc::subscription_overflow, "subscription buffer overflowed"},
+      {errc::handler_failed, "handler threw"},
+  };
+  ASSERT_EQ(std::size(expected), static_cast<std::size_t>(errc::handler_failed) + 1);
+  for (const auto& [code, message] : expected) {
+    EXPECT_EQ(make_error_code(code).message(), message) << static_cast<int>(code);
+    EXPECT_EQ(make_error_code(code).category().name(), std::string("redmux"));
+  }
+}
+
+TEST(ErrcTableTest, ValuesPastTheCodesAreUnknown) {
+  for (int value : {-1, static_cast<int>(errc::handler_failed) + 1, 1000}) {
+    EXPECT_EQ(error_category().message(value), "unknown redmux error") << value;
+  }
+}
+
+/// Error(code, "the message").raise() throws exactly `Exception` with code and message.
+template <class Exception>
+void expect_raises(errc code) {
+  SCOPED_TRACE(static_cast<int>(code));
+  try {
+    Error(code, "the message").raise();
+    ADD_FAILURE() << "raise() returned";
+  } catch (const RedmuxError& e) {
+    EXPECT_EQ(typeid(e), typeid(Exception)) << typeid(e).name();
+    EXPECT_EQ(e.code(), code);
+    EXPECT_EQ(std::string(e.what()), "the message");
+  }
+}
+
+TEST(ErrcTableTest, RaiseThrowsTheClassOfEachCode) {
+  expect_raises<ProtocolError>(errc::protocol_error);
+  expect_raises<ServerError>(errc::server_error);
+  expect_raises<UnexpectedReplyError>(errc::unexpected_reply);
+  expect_raises<TimeoutError>(errc::timeout);
+  expect_raises<QueueFullError>(errc::queue_full);
+  for (errc code : {errc::not_sent, errc::outcome_unknown, errc::connection_failed,
+                    errc::authentication_failed, errc::disconnected, errc::shut_down}) {
+    expect_raises<ConnectionError>(code);
+  }
+  expect_raises<DeadlockError>(errc::deadlock);
+  expect_raises<AdminModeError>(errc::admin_required);
+  expect_raises<NotAllowedError>(errc::not_allowed);
+  expect_raises<ConfigError>(errc::invalid_config);
+  expect_raises<InvalidArgumentError>(errc::invalid_argument);
+  expect_raises<TransactionAbortedError>(errc::transaction_aborted);
+  expect_raises<RedmuxError>(errc::subscription_overflow);
+  expect_raises<RedmuxError>(errc::handler_failed);
+  expect_raises<RedmuxError>(static_cast<errc>(1000));
+}
+
+TEST(ErrcTableTest, RaiseOnANonErrorSaysSo) {
+  try {
+    Error().raise();
+    ADD_FAILURE() << "raise() returned";
+  } catch (const RedmuxError& e) {
+    EXPECT_EQ(typeid(e), typeid(RedmuxError));
+    EXPECT_EQ(e.code(), errc::ok);
+    EXPECT_EQ(std::string(e.what()), "redmux: raise() on a non-error");
+  }
+}
+
+}  // namespace
+}  // namespace redmux
