@@ -170,8 +170,11 @@ void ClusterRouter::hand_over(const SlotMap& map, int db, std::string_view bytes
   for (PendingCommand& command : commands) {
     const std::string_view encoded =
         bytes.substr(command.bytes_begin, command.bytes_end - command.bytes_begin);
-    if (command.kind == PendingKind::FireAndForget && !command.counted && command.name == kAsking) {
-      continue;  // redmux's own, for the command after it: asked again where that lands
+    // redmux's own ASKING (named by the very constant it was written with, not by its
+    // text), for the command after it: asked again where that lands.
+    if (command.kind == PendingKind::FireAndForget && !command.counted &&
+        command.name.data() == kAsking.data()) {
+      continue;
     }
     const std::int16_t owner =
         command.slot == kNoSlot ? SlotTable::kNoNode : map.table.owner(command.slot);
