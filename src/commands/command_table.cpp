@@ -122,7 +122,9 @@ std::ptrdiff_t find_top(std::string_view text) noexcept {
   for (std::size_t slot = hash & (kHashSlots - 1);; slot = (slot + 1) & (kHashSlots - 1)) {
     const std::uint16_t i = kByHash[slot];
     if (i == kNoEntry) return -1;
-    if (kCommands[i].name == name) return i;
+    const std::string_view candidate = kCommands[i].name;
+    if (candidate.size() == name.size() && std::equal(name.begin(), name.end(), candidate.begin()))
+      return i;
   }
 }
 

@@ -19,11 +19,18 @@ std::size_t decimal_digits(std::size_t n) noexcept {
 /// Writes `marker`, n in decimal and CRLF at `at`; returns the end.
 char* write_header(char* at, char marker, std::size_t n) noexcept {
   *at++ = marker;
-  if (n < 10) {  // most arguments and argument counts: no digit buffer, no copy
+  if (n < 10) {  // most argument counts and command names: no digit buffer, no copy
     at[0] = static_cast<char>('0' + n);
     at[1] = '\r';
     at[2] = '\n';
     return at + 3;
+  }
+  if (n < 100) {  // most keys and values of small commands
+    at[0] = static_cast<char>('0' + n / 10);
+    at[1] = static_cast<char>('0' + n % 10);
+    at[2] = '\r';
+    at[3] = '\n';
+    return at + 4;
   }
   char digits[20];
   char* end = digits + sizeof digits;
