@@ -163,18 +163,18 @@ struct SecretOption {
   static std::string check(const Config&) { return {}; }
 };
 
+// The names of an enumerated option's values. The first name of each value is the one
+// to_string() prints; a bad value's error lists them ("expected resp3 or resp2").
 template <class E>
 struct EnumNames;
 template <>
 struct EnumNames<Protocol> {
-  // The first name of each value is the one to_string() prints.
   static constexpr std::array<std::pair<std::string_view, Protocol>, 4> kNames{{
       {"resp3", Protocol::Resp3},
       {"resp2", Protocol::Resp2},
       {"3", Protocol::Resp3},
       {"2", Protocol::Resp2},
   }};
-  static constexpr std::string_view kExpected = "expected resp3 or resp2";
 };
 template <>
 struct EnumNames<QueueFullPolicy> {
@@ -182,7 +182,6 @@ struct EnumNames<QueueFullPolicy> {
       {"fail", QueueFullPolicy::Fail},
       {"wait", QueueFullPolicy::Wait},
   }};
-  static constexpr std::string_view kExpected = "expected fail or wait";
 };
 template <>
 struct EnumNames<BacklogPolicy> {
@@ -190,7 +189,6 @@ struct EnumNames<BacklogPolicy> {
       {"queue", BacklogPolicy::Queue},
       {"failFast", BacklogPolicy::FailFast},
   }};
-  static constexpr std::string_view kExpected = "expected queue or failFast";
 };
 
 template <>
@@ -200,7 +198,6 @@ struct EnumNames<ClientCacheMode> {
       {"bcast", ClientCacheMode::Broadcast},
       {"optin", ClientCacheMode::OptIn},
   }};
-  static constexpr std::string_view kExpected = "expected default, bcast or optin";
 };
 template <>
 struct EnumNames<ClientCacheReads> {
@@ -208,7 +205,6 @@ struct EnumNames<ClientCacheReads> {
       {"all", ClientCacheReads::All},
       {"flagged", ClientCacheReads::Flagged},
   }};
-  static constexpr std::string_view kExpected = "expected all or flagged";
 };
 
 template <auto Member>
@@ -223,7 +219,23 @@ struct EnumOption {
         return {};
       }
     }
-    return std::string(Names::kExpected);
+    return expected();
+  }
+  // "expected a, b or c": the first name of each value, in the table's order.
+  static std::string expected() {
+    std::vector<std::string_view> firsts;
+    for (std::size_t i = 0; i < Names::kNames.size(); ++i) {
+      bool named_before = false;
+      for (std::size_t j = 0; j < i; ++j)
+        named_before = named_before || Names::kNames[j].second == Names::kNames[i].second;
+      if (!named_before) firsts.push_back(Names::kNames[i].first);
+    }
+    std::string out = "expected ";
+    for (std::size_t i = 0; i < firsts.size(); ++i) {
+      if (i > 0) out += i + 1 == firsts.size() ? " or " : ", ";
+      out += firsts[i];
+    }
+    return out;
   }
   static std::string print(const Config& config) {
     for (const auto& [name, enumerator] : Names::kNames) {

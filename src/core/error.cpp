@@ -120,17 +120,8 @@ std::string ServerError::prefix() const {
 namespace redmux {
 
 std::string_view to_string(ConnectionEventKind kind) noexcept {
-  switch (kind) {
-    case ConnectionEventKind::Connected:
-      return "connected";
-    case ConnectionEventKind::Failed:
-      return "failed";
-    case ConnectionEventKind::Reconnecting:
-      return "reconnecting";
-    case ConnectionEventKind::Restored:
-      return "restored";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"connected", "failed", "reconnecting", "restored"};
+  return detail::name_of(kind, kNames);
 }
 
 }  // namespace redmux

@@ -3,36 +3,19 @@
 #include <algorithm>
 #include <map>
 
+#include "core/enum_names.hpp"
+
 namespace redmux {
 
 std::string_view to_string(CommandOutcome outcome) noexcept {
-  switch (outcome) {
-    case CommandOutcome::Value:
-      return "value";
-    case CommandOutcome::ServerError:
-      return "server error";
-    case CommandOutcome::Timeout:
-      return "timeout";
-    case CommandOutcome::ConnectionError:
-      return "connection error";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"value", "server error", "timeout",
+                                                "connection error"};
+  return detail::name_of(outcome, kNames);
 }
 
 std::string_view to_string(LogLevel level) noexcept {
-  switch (level) {
-    case LogLevel::Debug:
-      return "debug";
-    case LogLevel::Info:
-      return "info";
-    case LogLevel::Warning:
-      return "warning";
-    case LogLevel::Error:
-      return "error";
-    case LogLevel::Off:
-      return "off";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"debug", "info", "warning", "error", "off"};
+  return detail::name_of(level, kNames);
 }
 
 namespace detail {

@@ -1001,7 +1001,7 @@ TEST(ConfigDocs, ReferenceListsEveryOption) {
   for (std::string name; std::getline(stream, name, ',');) {
     names.push_back(name.substr(name.find_first_not_of(' ')));
   }
-  EXPECT_EQ(names.size(), 43u);
+  EXPECT_EQ(names.size(), 45u);
 
   std::ifstream file(std::string(REDMUX_SOURCE_DIR) + "/docs/configuration.md");
   ASSERT_TRUE(file) << "docs/configuration.md not found in " << REDMUX_SOURCE_DIR;
