@@ -6,19 +6,13 @@
 #include "conn/break_policy.hpp"
 #include "conn/connection_machine.hpp"
 #include "conn/messages.hpp"
+#include "resp/classify.hpp"
 
 namespace redmux::detail {
 namespace {
 
 constexpr std::string_view kPing = "PING";
 const Arg kPingArgs[] = {Arg(kPing)};
-
-// A RESP3 tracking invalidation: >2 "invalidate" [key …] or >2 "invalidate" _.
-bool is_invalidation(NodeSpan push) noexcept {
-  return push.size() >= 3 && push[0].type == ReplyType::Push && push[0].size == 2 &&
-         push[1].value == "invalidate" &&
-         (push[2].type == ReplyType::Null || push[2].type == ReplyType::Array);
-}
 
 }  // namespace
 
@@ -299,7 +293,7 @@ void ConnectionMachine::on_push(NodeSpan push) {
   // Out of band (a RESP3 push, or a RESP2 pub/sub array on a subscriber connection): a
   // message, or the confirmation of one name of a SUBSCRIBE-family command in flight.
   shared_->counters().pushes.fetch_add(1, std::memory_order_relaxed);
-  if (cache_ && is_invalidation(push)) {
+  if (cache_ && resp::is_invalidation(push)) {
     // In order with the replies: a fill whose reply comes after this push finds its entry
     // gone and is not stored (the fill race). A nil list: everything (FLUSHALL, FLUSHDB).
     if (push[2].type == ReplyType::Null) {

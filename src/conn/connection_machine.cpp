@@ -3,7 +3,6 @@
 #include "conn/connection_machine.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <utility>
 
 #include "conn/messages.hpp"

@@ -415,56 +415,6 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   return submit_routed(db, options, args, info, state);
 }
 
-Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const Arg> args,
-                             const CommandInfo& info, std::size_t key_index, CommandState* state) {
-  if (cluster()) return submit_routed(db, options, args, info, state);
-  Result<Connection*> routed = route_command(info, args, options.flags, nullptr);
-  if (!routed || !*routed) return submit_routed(db, options, args, info, state);
-  Connection& connection = **routed;
-  const std::shared_ptr<ClientCache>& cache = connection.cache();
-  if (!cache || connection.state() != ConnectionState::Ready) {
-    return submit_routed(db, options, args, info, state);
-  }
-  thread_local CachedReply cached;
-  const Clock::time_point now = Clock::now();
-  const ClientCache::Lookup lookup = cache->lookup(db, args, args[key_index].bytes(), now, cached);
-  if (lookup.outcome == ClientCache::Lookup::Outcome::Hit) {
-    state->deliver(cached.span());  // outside the cache's lock: a continuation may read again
-    return Error();
-  }
-  if (lookup.outcome == ClientCache::Lookup::Outcome::Plain) {
-    return submit_routed(db, options, args, info, state);
-  }
-  const std::string key(args[key_index].bytes());
-  auto abandon = [&](Error error) {
-    std::string identity;
-    ClientCache::identity_of(db, args, identity);
-    cache->abandon_fill(key, identity, lookup.ticket);
-    state->fail(error);
-    return error;
-  };
-  auto [deadline, timeout_ms] = deadline_for(options);
-  if (!take_slot(deadline)) return abandon(queue_full_error(info, deadline, timeout_ms));
-  if (Error error = check_database(db, connection, info)) {
-    shared_->release_slots(1);
-    return abandon(std::move(error));
-  }
-  PendingCommand read = caller_command(info, options, state, deadline, timeout_ms);
-  if (several_servers_) {  // where else it may run (held_commands.hpp)
-    read.replica_use = has_flag(options.flags, Flags::DemandReplica)   ? ReplicaUse::Demand
-                       : has_flag(options.flags, Flags::PreferReplica) ? ReplicaUse::Prefer
-                                                                       : ReplicaUse::None;
-  }
-  thread_local std::string bytes;
-  thread_local std::vector<PendingCommand> commands;
-  bytes.clear();
-  commands.clear();
-  cache_route_.build_fill(cache, lookup.ticket, db, args, key_index, now, read, bytes, commands);
-  shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
-  connection.submit_batch(db, bytes, commands);
-  return Error();
-}
-
 Error MuxCore::submit_routed(int db, const CallOptions& options, std::span<const Arg> args,
                              const CommandInfo& info, CommandState* state) {
   auto refuse = [&](Error error) {

@@ -45,6 +45,12 @@ bool is_resp2_pubsub(NodeSpan frame) noexcept {
          push_kind(frame) != PushKind::Other;
 }
 
+bool is_invalidation(NodeSpan push) noexcept {
+  return push.size() >= 3 && push[0].type == ReplyType::Push && push[0].size == 2 &&
+         push[1].type == ReplyType::BulkString && push[1].value == "invalidate" &&
+         (push[2].type == ReplyType::Null || push[2].type == ReplyType::Array);
+}
+
 bool says_role_changed(NodeSpan reply) noexcept {
   if (reply.empty() || !is_error(reply[0])) return false;
   const std::string_view text = reply[0].value;

@@ -36,6 +36,10 @@ constexpr bool is_confirmation(PushKind kind) noexcept {
   return kind >= PushKind::Subscribe;
 }
 
+/// True for a RESP3 tracking invalidation (client-side caching): >2 "invalidate" [key …],
+/// or >2 "invalidate" _ when every key is to go.
+bool is_invalidation(NodeSpan push) noexcept;
+
 /// True when `frame` is a RESP2 pub/sub frame: an array of at least 3 elements led by a
 /// pub/sub kind. On a subscribed RESP2 connection such a frame is a push, not a reply.
 bool is_resp2_pubsub(NodeSpan frame) noexcept;

@@ -56,6 +56,17 @@ TEST(ClassifyTest, AResp2PubSubFrameIsAnArrayOfThreeOrMoreLedByAKind) {
   EXPECT_FALSE(is_resp2_pubsub(Frame(">3\r\n" + bulk("message") + bulk("c") + bulk("p")).nodes()));
 }
 
+TEST(ClassifyTest, ATrackingInvalidationIsAPushOfInvalidateAndKeysOrNull) {
+  EXPECT_TRUE(is_invalidation(Frame(">2\r\n" + bulk("invalidate") + "*1\r\n" + bulk("k")).nodes()));
+  EXPECT_TRUE(is_invalidation(Frame(">2\r\n" + bulk("invalidate") + "_\r\n").nodes()));
+  // Not a push, another kind, or not keys: not an invalidation.
+  EXPECT_FALSE(
+      is_invalidation(Frame("*2\r\n" + bulk("invalidate") + "*1\r\n" + bulk("k")).nodes()));
+  EXPECT_FALSE(is_invalidation(Frame(">3\r\n" + bulk("message") + bulk("c") + bulk("p")).nodes()));
+  EXPECT_FALSE(is_invalidation(Frame(">2\r\n" + bulk("invalidate") + bulk("k")).nodes()));
+  EXPECT_FALSE(is_invalidation(Frame(">2\r\n+invalidate\r\n_\r\n").nodes()));
+}
+
 TEST(ClassifyTest, ReadOnlyAndMasterDownErrorsSayTheRoleMayHaveChanged) {
   EXPECT_TRUE(says_role_changed(
       Frame("-READONLY You can't write against a read only replica.\r\n").nodes()));
