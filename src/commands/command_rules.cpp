@@ -2,10 +2,11 @@
 // when the table is built) are the only command-name compares outside the table's lookups.
 #include "commands/command_rules.hpp"
 
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <string_view>
+
+#include "core/ascii.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -32,14 +33,6 @@ std::optional<milliseconds> time_at(std::span<const Arg> args, std::size_t index
   return parse_time(args[index].bytes(), unit);
 }
 
-bool equals_word(std::string_view a, std::string_view upper_word) noexcept {
-  if (a.size() != upper_word.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::toupper(static_cast<unsigned char>(a[i])) != upper_word[i]) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<milliseconds> blocking_time(const CommandInfo& info,
@@ -56,8 +49,8 @@ std::optional<milliseconds> blocking_time(const CommandInfo& info,
   if (name == "WAITAOF") return time_at(args, 3, TimeUnit::Milliseconds);  // local replicas t
   if (name == "XREAD" || name == "XREADGROUP") {
     for (std::size_t i = 1; i + 1 < n; ++i) {
-      if (equals_word(args[i].bytes(), "STREAMS")) break;
-      if (equals_word(args[i].bytes(), "BLOCK"))
+      if (ascii::equals_upper(args[i].bytes(), "STREAMS")) break;
+      if (ascii::equals_upper(args[i].bytes(), "BLOCK"))
         return time_at(args, i + 1, TimeUnit::Milliseconds);
     }
   }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "commands/command_rules.hpp"
+#include "core/ascii.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -51,10 +52,7 @@ constexpr std::size_t kMaxNameLength = 32;
 /// Upper-cases `text` into `buf`; empty when it cannot be a built-in name.
 std::string_view upper(std::string_view text, std::array<char, kMaxNameLength>& buf) noexcept {
   if (text.empty() || text.size() > buf.size()) return {};
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    buf[i] = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
-  }
+  for (std::size_t i = 0; i < text.size(); ++i) buf[i] = ascii::upper(text[i]);
   return {buf.data(), text.size()};
 }
 
@@ -113,8 +111,7 @@ std::ptrdiff_t find_top(std::string_view text) noexcept {
   std::array<char, kMaxNameLength> buf;
   std::uint32_t hash = kFnvBasis;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    const char c = ascii::upper(text[i]);
     buf[i] = c;
     hash = (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
   }
@@ -143,7 +140,7 @@ constexpr CommandInfo kOverflowCommand{
 class UnknownCommands {
  public:
   const CommandInfo& intern(std::string_view name) {
-    std::string key = upper_copy(name);
+    std::string key = ascii::upper_copy(name);
     std::lock_guard lock(mutex_);
     if (auto it = by_name_.find(key); it != by_name_.end()) return *it->second;
     if (by_name_.size() >= kMaxUnknownCommands) return kOverflowCommand;
@@ -155,7 +152,7 @@ class UnknownCommands {
 
   void learn(std::string_view name, CommandFlag flags, KeyRule rule, int first, int last, int step,
              int numkeys_index) {
-    std::string key = upper_copy(name);
+    std::string key = ascii::upper_copy(name);
     std::lock_guard lock(mutex_);
     auto it = by_name_.find(key);
     if (it == by_name_.end() && by_name_.size() >= kMaxUnknownCommands) return;
@@ -169,12 +166,6 @@ class UnknownCommands {
   }
 
  private:
-  static std::string upper_copy(std::string_view name) {
-    std::string key(name);
-    for (char& c : key)
-      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-    return key;
-  }
   // REQUIRES: mutex_ held.
   const CommandInfo* make(const std::string& name, CommandFlag flags, KeyRule rule, int first,
                           int last, int step, int numkeys_index) {
@@ -196,16 +187,6 @@ UnknownCommands& unknown_commands() {
 
 constexpr CommandInfo kEmptyCommand{
     "", CommandFlag::Write | CommandFlag::Unknown, KeyRule::None, 0, 0, 0, 0, false};
-
-bool equals_upper(std::string_view arg, std::string_view upper_word) noexcept {
-  if (arg.size() != upper_word.size()) return false;
-  for (std::size_t i = 0; i < arg.size(); ++i) {
-    char c = arg[i];
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-    if (c != upper_word[i]) return false;
-  }
-  return true;
-}
 
 /// Resolves a possibly negative COMMAND INFO index against `argc` arguments.
 long resolve(int index, std::size_t argc) noexcept {
@@ -332,7 +313,7 @@ void for_each_key(const CommandInfo& info, std::span<const Arg> args, Visit visi
     }
     case KeyRule::Streams: {
       for (std::size_t i = static_cast<std::size_t>(info.first_key); i < argc; ++i) {
-        if (!equals_upper(args[i].bytes(), "STREAMS")) continue;
+        if (!ascii::equals_upper(args[i].bytes(), "STREAMS")) continue;
         std::size_t rest = argc - i - 1;
         for (std::size_t k = 0; k < rest / 2; ++k)
           if (!visit(i + 1 + k)) return;
@@ -369,8 +350,8 @@ bool is_blocking(const CommandInfo& info, std::span<const Arg> args) noexcept {
   // XREAD [COUNT n] [BLOCK ms] STREAMS …: options sit between the name and STREAMS.
   for (std::size_t i = 1; i < args.size(); ++i) {
     std::string_view word = args[i].bytes();
-    if (equals_upper(word, "STREAMS")) return false;
-    if (equals_upper(word, "BLOCK")) return true;
+    if (ascii::equals_upper(word, "STREAMS")) return false;
+    if (ascii::equals_upper(word, "BLOCK")) return true;
   }
   return false;
 }

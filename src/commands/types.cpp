@@ -3,15 +3,10 @@
 
 #include <charconv>
 
+#include "core/ascii.hpp"
+
 namespace redmux {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
 
 /// Calls f(line) for each line of `text`, without its "\r\n" or "\n".
 template <class F>
@@ -47,7 +42,7 @@ InfoSections InfoSections::parse(std::string_view text) {
   for_each_line(text, [&](std::string_view line) {
     if (line.empty()) return;
     if (line.front() == '#') {
-      current = &info.sections_[lower(trim(line.substr(1)))];
+      current = &info.sections_[detail::ascii::lower_copy(trim(line.substr(1)))];
       return;
     }
     std::size_t colon = line.find(':');
@@ -60,7 +55,7 @@ InfoSections InfoSections::parse(std::string_view text) {
 
 std::optional<std::string_view> InfoSections::get(std::string_view section,
                                                   std::string_view field) const {
-  auto s = sections_.find(lower(section));
+  auto s = sections_.find(detail::ascii::lower_copy(section));
   if (s == sections_.end()) return std::nullopt;
   auto f = s->second.find(field);
   if (f == s->second.end()) return std::nullopt;

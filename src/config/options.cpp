@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/ascii.hpp"
+
 namespace redmux::config_internal {
 namespace {
 
@@ -424,11 +426,7 @@ bool parse_unsigned(std::string_view text, unsigned long long& out) {
 }
 
 std::string to_lower(std::string_view text) {
-  std::string lowered(text);
-  for (char& c : lowered) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return lowered;
+  return detail::ascii::lower_copy(text);
 }
 
 bool iequals(std::string_view a, std::string_view b) {

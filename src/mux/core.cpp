@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 
+#include "core/ascii.hpp"
 #include "mux/blocking.hpp"
 #include "mux/cluster.hpp"
 #include "mux/dedicated_pool.hpp"
@@ -11,15 +12,6 @@
 #include "topology/slot.hpp"
 
 namespace redmux::detail {
-namespace {
-
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-}  // namespace
 
 MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<TlsContext> tls)
     : pool_(pool ? std::move(pool) : IoPool::create(config.io_threads)),
@@ -204,12 +196,12 @@ Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args,
     if (site == Site::Transaction) {
       // The transaction's connection is its own, but the transaction sends MULTI, EXEC and
       // the WATCHes itself, and runs on the database it was taken from.
-      return Error(errc::not_allowed, upper(args[0].bytes()) +
+      return Error(errc::not_allowed, ascii::upper_copy(args[0].bytes()) +
                                           " cannot be queued in a transaction: " +
                                           std::string(transaction_advice(info)));
     }
     return Error(errc::not_allowed,
-                 upper(args[0].bytes()) +
+                 ascii::upper_copy(args[0].bytes()) +
                      " changes the state of the connection it runs on, and this connection is "
                      "shared by every caller of the multiplexer: " +
                      std::string(connection_state_advice(info)));

@@ -203,10 +203,7 @@ void HeldCommands::arm_locked() {
   }
   if (at >= timer_at_) return;
   timer_at_ = at;
-  timer_.wait_until(at, [weak = weak_from_this()](bool fired) {
-    if (!fired) return;
-    if (auto self = weak.lock()) self->on_timer();
-  });
+  timer_.wait_until(at, call_when_fired(weak_from_this(), &HeldCommands::on_timer));
 }
 
 void HeldCommands::on_timer() {

@@ -374,10 +374,7 @@ void SentinelMonitor::on_subscriber_ready(std::size_t index) {
 }
 
 void SentinelMonitor::arm_tick_locked() {
-  tick_.wait_for(kTick, [weak = weak_from_this()](bool fired) {
-    if (!fired) return;
-    if (auto self = weak.lock()) self->on_tick();
-  });
+  tick_.wait_for(kTick, call_when_fired(weak_from_this(), &SentinelMonitor::on_tick));
 }
 
 void SentinelMonitor::on_tick() {

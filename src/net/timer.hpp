@@ -51,4 +51,15 @@ class Timer {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The handler most owners want: calls `(owner->*method)()` when the time came, if `owner`
+/// is still alive (it is held weakly, so a pending wait never keeps it), and nothing when
+/// the wait was cancelled.
+template <class Owner>
+Timer::Handler call_when_fired(std::weak_ptr<Owner> owner, void (Owner::*method)()) {
+  return [owner = std::move(owner), method](bool fired) {
+    if (!fired) return;
+    if (auto self = owner.lock()) ((*self).*method)();
+  };
+}
+
 }  // namespace redmux::detail

@@ -8,16 +8,13 @@
 #include "support/ports.hpp"
 #include "support/raw_connection.hpp"
 #include "support/redis_server.hpp"
+#include "support/resp_text.hpp"
 #include "support/wait.hpp"
 
 namespace redmux::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string bulk(const std::string& value) {
-  return "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
-}
 
 TEST(FaultProxyTest, PassesThroughAndCounts) {
   RedisServer server;

@@ -18,10 +18,10 @@ using testing::ScriptedRunner;
 using testing::value_of;
 
 std::string get_bytes(std::string_view key) {
-  return "*2\r\n$3\r\nGET\r\n" + bulk(key);
+  return test::command_bytes({"GET", key});
 }
 std::string select_bytes(int db) {
-  return "*2\r\n$6\r\nSELECT\r\n" + bulk(std::to_string(db));
+  return test::command_bytes({"SELECT", std::to_string(db)});
 }
 
 TEST(ConnectionMachineTest, StartConnectsHandshakesAndBecomesReady) {

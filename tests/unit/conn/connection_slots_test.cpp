@@ -19,7 +19,7 @@ using testing::ScriptedRunner;
 using testing::value_of;
 
 std::string get_bytes(std::string_view key) {
-  return "*2\r\n$3\r\nGET\r\n" + bulk(key);
+  return test::command_bytes({"GET", key});
 }
 
 /// Ready, with one command written and answered: the next ones a caller writes inline.

@@ -20,7 +20,7 @@ constexpr std::string_view kRole = "*1\r\n$4\r\nROLE\r\n";
 constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
 
 std::string get_bytes(std::string_view key) {
-  return "*2\r\n$3\r\nGET\r\n" + bulk(key);
+  return test::command_bytes({"GET", key});
 }
 
 std::string info_reply(std::string_view link_status, std::string_view role = "slave") {

@@ -21,14 +21,13 @@
 
 #include "conn/connection_machine.hpp"
 #include "redmux/convert.hpp"
+#include "support/resp_text.hpp"
 
 namespace redmux::detail::testing {
 
 using namespace std::chrono_literals;
 
-inline std::string bulk(std::string_view text) {
-  return "$" + std::to_string(text.size()) + "\r\n" + std::string(text) + "\r\n";
-}
+using test::bulk;
 
 /// The server's answers to round one of the handshake (RESP3, see conn/handshake.hpp);
 /// `role` is HELLO's ("master" or "replica").

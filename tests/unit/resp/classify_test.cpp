@@ -5,6 +5,7 @@
 #include <string>
 
 #include "resp/parser.hpp"
+#include "support/resp_text.hpp"
 
 namespace redmux::resp {
 namespace {
@@ -19,9 +20,7 @@ struct Frame {
   Parser parser;
 };
 
-std::string bulk(std::string_view text) {
-  return "$" + std::to_string(text.size()) + "\r\n" + std::string(text) + "\r\n";
-}
+using test::bulk;
 
 TEST(ClassifyTest, EveryPubSubKindIsNamedByItsLeadingBulkString) {
   const std::pair<std::string_view, PushKind> kinds[] = {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "resp/parser.hpp"
+#include "support/resp_text.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -15,9 +16,7 @@ NodeSpan parse(resp::Parser& parser, const std::string& bytes) {
   return parser.nodes();
 }
 
-std::string bulk(std::string_view text) {
-  return "$" + std::to_string(text.size()) + "\r\n" + std::string(text) + "\r\n";
-}
+using test::bulk;
 
 /// One CLUSTER SHARDS node as a RESP3 map (or a RESP2 flat array).
 std::string shard_node(bool resp3, std::string_view ip, int port, std::string_view role,

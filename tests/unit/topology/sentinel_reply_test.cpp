@@ -7,6 +7,7 @@
 #include <string>
 
 #include "resp/parser.hpp"
+#include "support/resp_text.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -31,9 +32,7 @@ class OneReply {
   resp::Parser parser_;
 };
 
-std::string bulk(std::string_view text) {
-  return "$" + std::to_string(text.size()) + "\r\n" + std::string(text) + "\r\n";
-}
+using test::bulk;
 
 /// A SENTINEL REPLICAS entry: a RESP3 map or a RESP2 flat array of these fields.
 std::string replica_entry(bool resp3, std::string_view ip, std::string_view port,
