@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -77,51 +79,95 @@ constexpr bool names_sorted() {
 }
 static_assert(names_sorted(), "regenerate command_table_data.inc: lookups need sorted names");
 
-// The built-in names by hash (FNV-1a of the upper-case name): open addressing with linear
-// probing in a table at most a quarter full, so a lookup — which runs for every command
-// sent — hashes the name once and compares about one entry.
+// The built-in names by hash: open addressing with linear probing in a table at most a
+// quarter full, so a lookup — which runs for every command sent — hashes the name once and
+// compares about one entry. The key is a name's first eight bytes, upper-cased eight at a
+// time and packed into one word (most names are that short), mixed with its length.
 constexpr std::size_t kHashSlots = 1024;
+constexpr int kHashBits = 10;
 constexpr std::uint16_t kNoEntry = 0xffff;
 static_assert(std::size(kCommands) * 4 <= kHashSlots, "grow kHashSlots");
+static_assert(std::size_t{1} << kHashBits == kHashSlots);
 
-constexpr std::uint32_t kFnvBasis = 2166136261u, kFnvPrime = 16777619u;
-
-constexpr std::size_t name_slot(std::string_view upper_name) noexcept {
-  std::uint32_t hash = kFnvBasis;
-  for (char c : upper_name) hash = (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
-  return hash & (kHashSlots - 1);
+/// Upper-cases the ASCII letters among a word's eight bytes at once; other bytes (digits,
+/// '_', '-', bytes above 0x7f, the zero padding) stay as they are.
+constexpr std::uint64_t upper_bytes(std::uint64_t word) noexcept {
+  constexpr std::uint64_t kOnes = 0x0101010101010101u, kHigh = 0x8080808080808080u;
+  const std::uint64_t low7 = word & ~kHigh;  // no byte carries into the next below
+  const std::uint64_t at_least_a = low7 + kOnes * (0x80 - 'a');
+  const std::uint64_t above_z = low7 + kOnes * (0x80 - 'z' - 1);
+  const std::uint64_t letters = at_least_a & ~above_z & ~word & kHigh;
+  return word ^ (letters >> 2);  // 0x80 >> 2 is the case bit, 0x20
 }
 
-constexpr std::array<std::uint16_t, kHashSlots> make_hash_index() {
-  std::array<std::uint16_t, kHashSlots> index{};
-  for (std::uint16_t& entry : index) entry = kNoEntry;
+/// A name's first eight bytes, upper-cased, byte i at bits 8i.
+constexpr std::uint64_t name_prefix(std::string_view text) noexcept {
+  std::uint64_t word = 0;
+  const std::size_t n = text.size() < 8 ? text.size() : 8;
+  for (std::size_t i = 0; i < n; ++i)
+    word |= std::uint64_t{static_cast<unsigned char>(text[i])} << (8 * i);
+  return upper_bytes(word);
+}
+
+/// name_prefix() at run time: the bytes read as at most three loads instead of a loop.
+std::uint64_t load_prefix(std::string_view text) noexcept {
+  if constexpr (std::endian::native != std::endian::little) {
+    return name_prefix(text);
+  } else {
+    const char* p = text.data();
+    const std::size_t n = text.size();
+    if (n >= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p, 8);
+      return upper_bytes(word);
+    }
+    if (n >= 4) {  // two loads that overlap: the shared bytes are the same bytes
+      std::uint32_t low, high;
+      std::memcpy(&low, p, 4);
+      std::memcpy(&high, p + n - 4, 4);
+      return upper_bytes(low | (std::uint64_t{high} << (8 * (n - 4))));
+    }
+    const auto at = [&](std::size_t i) {
+      return std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+    };
+    return upper_bytes(n == 0 ? 0 : at(0) | at(n / 2) | at(n - 1));
+  }
+}
+
+constexpr std::size_t name_slot(std::uint64_t prefix, std::size_t length) noexcept {
+  return static_cast<std::size_t>(((prefix ^ length) * 0x9E3779B97F4A7C15u) >> (64 - kHashBits));
+}
+
+struct HashIndex {
+  std::array<std::uint16_t, kHashSlots> entry;
+  std::array<std::uint64_t, std::size(kCommands)> prefix;  // name_prefix() of each name
+};
+
+constexpr HashIndex make_hash_index() {
+  HashIndex index{};
+  for (std::uint16_t& entry : index.entry) entry = kNoEntry;
   for (std::size_t i = 0; i < std::size(kCommands); ++i) {
-    std::size_t slot = name_slot(kCommands[i].name);
-    while (index[slot] != kNoEntry) slot = (slot + 1) & (kHashSlots - 1);
-    index[slot] = static_cast<std::uint16_t>(i);
+    const std::string_view name = kCommands[i].name;
+    index.prefix[i] = name_prefix(name);
+    std::size_t slot = name_slot(index.prefix[i], name.size());
+    while (index.entry[slot] != kNoEntry) slot = (slot + 1) & (kHashSlots - 1);
+    index.entry[slot] = static_cast<std::uint16_t>(i);
   }
   return index;
 }
-constexpr std::array<std::uint16_t, kHashSlots> kByHash = make_hash_index();
+constexpr HashIndex kByHash = make_hash_index();
 
-// The index in kCommands of the built-in name `text` (in any case), or -1. Upper-cases
-// and hashes in one pass.
+// The index in kCommands of the built-in name `text` (in any case), or -1.
 std::ptrdiff_t find_top(std::string_view text) noexcept {
   if (text.empty() || text.size() > kMaxNameLength) return -1;
-  std::array<char, kMaxNameLength> buf;
-  std::uint32_t hash = kFnvBasis;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = ascii::upper(text[i]);
-    buf[i] = c;
-    hash = (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
-  }
-  const std::string_view name(buf.data(), text.size());
-  for (std::size_t slot = hash & (kHashSlots - 1);; slot = (slot + 1) & (kHashSlots - 1)) {
-    const std::uint16_t i = kByHash[slot];
+  const std::uint64_t prefix = load_prefix(text);
+  for (std::size_t slot = name_slot(prefix, text.size());; slot = (slot + 1) & (kHashSlots - 1)) {
+    const std::uint16_t i = kByHash.entry[slot];
     if (i == kNoEntry) return -1;
+    if (kByHash.prefix[i] != prefix) continue;
     const std::string_view candidate = kCommands[i].name;
-    if (candidate.size() == name.size() && std::equal(name.begin(), name.end(), candidate.begin()))
-      return i;
+    if (candidate.size() != text.size()) continue;
+    if (text.size() <= 8 || ascii::equals_upper(text.substr(8), candidate.substr(8))) return i;
   }
 }
 

@@ -1,5 +1,6 @@
 #include "resp/encoder.hpp"
 
+#include <cstdint>
 #include <cstring>
 
 namespace redmux::resp {
@@ -17,7 +18,7 @@ std::size_t decimal_digits(std::size_t n) noexcept {
 }
 
 /// Writes `marker`, n in decimal and CRLF at `at`; returns the end.
-char* write_header(char* at, char marker, std::size_t n) noexcept {
+[[gnu::always_inline]] inline char* write_header(char* at, char marker, std::size_t n) noexcept {
   *at++ = marker;
   if (n < 10) {  // most argument counts and command names: no digit buffer, no copy
     at[0] = static_cast<char>('0' + n);
@@ -45,6 +46,42 @@ char* write_header(char* at, char marker, std::size_t n) noexcept {
   *at++ = '\r';
   *at++ = '\n';
   return at;
+}
+
+/// Copies n bytes of at most 16 without a call: overlapping loads and stores, as memcpy
+/// does inside, for the short keys and values most commands carry.
+[[gnu::always_inline]] inline void copy_short(char* to, const char* from, std::size_t n) noexcept {
+  if (n >= 8) {
+    std::uint64_t head, tail;
+    std::memcpy(&head, from, 8);
+    std::memcpy(&tail, from + n - 8, 8);
+    std::memcpy(to, &head, 8);
+    std::memcpy(to + n - 8, &tail, 8);
+  } else if (n >= 4) {
+    std::uint32_t head, tail;
+    std::memcpy(&head, from, 4);
+    std::memcpy(&tail, from + n - 4, 4);
+    std::memcpy(to, &head, 4);
+    std::memcpy(to + n - 4, &tail, 4);
+  } else if (n > 0) {
+    to[0] = from[0];
+    to[n / 2] = from[n / 2];
+    to[n - 1] = from[n - 1];
+  }
+}
+
+/// write_arg() inlined, for the one-pass path.
+[[gnu::always_inline]] inline char* put_arg(char* at, std::string_view bytes) noexcept {
+  at = write_header(at, '$', bytes.size());
+  if (bytes.size() <= 16) {
+    copy_short(at, bytes.data(), bytes.size());
+  } else {
+    std::memcpy(at, bytes.data(), bytes.size());
+  }
+  at += bytes.size();
+  at[0] = '\r';
+  at[1] = '\n';
+  return at + 2;
 }
 
 std::size_t header_size(std::size_t n) noexcept {
@@ -84,6 +121,27 @@ std::size_t encoded_size(std::span<const Arg> args) noexcept {
 }
 
 void encode_command(std::string& out, std::span<const Arg> args) {
+  // Most commands are small: written in one pass into a buffer on the stack, then appended
+  // with one copy. That costs less than sizing first and resizing (which zero-fills).
+  constexpr std::size_t kSmall = 256;
+  constexpr std::size_t kArgOverhead = 1 + 20 + 2 + 2;  // '$', the longest length, 2 CRLFs
+  if (args.size() < 10) {
+    char buf[kSmall];
+    char* at = write_header(buf, '*', args.size());
+    bool fits = true;
+    for (const Arg& arg : args) {
+      const std::string_view bytes = arg.bytes();
+      if (static_cast<std::size_t>(buf + kSmall - at) < bytes.size() + kArgOverhead) {
+        fits = false;
+        break;
+      }
+      at = put_arg(at, bytes);
+    }
+    if (fits) {
+      out.append(buf, static_cast<std::size_t>(at - buf));
+      return;
+    }
+  }
   const std::size_t start = out.size();
   // One resize to the exact size, then plain stores: no per-argument capacity checks.
   out.resize(start + encoded_size(args));

@@ -160,6 +160,27 @@ TEST(CommandTable, EveryBuiltinNameFindsItsEntry) {
   }
 }
 
+// Names are upper-cased eight bytes at a time: only a..z change, whatever their neighbours.
+TEST(CommandTable, OnlyAsciiLettersFoldAndTheBytesPastEightCount) {
+  EXPECT_NE(find_command("iNcR"), nullptr);
+  // Every length reads its bytes: 1 to 3, 4 to 7, 8 and more take different loads.
+  EXPECT_EQ(find_command("gEt")->name, "GET");
+  EXPECT_EQ(find_command("Exec")->name, "EXEC");
+  EXPECT_EQ(find_command("hincrbyfloat")->name, "HINCRBYFLOAT");
+  for (const char* none : {"", "G", "GE", "GXT", "XET", "GEX", "EXEX", "HINCRBYFLOAX"})
+    EXPECT_EQ(find_command(none), nullptr) << none;
+  EXPECT_EQ(&command_info(Args{Arg("geoRadiusByMember_ro")}), find_command("GEORADIUSBYMEMBER_RO"));
+  // The bytes next to the letters ('@' '[' '`' '{'), and letters with the high bit set
+  // (0xC9, 0xE9: 'I' and 'i' plus 0x80), are not letters.
+  for (const char* near : {"@NCR", "[NCR", "`NCR", "{NCR", "\xC9NCR", "\xE9NCR", "INC\xD2"}) {
+    SCOPED_TRACE(near);
+    EXPECT_EQ(find_command(near), nullptr);
+  }
+  // Same first eight bytes and length, another tail: a different name, or none.
+  EXPECT_EQ(find_command("GEORADIUSBYMEMBER_RX"), nullptr);
+  EXPECT_EQ(find_command("GEORADIUSBYMEMBER_ro")->name, "GEORADIUSBYMEMBER_RO");
+}
+
 TEST(CommandTable, UnknownCommands) {
   const CommandInfo& a = info({"MYMODULE.DOIT", "x"});
   EXPECT_TRUE(a.is(CommandFlag::Unknown));

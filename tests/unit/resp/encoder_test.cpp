@@ -33,6 +33,30 @@ TEST(EncoderTest, NumbersAndBinaryAndEmptyArguments) {
                         63));
 }
 
+// Every argument length and count through both ways of writing (the one pass on the stack
+// for small commands, sizing then resizing for the rest), each byte in its place.
+TEST(EncoderTest, EveryShortLengthAndTheSmallBufferEdgeWriteEachByte) {
+  const auto expected = [](const std::vector<std::string>& words) {
+    std::string text = "*" + std::to_string(words.size()) + "\r\n";
+    for (const std::string& w : words) text += "$" + std::to_string(w.size()) + "\r\n" + w + "\r\n";
+    return text;
+  };
+  for (std::size_t count = 1; count <= 12; ++count) {
+    for (std::size_t length = 0; length <= 240; ++length) {
+      std::vector<std::string> words;
+      for (std::size_t i = 0; i < count; ++i) {
+        std::string word(length, '\0');
+        for (std::size_t j = 0; j < length; ++j) word[j] = static_cast<char>('a' + (i + j) % 26);
+        words.push_back(std::move(word));
+      }
+      const std::vector<Arg> args(words.begin(), words.end());
+      std::string out = "before";
+      encode_command(out, args);
+      ASSERT_EQ(out, "before" + expected(words)) << count << " arguments of " << length;
+    }
+  }
+}
+
 TEST(EncoderTest, EncodedSizeIsExact) {
   std::vector<Arg> args = {"MSET"};
   std::vector<std::string> values;
