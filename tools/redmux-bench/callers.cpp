@@ -279,17 +279,24 @@ std::vector<Row> callers_rows(Bench& bench, int threads, double seconds, int win
   // Runs interleave variants (a, b, c, a, b, c …) so drift in machine load hits all alike.
   RowRuns runs;
   const int repeat = std::max(1, bench.options().repeat);
+  const std::vector<std::string>& only = bench.options().only;
+  auto wanted = [&](std::string_view variant) {
+    return only.empty() || std::find(only.begin(), only.end(), variant) != only.end();
+  };
   for (int r = 0; r < repeat; ++r) {
-    if (baselines) runs.add(plain(bench, threads, seconds));
+    if (baselines && wanted("plain")) runs.add(plain(bench, threads, seconds));
     // blocking-face waits the way --wait-policy says; blocking-face-sleep always sleeps.
     const redmux::WaitPolicy chosen = redmux::wait_policy();
-    runs.add(blocking_face(bench, "blocking-face", threads, seconds, chosen));
-    if (chosen != redmux::WaitPolicy::Sleep) {
+    if (wanted("blocking-face")) {
+      runs.add(blocking_face(bench, "blocking-face", threads, seconds, chosen));
+    }
+    if (chosen != redmux::WaitPolicy::Sleep && wanted("blocking-face-sleep")) {
       runs.add(
           blocking_face(bench, "blocking-face-sleep", threads, seconds, redmux::WaitPolicy::Sleep));
     }
-    runs.add(deferred_face(bench, threads, seconds, window));
-    if (baselines && redis_benchmark_requests > 0 && !bench.is_cluster()) {
+    if (wanted("deferred-face")) runs.add(deferred_face(bench, threads, seconds, window));
+    if (baselines && redis_benchmark_requests > 0 && !bench.is_cluster() &&
+        wanted("redis-benchmark-P64")) {
       Row row;
       std::vector<std::string> skipped;
       if (redis_benchmark_row(bench, redis_benchmark_requests, 64, row, skipped)) {
