@@ -319,12 +319,13 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
       "many threads on one multiplexer: the blocking face already batches their commands; "
       "issuing windows (deferred face) approaches a hand-pipelined client.";
   table.setup = bench.setup_line(
-      std::to_string(threads),
-      (bench.options().keys > 1
-           ? "INCR of " + std::to_string(bench.options().keys) + " keys (thread t: key t mod " +
-                 std::to_string(bench.options().keys) + ")"
-           : std::string("INCR of one key")) +
-          " for " + fixed(seconds, 1) + " s, window " + std::to_string(window));
+                    std::to_string(threads),
+                    (bench.options().keys > 1 ? "INCR of " + std::to_string(bench.options().keys) +
+                                                    " keys (thread t: key t mod " +
+                                                    std::to_string(bench.options().keys) + ")"
+                                              : std::string("INCR of one key")) +
+                        " for " + fixed(seconds, 1) + " s, window " + std::to_string(window)) +
+                " · " + load_text();
   table.rows = callers_rows(bench, threads, seconds, window, redis_benchmark_requests, table.notes);
   table.reference = baselines ? "plain" : "";
   const Row* p = find(table, "plain");
