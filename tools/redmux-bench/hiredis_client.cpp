@@ -151,6 +151,11 @@ void HiredisConnection::del(std::string_view key) {
   (void)integer_of(reply, "DEL");
 }
 
+long long HiredisConnection::get_length(std::string_view key) {
+  append_get(key);
+  return read_string_length();
+}
+
 long long HiredisConnection::get_counter(std::string_view key) {
   auto* reply = static_cast<redisReply*>(redisCommand(context_, "GET %b", key.data(), key.size()));
   if (!reply) fail("GET");

@@ -41,6 +41,8 @@ class HiredisConnection {
   long long read_string_length();
   /// DEL key.
   void del(std::string_view key);
+  /// GET key: the value's length, -1 when the key is missing (the bytes are not copied out).
+  long long get_length(std::string_view key);
   /// GET key as an integer; 0 when the key is missing.
   long long get_counter(std::string_view key);
 

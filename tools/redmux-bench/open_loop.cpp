@@ -223,7 +223,7 @@ double capacity(Bench& bench, const std::string& variant, Command command, int c
   LoopRun run;
   if (variant == "plain") {
     run = run_callers_loop(callers, 1.0, what, [&](int t) {
-      command == Command::Incr ? (void)plain[t]->incr(key) : (void)plain[t]->get_counter(key);
+      command == Command::Incr ? (void)plain[t]->incr(key) : (void)plain[t]->get_length(key);
     });
   } else if (variant == "blocking-face") {
     run = run_callers_loop(callers, 1.0, what, [&](int) {
@@ -420,7 +420,7 @@ void run_open_loop(Bench& bench, int callers, double seconds,
                 } else {
                   HiredisConnection& h = *plain[c];
                   blocking_caller(first, interval, deadline, lat, counters, [&] {
-                    command == Command::Incr ? (void)h.incr(key) : (void)h.get_counter(key);
+                    command == Command::Incr ? (void)h.incr(key) : (void)h.get_length(key);
                   });
                 }
               });
