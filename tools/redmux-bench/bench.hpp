@@ -38,7 +38,8 @@ struct Options {
   int keys = 1;              ///< callers: counters the threads share (thread t uses key t mod keys)
   bool full = false;         ///< tour: the seeds' sizes instead of the demo's
   std::string replicas_url;  ///< replicas: a primary and its replicas (scripts/lab replicas)
-  std::string io_threads_url;  ///< io-threads: a server started with io-threads 4
+  std::string io_threads_url;     ///< io-threads: a server started with io-threads 4
+  std::vector<std::string> only;  ///< callers: run only these variants (empty: all)
 };
 
 /// One command's line of INFO commandstats.

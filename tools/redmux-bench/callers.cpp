@@ -20,6 +20,7 @@
 
 #include "bench.hpp"
 #include "hiredis_client.hpp"
+#include "measure.hpp"
 
 namespace redmux_bench {
 
@@ -272,6 +273,42 @@ LoopRun run_callers_loop(int threads, double seconds, const std::string& what,
   return out;
 }
 
+std::vector<Row> callers_rows(Bench& bench, int threads, double seconds, int window,
+                              long long redis_benchmark_requests, std::vector<std::string>& notes) {
+  const bool baselines = !bench.options().no_baselines && bench.hiredis_usable();
+  // Runs interleave variants (a, b, c, a, b, c …) so drift in machine load hits all alike.
+  RowRuns runs;
+  const int repeat = std::max(1, bench.options().repeat);
+  const std::vector<std::string>& only = bench.options().only;
+  auto wanted = [&](std::string_view variant) {
+    return only.empty() || std::find(only.begin(), only.end(), variant) != only.end();
+  };
+  for (int r = 0; r < repeat; ++r) {
+    if (baselines && wanted("plain")) runs.add(plain(bench, threads, seconds));
+    // blocking-face waits the way --wait-policy says; blocking-face-sleep always sleeps.
+    const redmux::WaitPolicy chosen = redmux::wait_policy();
+    if (wanted("blocking-face")) {
+      runs.add(blocking_face(bench, "blocking-face", threads, seconds, chosen));
+    }
+    if (chosen != redmux::WaitPolicy::Sleep && wanted("blocking-face-sleep")) {
+      runs.add(
+          blocking_face(bench, "blocking-face-sleep", threads, seconds, redmux::WaitPolicy::Sleep));
+    }
+    if (wanted("deferred-face")) runs.add(deferred_face(bench, threads, seconds, window));
+    if (baselines && redis_benchmark_requests > 0 && !bench.is_cluster() &&
+        wanted("redis-benchmark-P64")) {
+      Row row;
+      std::vector<std::string> skipped;
+      if (redis_benchmark_row(bench, redis_benchmark_requests, 64, row, skipped)) {
+        runs.add(std::move(row));
+      } else if (r == 0) {
+        notes.insert(notes.end(), skipped.begin(), skipped.end());
+      }
+    }
+  }
+  return runs.medians();
+}
+
 void run_callers(Bench& bench, int threads, double seconds, int window,
                  long long redis_benchmark_requests) {
   const bool baselines = !bench.options().no_baselines && bench.hiredis_usable();
@@ -282,36 +319,14 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
       "many threads on one multiplexer: the blocking face already batches their commands; "
       "issuing windows (deferred face) approaches a hand-pipelined client.";
   table.setup = bench.setup_line(
-      std::to_string(threads),
-      (bench.options().keys > 1
-           ? "INCR of " + std::to_string(bench.options().keys) + " keys (thread t: key t mod " +
-                 std::to_string(bench.options().keys) + ")"
-           : std::string("INCR of one key")) +
-          " for " + fixed(seconds, 1) + " s, window " + std::to_string(window));
-  // Runs interleave variants (a, b, c, a, b, c …) so drift in machine load hits all alike.
-  RowRuns runs;
-  const int repeat = std::max(1, bench.options().repeat);
-  for (int r = 0; r < repeat; ++r) {
-    if (baselines) runs.add(plain(bench, threads, seconds));
-    // blocking-face waits the way --wait-policy says; blocking-face-sleep always sleeps.
-    const redmux::WaitPolicy chosen = redmux::wait_policy();
-    runs.add(blocking_face(bench, "blocking-face", threads, seconds, chosen));
-    if (chosen != redmux::WaitPolicy::Sleep) {
-      runs.add(
-          blocking_face(bench, "blocking-face-sleep", threads, seconds, redmux::WaitPolicy::Sleep));
-    }
-    runs.add(deferred_face(bench, threads, seconds, window));
-    if (baselines && redis_benchmark_requests > 0 && !bench.is_cluster()) {
-      Row row;
-      std::vector<std::string> notes;
-      if (redis_benchmark_row(bench, redis_benchmark_requests, 64, row, notes)) {
-        runs.add(std::move(row));
-      } else if (r == 0) {
-        table.notes.insert(table.notes.end(), notes.begin(), notes.end());
-      }
-    }
-  }
-  table.rows = runs.medians();
+                    std::to_string(threads),
+                    (bench.options().keys > 1 ? "INCR of " + std::to_string(bench.options().keys) +
+                                                    " keys (thread t: key t mod " +
+                                                    std::to_string(bench.options().keys) + ")"
+                                              : std::string("INCR of one key")) +
+                        " for " + fixed(seconds, 1) + " s, window " + std::to_string(window)) +
+                " · " + load_text();
+  table.rows = callers_rows(bench, threads, seconds, window, redis_benchmark_requests, table.notes);
   table.reference = baselines ? "plain" : "";
   const Row* p = find(table, "plain");
   const Row* b = find(table, "blocking-face");

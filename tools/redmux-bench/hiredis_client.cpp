@@ -108,10 +108,52 @@ long long HiredisConnection::read_integer() {
   return integer_of(static_cast<redisReply*>(reply), "INCR");
 }
 
+void HiredisConnection::append_set(std::string_view key, std::string_view value) {
+  if (redisAppendCommand(context_, "SET %b %b", key.data(), key.size(), value.data(),
+                         value.size()) != REDIS_OK) {
+    fail("redisAppendCommand");
+  }
+}
+
+void HiredisConnection::append_get(std::string_view key) {
+  if (redisAppendCommand(context_, "GET %b", key.data(), key.size()) != REDIS_OK) {
+    fail("redisAppendCommand");
+  }
+}
+
+long long HiredisConnection::read_string_length() {
+  void* raw = nullptr;
+  if (redisGetReply(context_, &raw) != REDIS_OK) fail("redisGetReply");
+  auto* reply = static_cast<redisReply*>(raw);
+  long long length = -1;
+  switch (reply->type) {
+    case REDIS_REPLY_STRING:
+      length = static_cast<long long>(reply->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      length = 0;
+      break;
+    case REDIS_REPLY_NIL:
+      break;
+    default: {
+      const std::string text = reply->str ? std::string(reply->str, reply->len) : "";
+      freeReplyObject(reply);
+      throw std::runtime_error("hiredis: unexpected reply: " + text);
+    }
+  }
+  freeReplyObject(reply);
+  return length;
+}
+
 void HiredisConnection::del(std::string_view key) {
   auto* reply = static_cast<redisReply*>(redisCommand(context_, "DEL %b", key.data(), key.size()));
   if (!reply) fail("DEL");
   (void)integer_of(reply, "DEL");
+}
+
+long long HiredisConnection::get_length(std::string_view key) {
+  append_get(key);
+  return read_string_length();
 }
 
 long long HiredisConnection::get_counter(std::string_view key) {

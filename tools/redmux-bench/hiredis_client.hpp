@@ -33,8 +33,16 @@ class HiredisConnection {
   void append_incr(std::string_view key);
   /// Reads the next reply (redisGetReply; the first call flushes the output buffer).
   long long read_integer();
+  /// Queues SET key value / GET key (redisAppendCommand, binary-safe); nothing is sent yet.
+  void append_set(std::string_view key, std::string_view value);
+  void append_get(std::string_view key);
+  /// Reads the next reply: an OK status (SET) is 0, a bulk string its length (GET), a nil
+  /// -1; an error reply throws. The reply is freed without copying its bytes out again.
+  long long read_string_length();
   /// DEL key.
   void del(std::string_view key);
+  /// GET key: the value's length, -1 when the key is missing (the bytes are not copied out).
+  long long get_length(std::string_view key);
   /// GET key as an integer; 0 when the key is missing.
   long long get_counter(std::string_view key);
 

@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "bench.hpp"
+#include "measure.hpp"
 
 namespace {
 
@@ -22,6 +23,7 @@ long long first_or(const std::vector<long long>& values, long long fallback) {
 
 int main(int argc, char** argv) {
   Options o;
+  redmux_bench::MeasureOptions m;
   const char* env_url = std::getenv("REDMUX_URL");
   o.url = env_url && *env_url ? env_url : "localhost:6379";
 
@@ -53,6 +55,10 @@ int main(int argc, char** argv) {
                  "callers: counters the threads share, thread t INCRs counter t mod N (default "
                  "1; use e.g. 64 against a cluster so the load spreads over its primaries)")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--only", o.only,
+                 "callers, cluster: run only these variants (plain, blocking-face, "
+                 "blocking-face-sleep, deferred-face, redis-benchmark-P64), e.g. for perf stat")
+      ->delimiter(',');
   app.add_flag("--no-baselines", o.no_baselines, "leave out the hiredis and redis-benchmark rows");
   app.add_flag("--full", o.full, "tour: every experiment at the seeds' sizes (a million keys …)");
   app.add_option("--replicas-url", o.replicas_url,
@@ -65,6 +71,22 @@ int main(int argc, char** argv) {
                  "how a blocked get() waits: adaptive (yields, then sleeps; the default) or "
                  "sleep (redmux::WaitPolicy); callers also runs a blocking-face-sleep row")
       ->check(CLI::IsMember({"adaptive", "sleep"}));
+
+  app.add_option("--delay-ms", m.delay_ms, "rtt: the relay's delay each way (default 0.1)")
+      ->check(CLI::Range(0.0, 1000.0));
+  app.add_option("--sizes", m.sizes, "sizes: value sizes in bytes (default 16,1024,65536,1048576)")
+      ->delimiter(',')
+      ->check(CLI::Range(1LL, 512LL << 20));
+  app.add_option("--percents", m.percents,
+                 "open-loop: arrival rates in % of each client's capacity (default 25,50,80)")
+      ->delimiter(',')
+      ->check(CLI::Range(1LL, 200LL));
+  app.add_option("--cluster-url", m.cluster_url,
+                 "cluster: a Redis Cluster's configuration (what `scripts/lab start cluster` "
+                 "prints)");
+  app.add_option("--ioredis", m.ioredis,
+                 "open-loop: a node_modules folder holding ioredis (default "
+                 "$REDMUX_BENCH_IOREDIS; without it the ioredis rows are skipped)");
 
   auto* conn = app.add_subcommand("conn-per-request",
                                   "a multiplexer per request vs one shared (connection counts)");
@@ -90,6 +112,15 @@ int main(int argc, char** argv) {
       "a server without/with I/O threads, connectionsPerEndpoint 1 and 4 (--io-threads-url)");
   auto* cache = app.add_subcommand(
       "cache", "GETs uncached vs clientCache=true, and with a writer's invalidations");
+  auto* rtt = app.add_subcommand(
+      "rtt", "modes' four ways and hiredis through a relay adding --delay-ms each way");
+  auto* sizes_cmd = app.add_subcommand(
+      "sizes", "SET and GET of 16 B … 1 MiB values (--sizes): MB/s and CPU per byte (+ hiredis)");
+  auto* open_loop = app.add_subcommand(
+      "open-loop",
+      "500 callers at 25/50/80 % of capacity, INCR and GET: p50 … max from intended send times");
+  auto* cluster = app.add_subcommand(
+      "cluster", "callers on --url vs a cluster (--cluster-url), 200 threads, --keys 64");
   auto* tour = app.add_subcommand(
       "tour", "every experiment at demo sizes, or the seeds' with --full (scripts/demo)");
   auto* all = app.add_subcommand("all", "every experiment at full size, with the baselines");
@@ -122,6 +153,20 @@ int main(int argc, char** argv) {
     if (io_threads->parsed()) redmux_bench::run_io_threads(bench, threads, seconds);
     if (cache->parsed()) {
       redmux_bench::run_cache(bench, o.threads ? o.threads : 8, o.seconds > 0 ? o.seconds : 3.0);
+    }
+    if (rtt->parsed()) redmux_bench::run_rtt(bench, first_or(o.commands, 10000), m.delay_ms);
+    if (sizes_cmd->parsed()) {
+      redmux_bench::run_sizes(
+          bench, m.sizes.empty() ? std::vector<long long>{16, 1024, 65536, 1048576} : m.sizes,
+          o.seconds > 0 ? o.seconds : 1.0);
+    }
+    if (open_loop->parsed()) {
+      redmux_bench::run_open_loop(
+          bench, threads, o.seconds > 0 ? o.seconds : 2.0,
+          m.percents.empty() ? std::vector<long long>{25, 50, 80} : m.percents, m.ioredis);
+    }
+    if (cluster->parsed()) {
+      redmux_bench::run_cluster(bench, m.cluster_url, o.threads ? o.threads : 200, seconds);
     }
     if (tour->parsed()) redmux_bench::run_tour(bench);
     if (all->parsed()) {

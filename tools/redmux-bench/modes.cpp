@@ -17,6 +17,7 @@
 
 #include "bench.hpp"
 #include "hiredis_client.hpp"
+#include "measure.hpp"
 
 namespace redmux_bench {
 
@@ -30,10 +31,10 @@ struct Measurement {
   std::string extra_check;
 };
 
-Row to_row(Bench& bench, std::string variant, std::string client, long long n, Measurement& m,
-           const std::string& key) {
+Row to_row(Bench& bench, const std::string& scenario, std::string variant, std::string client,
+           long long n, Measurement& m, const std::string& key) {
   Row row;
-  row.scenario = "modes";
+  row.scenario = scenario;
   row.variant = std::move(variant);
   row.client = std::move(client);
   row.baseline = row.client != "redmux";
@@ -147,16 +148,6 @@ Measurement hiredis_append(HiredisConnection& c, const std::string& key, long lo
   return m;
 }
 
-double ratio_of(const Table& table, const std::string& a, const std::string& b, bool by_time) {
-  const Row *ra = nullptr, *rb = nullptr;
-  for (const Row& r : table.rows) {
-    if (r.variant == a) ra = &r;
-    if (r.variant == b) rb = &r;
-  }
-  if (!ra || !rb) return -1;
-  return by_time ? ra->ms / rb->ms : ra->ops_per_sec / rb->ops_per_sec;
-}
-
 double ratio_of_p50(const Table& table, const std::string& a, const std::string& b) {
   const Row *ra = nullptr, *rb = nullptr;
   for (const Row& r : table.rows) {
@@ -167,31 +158,27 @@ double ratio_of_p50(const Table& table, const std::string& a, const std::string&
   return ra->p50_us / rb->p50_us;
 }
 
-void run_size(Bench& bench, long long n) {
+}  // namespace
+
+std::vector<Row> modes_rows(Bench& bench, const redmux::Config& config, long long n,
+                            const std::string& scenario) {
   const bool baselines = !bench.options().no_baselines && bench.hiredis_usable();
-  Table table;
-  table.title = "modes: " + with_commas(n) + " INCRs four ways";
-  table.shows =
-      "awaiting each INCR pays a round trip per command; issuing first lets the multiplexer "
-      "pipeline them (hiredis rows: the same by hand).";
-  table.setup = bench.setup_line("1", with_commas(n) + " × INCR of one key");
-  table.reference = "await-each";
   const int repeat = std::max(1, bench.options().repeat);
   auto progress = std::make_unique<Progress>(
-      "modes: " + with_commas(n) + " INCRs, " + (baselines ? "6" : "4") + " variants" +
+      scenario + ": " + with_commas(n) + " INCRs, " + (baselines ? "6" : "4") + " variants" +
       (repeat > 1 ? " × " + std::to_string(repeat) + " runs" : ""));
-  auto mux = bench.connect("redmux-bench-modes");
+  auto mux = redmux::Multiplexer::connect(config);
   redmux::Database db = mux->database();
   RowRuns runs;
   auto run_redmux = [&](const std::string& variant, auto&& body) {
-    const std::string key = Bench::key("modes", variant);
+    const std::string key = Bench::key(scenario, variant);
     bench.del(key);
     const auto before = mux->status();
     const ProcessUsage usage_before = ProcessUsage::now();
     Measurement m = body(key);
     const ProcessUsage usage_after = ProcessUsage::now();
     const auto after = mux->status();
-    Row row = to_row(bench, variant, "redmux", n, m, key);
+    Row row = to_row(bench, scenario, variant, "redmux", n, m, key);
     add_pipelining(row, before, after);
     add_usage(row, usage_before, usage_after, n);
     runs.add(std::move(row));
@@ -208,23 +195,50 @@ void run_size(Bench& bench, long long n) {
     run_redmux("fire-and-forget",
                [&](const std::string& key) { return fire_and_forget(db, key, n); });
     if (baselines) {
-      HiredisConnection hiredis(bench.config());
+      HiredisConnection hiredis(config);
       for (const char* variant : {"hiredis-sync", "hiredis-append"}) {
-        const std::string key = Bench::key("modes", variant);
+        const std::string key = Bench::key(scenario, variant);
         bench.del(key);
         const ProcessUsage usage_before = ProcessUsage::now();
         Measurement m = std::string(variant) == "hiredis-sync" ? hiredis_sync(hiredis, key, n)
                                                                : hiredis_append(hiredis, key, n);
         const ProcessUsage usage_after = ProcessUsage::now();
-        Row row = to_row(bench, variant, "hiredis", n, m, key);
+        Row row = to_row(bench, scenario, variant, "hiredis", n, m, key);
         add_usage(row, usage_before, usage_after, n);
         runs.add(std::move(row));
       }
     }
   }
-  table.rows = runs.medians();
+  std::vector<Row> rows = runs.medians();
+  for (const Row& r : rows) bench.del(Bench::key(scenario, r.variant));
+  return rows;
+}
+
+double modes_ratio(const std::vector<Row>& rows, const std::string& a, const std::string& b,
+                   bool by_time) {
+  const Row *ra = nullptr, *rb = nullptr;
+  for (const Row& r : rows) {
+    if (r.variant == a) ra = &r;
+    if (r.variant == b) rb = &r;
+  }
+  if (!ra || !rb) return -1;
+  return by_time ? ra->ms / rb->ms : ra->ops_per_sec / rb->ops_per_sec;
+}
+
+namespace {
+
+void run_size(Bench& bench, long long n) {
+  const bool baselines = !bench.options().no_baselines && bench.hiredis_usable();
+  Table table;
+  table.title = "modes: " + with_commas(n) + " INCRs four ways";
+  table.shows =
+      "awaiting each INCR pays a round trip per command; issuing first lets the multiplexer "
+      "pipeline them (hiredis rows: the same by hand).";
+  table.setup = bench.setup_line("1", with_commas(n) + " × INCR of one key");
+  table.reference = "await-each";
+  table.rows = modes_rows(bench, bench.config_named("redmux-bench-modes"), n, "modes");
   if (baselines) {
-    const double sync = ratio_of(table, "await-each", "hiredis-sync", false);
+    const double sync = modes_ratio(table.rows, "await-each", "hiredis-sync", false);
     table.comparisons.push_back(
         {"modes", "await-each ops/s, redmux ÷ hiredis sync (n=" + with_commas(n) + ")", sync,
          "≥ 0.95", sync >= 0.95});
@@ -233,16 +247,14 @@ void run_size(Bench& bench, long long n) {
                                  "await-each by median latency, hiredis p50 ÷ redmux p50 (n=" +
                                      with_commas(n) + "; robust to preemption)",
                                  by_median, "≥ 0.95", by_median >= 0.95});
-    const double append = ratio_of(table, "issue-then-await", "hiredis-append", true);
+    const double append = modes_ratio(table.rows, "issue-then-await", "hiredis-append", true);
     table.comparisons.push_back(
         {"modes", "issue-then-await time, redmux ÷ hiredis append (n=" + with_commas(n) + ")",
          append, "≤ 1.2", append <= 1.2});
   }
-  progress.reset();
   table.notes.push_back(
       "fire-and-forget's time includes the GET that reads the counter back; batch's includes "
       "execute(). Latency of issued-then-awaited rows: get() return − issue, in issue order.");
-  for (const Row& r : table.rows) bench.del(Bench::key("modes", r.variant));
   // Seed 000 (StackExchange.Redis, 10,000 INCRs): sequential await 2,144 ms, Task.WhenAll
   // 7 ms, IBatch 16 ms, FireAndForget 4 ms.
   if (n == 10000) {
