@@ -5,9 +5,7 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <charconv>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -16,6 +14,7 @@
 
 #include "commands/command_rules.hpp"
 #include "core/ascii.hpp"
+#include "redmux/convert/short_bytes.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -109,31 +108,6 @@ constexpr std::uint64_t name_prefix(std::string_view text) noexcept {
   return upper_bytes(word);
 }
 
-/// name_prefix() at run time: the bytes read as at most three loads instead of a loop.
-std::uint64_t load_prefix(std::string_view text) noexcept {
-  if constexpr (std::endian::native != std::endian::little) {
-    return name_prefix(text);
-  } else {
-    const char* p = text.data();
-    const std::size_t n = text.size();
-    if (n >= 8) {
-      std::uint64_t word;
-      std::memcpy(&word, p, 8);
-      return upper_bytes(word);
-    }
-    if (n >= 4) {  // two loads that overlap: the shared bytes are the same bytes
-      std::uint32_t low, high;
-      std::memcpy(&low, p, 4);
-      std::memcpy(&high, p + n - 4, 4);
-      return upper_bytes(low | (std::uint64_t{high} << (8 * (n - 4))));
-    }
-    const auto at = [&](std::size_t i) {
-      return std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
-    };
-    return upper_bytes(n == 0 ? 0 : at(0) | at(n / 2) | at(n - 1));
-  }
-}
-
 constexpr std::size_t name_slot(std::uint64_t prefix, std::size_t length) noexcept {
   return static_cast<std::size_t>(((prefix ^ length) * 0x9E3779B97F4A7C15u) >> (64 - kHashBits));
 }
@@ -160,7 +134,7 @@ constexpr HashIndex kByHash = make_hash_index();
 // The index in kCommands of the built-in name `text` (in any case), or -1.
 std::ptrdiff_t find_top(std::string_view text) noexcept {
   if (text.empty() || text.size() > kMaxNameLength) return -1;
-  const std::uint64_t prefix = load_prefix(text);
+  const std::uint64_t prefix = upper_bytes(load_short(text));
   for (std::size_t slot = name_slot(prefix, text.size());; slot = (slot + 1) & (kHashSlots - 1)) {
     const std::uint16_t i = kByHash.entry[slot];
     if (i == kNoEntry) return -1;

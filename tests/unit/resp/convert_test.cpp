@@ -75,6 +75,33 @@ TEST(ConvertTest, IntegersAtTheEdgesOfTheShortPath) {
   EXPECT_EQ(error_of<long long>("$0\r\n\r\n"), R"(expected integer, got bulk string "")");
 }
 
+// Up to eight digits are checked and summed a word at a time: every length, every position
+// of a byte that is not a digit (the bytes next to '0' and '9', and with the high bit set).
+TEST(ConvertTest, ShortIntegersAreReadAWordAtATime) {
+  for (std::size_t length = 1; length <= 9; ++length) {
+    for (const char* digits : {"12345678", "90817263", "00000001", "99999999", "50000000"}) {
+      const std::string text = (std::string(digits) + "9").substr(0, length);
+      long long value = -1;
+      ASSERT_EQ(detail::parse_integral(text, value), detail::NumberStatus::Ok) << text;
+      EXPECT_EQ(value, std::stoll(text)) << text;
+      for (std::size_t at = 0; at < length; ++at) {
+        for (const char bad : {'/', ':', ' ', '+', '\0', static_cast<char>(0xB0),
+                               static_cast<char>(0xB9), static_cast<char>(0xFF)}) {
+          std::string broken = text;
+          broken[at] = bad;
+          if (at == 0 && bad == '+' && length > 1) continue;  // "+123" is a number
+          EXPECT_EQ(detail::parse_integral(broken, value), detail::NumberStatus::Invalid)
+              << length << " bytes, " << static_cast<int>(bad) << " at " << at;
+        }
+      }
+    }
+  }
+  std::uint8_t small = 0;
+  EXPECT_EQ(detail::parse_integral("256", small), detail::NumberStatus::OutOfRange);
+  EXPECT_EQ(detail::parse_integral("255", small), detail::NumberStatus::Ok);
+  EXPECT_EQ(small, 255);
+}
+
 TEST(ConvertTest, IntegerMismatchesAreExplained) {
   EXPECT_EQ(error_of<long long>("$3\r\nabc\r\n"), R"(expected integer, got bulk string "abc")");
   EXPECT_EQ(error_of<long long>("+OK\r\n"), R"(expected integer, got simple string "OK")");
