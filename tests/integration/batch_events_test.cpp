@@ -71,8 +71,8 @@ TEST(BatchEventsTest, ABatchIsOneEventWithItsCommandsAndBytesAndOneWrite) {
   Batch batch = db.batch();
   std::vector<Future<long long>> futures;
   for (std::size_t i = 0; i < kCommands; ++i) futures.push_back(batch.incr("b"));
-  // What those commands are on the wire: "*2\r\n$4\r\nINCR\r\n$1\r\nb\r\n", 24 bytes each.
-  const std::size_t bytes = kCommands * 24;
+  // What those commands are on the wire: "*2\r\n$4\r\nINCR\r\n$1\r\nb\r\n", 21 bytes each.
+  const std::size_t bytes = kCommands * 21;
   const auto before = std::chrono::steady_clock::now();
   batch.execute();
   for (auto& future : futures) future.get();

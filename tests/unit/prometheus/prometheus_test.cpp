@@ -76,8 +76,9 @@ TEST(PrometheusTest, HistogramBucketsAreCumulativeAndExact) {
   Latencies latencies;
   LatencyStats incr;
   incr.name = "INCR";
-  // 3 under 50 µs, 2 between 100 µs and 250 µs, 1 of 2 s.
-  for (auto latency : {10us, 20us, 40us, 120us, 200us}) incr.to_reply.record(latency);
+  // 3 under 50 µs; 52 µs, whose bucket (49.152 … 53.248 µs) straddles 50 µs and so belongs
+  // above the first bound (49.152 µs), not under it; 2 between 100 µs and 250 µs; 1 of 2 s.
+  for (auto latency : {10us, 20us, 40us, 52us, 120us, 200us}) incr.to_reply.record(latency);
   incr.to_reply.record(2s);
   incr.to_delivery = incr.to_reply;
   latencies.by_command.push_back(incr);
@@ -87,21 +88,20 @@ TEST(PrometheusTest, HistogramBucketsAreCumulativeAndExact) {
   const std::string text = exposition(MultiplexerStatus{}, latencies, "api");
   EXPECT_NE(text.find("# TYPE redmux_command_duration_seconds histogram"), std::string::npos);
   EXPECT_TRUE(
-      has_line(text, "redmux_command_duration_seconds_count{client=\"api\",command=\"INCR\"} 6"))
+      has_line(text, "redmux_command_duration_seconds_count{client=\"api\",command=\"INCR\"} 7"))
       << text;
   EXPECT_TRUE(has_line(
       text,
-      "redmux_command_duration_seconds_bucket{client=\"api\",command=\"INCR\",le=\"+Inf\"} 6"))
+      "redmux_command_duration_seconds_bucket{client=\"api\",command=\"INCR\",le=\"+Inf\"} 7"))
       << text;
   EXPECT_TRUE(has_line(text,
                        "redmux_endpoint_duration_seconds_count{client=\"api\",endpoint=\"127.0.0."
-                       "1:6379\"} 6"))
+                       "1:6379\"} 7"))
       << text;
   // Bounds: redmux's bucket boundaries at or just below the round values.
   const std::vector<double>& bounds = prometheus_bucket_bounds();
   ASSERT_EQ(bounds.size(), 18u);
-  EXPECT_LE(bounds[0], 50e-6);
-  EXPECT_GE(bounds[0], 50e-6 * 0.875);
+  EXPECT_DOUBLE_EQ(bounds[0], 49152e-9);
   // Cumulative counts at each bound, from the families themselves.
   const auto families = prometheus_families(MultiplexerStatus{}, latencies);
   const ::prometheus::MetricFamily* reply = nullptr;
@@ -111,16 +111,16 @@ TEST(PrometheusTest, HistogramBucketsAreCumulativeAndExact) {
   ASSERT_NE(reply, nullptr);
   const auto& buckets = reply->metric.at(0).histogram.bucket;
   ASSERT_EQ(buckets.size(), bounds.size());
-  EXPECT_EQ(buckets[0].cumulative_count, 3u);   // ≤ ~50 µs
-  EXPECT_EQ(buckets[1].cumulative_count, 3u);   // ≤ ~100 µs
-  EXPECT_EQ(buckets[2].cumulative_count, 5u);   // ≤ ~250 µs
-  EXPECT_EQ(buckets[13].cumulative_count, 5u);  // ≤ ~1 s
-  EXPECT_EQ(buckets[14].cumulative_count, 6u);  // ≤ ~2.5 s
+  EXPECT_EQ(buckets[0].cumulative_count, 3u);   // ≤ 49.152 µs
+  EXPECT_EQ(buckets[1].cumulative_count, 4u);   // ≤ ~100 µs
+  EXPECT_EQ(buckets[2].cumulative_count, 6u);   // ≤ ~250 µs
+  EXPECT_EQ(buckets[13].cumulative_count, 6u);  // ≤ ~1 s
+  EXPECT_EQ(buckets[14].cumulative_count, 7u);  // ≤ ~2.5 s
   for (std::size_t i = 1; i < buckets.size(); ++i) {
     EXPECT_GE(buckets[i].cumulative_count, buckets[i - 1].cumulative_count);
     EXPECT_GT(buckets[i].upper_bound, buckets[i - 1].upper_bound);
   }
-  EXPECT_NEAR(reply->metric.at(0).histogram.sample_sum, 2.00039, 1e-6);
+  EXPECT_NEAR(reply->metric.at(0).histogram.sample_sum, 2.000442, 1e-6);
 }
 
 TEST(PrometheusTest, ACollectorWhoseMultiplexerIsGoneYieldsNothing) {
