@@ -7,6 +7,8 @@
 //
 // With abortConnect=false it starts while Redis is down and answers 503 until it is back.
 // --port 0 picks a free port; the "listening on" line names it. docs/bookstore.md.
+// Built with redmux::prometheus (prometheus-cpp-dev), it serves the multiplexer's metrics:
+//   curl http://127.0.0.1:5080/metrics                   → Prometheus's text format
 #include <httplib.h>
 #include <signal.h>
 
@@ -18,13 +20,17 @@
 #include <thread>
 
 #include "bookstore.hpp"
+#ifdef BOOKSTORE_METRICS
+#include <redmux/prometheus.hpp>
+#endif
 
 namespace {
 
 struct Arguments {
   std::string host = "127.0.0.1";
   int port = 5080;
-  std::string redis = "localhost:6379,name=bookstore-api,abortConnect=false";
+  std::string redis =
+      "localhost:6379,name=bookstore-api,abortConnect=false,latencyHistograms=true";
 };
 
 int usage(const char* problem) {
@@ -110,6 +116,15 @@ int main(int argc, char** argv) {
   server.Get(R"(/books/([^/]+)/views)", [&](const httplib::Request& req, httplib::Response& res) {
     with_id(req, res, [&](long long id) { return views.views(id); });
   });
+#ifdef BOOKSTORE_METRICS
+  // Prometheus scrapes this: the multiplexer's counters, gauges and (latencyHistograms=true)
+  // latency histograms, read at each scrape.
+  const std::vector<std::shared_ptr<prometheus::Collectable>> metrics = {
+      std::make_shared<redmux::PrometheusCollector>(mux)};
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(redmux::text_exposition(metrics), "text/plain; version=0.0.4");
+  });
+#endif
 
   int port = args.port;
   if (port == 0) {

@@ -1,5 +1,6 @@
-// Hooks: what a multiplexer reports, per command, per write and as log records, to functions
-// the application installs (Multiplexer::on_command(), on_write(), on_log()). Field names
+// Hooks: what a multiplexer reports, per command, per write, per batch or transaction and as
+// log records, to functions the application installs (Multiplexer::on_command(), on_write(),
+// on_batch(), on_log()). Field names
 // follow OpenTelemetry's semantic conventions for Redis (db.operation.name, db.namespace,
 // server.address …) so that a bridge to a tracing SDK is a few lines
 // (docs/observability.md shows one).
@@ -73,6 +74,41 @@ struct WriteEvent {
   std::chrono::steady_clock::time_point at{};  ///< when it started
 };
 
+/// What a BatchEvent is about.
+enum class BatchKind {
+  Batch,        ///< a Batch's commands, handed to their connection as one (Batch::execute())
+  Transaction,  ///< a transaction: WATCH and its checks, then MULTI … EXEC
+};
+std::string_view to_string(BatchKind kind) noexcept;
+
+/// A Batch or a transaction as one unit, beside its commands' own events (go-redis's span
+/// per pipeline). A Batch's event is raised by execute() on the calling thread once its
+/// commands are queued (in a Redis Cluster, one per node it was split over): what went out
+/// together; its commands' events say how each went. A transaction's is raised when its
+/// outcome is known (usually on an I/O thread): `phases` span the whole run.
+struct BatchEvent {
+  static constexpr std::string_view db_system_name = "redis";  ///< db.system.name
+  BatchKind kind = BatchKind::Batch;
+  /// db.operation.name: "BATCH" for a Batch (OpenTelemetry's name for a batch of several
+  /// operations), "MULTI" for a transaction.
+  std::string_view operation_name;
+  int db_namespace = 0;             ///< db.namespace: the database index
+  std::string_view server_address;  ///< server.address (empty: not routed, e.g. refused)
+  int server_port = 0;              ///< server.port
+  std::size_t batch_size = 0;       ///< db.operation.batch.size: the caller's commands in it
+  std::size_t bytes_written = 0;    ///< those commands' bytes on the wire
+  /// A Batch: always Value (it was queued). A transaction: Value when EXEC committed or a
+  /// watched key or a condition stopped it (`committed` says which), ServerError when EXEC
+  /// was refused (EXECABORT), Timeout or ConnectionError when it did not finish.
+  CommandOutcome outcome = CommandOutcome::Value;
+  bool committed = false;                           ///< a transaction whose EXEC ran its commands
+  std::string_view response_status_code;            ///< db.response.status_code: "EXECABORT" …
+  std::string_view error_type;                      ///< error.type; empty when outcome is Value
+  std::string_view error_message;                   ///< why it did not commit; empty when committed
+  std::chrono::steady_clock::time_point created{};  ///< execute() was called
+  std::chrono::steady_clock::time_point ended{};    ///< queued (a Batch); the outcome known
+};
+
 /// Severity of a log record; a log hook is given those at or above its level.
 enum class LogLevel { Debug, Info, Warning, Error, Off };
 std::string_view to_string(LogLevel level) noexcept;
@@ -89,5 +125,6 @@ struct LogRecord {
 using CommandHook = std::function<void(const CommandEvent&)>;
 using WriteHook = std::function<void(const WriteEvent&)>;
 using LogHook = std::function<void(const LogRecord&)>;
+using BatchHook = std::function<void(const BatchEvent&)>;
 
 }  // namespace redmux

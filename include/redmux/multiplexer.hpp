@@ -124,7 +124,7 @@ struct MultiplexerStatus {
   /// Redis Cluster: CLUSTERDOWN / TRYAGAIN refusals waited out and sent again
   /// (retryClusterDown).
   std::uint64_t cluster_retries = 0;
-  std::uint64_t hook_errors = 0;    ///< hook calls that threw (on_command, on_write, on_log)
+  std::uint64_t hook_errors = 0;    ///< hook calls that threw (any of the on_… hooks)
   std::uint64_t slow_hooks = 0;     ///< hook calls that ran longer than 1 ms on an I/O thread
   std::uint64_t slow_commands = 0;  ///< commands over slowCommandThreshold (when set)
   /// Accepted, not yet completed: each holds one slot of maxQueuedCommands (queued, in
@@ -214,6 +214,11 @@ class Multiplexer {
   /// Called (on an I/O thread; must not block) for each write to a socket: how many
   /// commands and bytes it carried. Replaces any earlier hook.
   void on_write(WriteHook hook);
+  /// Called once per Batch::execute() (on the calling thread, once its commands are queued;
+  /// one per node in a Redis Cluster) and once per transaction when its outcome is known
+  /// (usually on an I/O thread): redmux/hooks.hpp's BatchEvent. Must not block. Replaces
+  /// any earlier hook; none installed costs one load per execute().
+  void on_batch(BatchHook hook);
   /// Log records at `level` and above (redmux/hooks.hpp says which): called on an I/O
   /// thread, must not block. Silent until one is installed; LogLevel::Off removes it.
   void on_log(LogLevel level, LogHook hook);

@@ -159,6 +159,26 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
   return Error();
 }
 
+/// Tells the batch hook of one part of a batch, just queued on `connection`.
+void report_batch(Observer& observer, Connection& connection, int db, std::size_t size,
+                  std::size_t bytes, Clock::time_point created) noexcept {
+  try {
+    const Endpoint endpoint = connection.endpoint();
+    BatchEvent event;
+    event.kind = BatchKind::Batch;
+    event.operation_name = "BATCH";
+    event.db_namespace = db;
+    event.server_address = endpoint.is_unix() ? endpoint.unix_path : endpoint.host;
+    event.server_port = endpoint.is_unix() ? 0 : endpoint.port;
+    event.batch_size = size;
+    event.bytes_written = bytes;
+    event.created = created;
+    event.ended = observer.now();
+    observer.batch_done(event);
+  } catch (...) {  // out of memory copying the endpoint: the batch itself was queued
+  }
+}
+
 }  // namespace detail
 
 Batch::Batch(std::shared_ptr<detail::MuxCore> core, int db)
@@ -183,9 +203,17 @@ std::size_t Batch::size() const noexcept {
 void Batch::execute() {
   if (!buffer_) return;
   detail::BatchBuffer& b = *buffer_;
+  detail::Observer& observer = b.core->shared().observer();
+  // One load when no batch hook is installed; the event is built only for one.
+  const bool report = observer.wants_batches();
+  const detail::Clock::time_point created = report ? observer.now() : detail::Clock::time_point{};
   for (detail::BatchBuffer::Part& part : b.parts) {
     b.core->shared().counters().commands.fetch_add(part.commands.size(), std::memory_order_relaxed);
     part.connection->submit_batch(b.db, part.bytes, part.commands);
+    if (report) {
+      detail::report_batch(observer, *part.connection, b.db, part.commands.size(),
+                           part.bytes.size(), created);
+    }
   }
   b.parts.clear();
   if (b.commands.empty()) {
@@ -196,6 +224,9 @@ void Batch::execute() {
   }
   b.core->shared().counters().commands.fetch_add(b.commands.size(), std::memory_order_relaxed);
   b.connection->submit_batch(b.db, b.bytes, b.commands);
+  if (report) {
+    detail::report_batch(observer, *b.connection, b.db, b.commands.size(), b.bytes.size(), created);
+  }
   b.core->cache_route().invalidate_keys(b.written_keys, b.writes_everything);
   b.written_keys.clear();
   b.writes_everything = false;

@@ -451,6 +451,10 @@ void Multiplexer::on_write(WriteHook hook) {
   core_->shared().observer().set_write_hook(std::move(hook));
 }
 
+void Multiplexer::on_batch(BatchHook hook) {
+  core_->shared().observer().set_batch_hook(std::move(hook));
+}
+
 void Multiplexer::on_log(LogLevel level, LogHook hook) {
   core_->shared().observer().set_log_hook(level, std::move(hook));
 }

@@ -73,6 +73,7 @@ TransactionRun::~TransactionRun() {
 
 void TransactionRun::start() {
   MuxCore& core = *work_.core;
+  if (core.shared().observer().wants_batches()) created_ = core.shared().observer().now();
   const Clock::time_point wait_until = Clock::now() + timeout_;
   if (!core.shared().acquire_slot(wait_until)) {
     finish(std::nullopt, core.shared().queue_full_error("transaction", wait_until, timeout_));
@@ -341,6 +342,7 @@ void TransactionRun::after_exec() {
 void TransactionRun::finish(std::optional<TransactionResult> result, const Error& error) {
   if (finished_) return;
   finished_ = true;
+  if (created_ != Clock::time_point{}) report(result, error);
   if (connection_) {
     pool_->give_back(connection_, reusable_);
     connection_.reset();
@@ -357,6 +359,64 @@ void TransactionRun::finish(std::optional<TransactionResult> result, const Error
   } else {
     work_.fail_all(Error(error.code(), "transaction failed: " + error.message()));
     result_->fail(error);
+  }
+}
+
+void TransactionRun::report(const std::optional<TransactionResult>& result,
+                            const Error& error) noexcept {
+  try {
+    BatchEvent event;
+    event.kind = BatchKind::Transaction;
+    event.operation_name = "MULTI";
+    event.db_namespace = work_.db;
+    Endpoint endpoint;
+    if (connection_) endpoint = connection_->endpoint();
+    event.server_address = endpoint.is_unix() ? endpoint.unix_path : endpoint.host;
+    event.server_port = endpoint.is_unix() || !connection_ ? 0 : endpoint.port;
+    event.batch_size = work_.commands.size();
+    event.bytes_written = work_.bytes.size();
+    if (result) {
+      event.committed = result->outcome == TransactionOutcome::Committed;
+      event.error_message = result->reason;
+      if (result->outcome == TransactionOutcome::Rejected) {
+        event.outcome = CommandOutcome::ServerError;
+        const std::string_view reason = result->reason;
+        event.response_status_code =
+            reason.starts_with("EXECABORT") ? std::string_view("EXECABORT") : std::string_view();
+        event.error_type = event.response_status_code.empty() ? std::string_view("rejected")
+                                                              : event.response_status_code;
+      }
+    } else {
+      event.error_message = error.message();
+      switch (error.code()) {
+        case errc::timeout:
+          event.outcome = CommandOutcome::Timeout;
+          event.error_type = "timeout";
+          break;
+        case errc::queue_full:
+          event.outcome = CommandOutcome::ConnectionError;
+          event.error_type = "queue_full";
+          break;
+        case errc::not_sent:
+        case errc::outcome_unknown:
+        case errc::connection_failed:
+        case errc::authentication_failed:
+        case errc::disconnected:
+        case errc::shut_down:
+          event.outcome = CommandOutcome::ConnectionError;
+          event.error_type = "connection_error";
+          break;
+        default:  // refused before it was sent (CROSSSLOT, a database the server lacks …)
+          event.outcome = CommandOutcome::ConnectionError;
+          event.error_type = "refused";
+          break;
+      }
+    }
+    Observer& observer = work_.core->shared().observer();
+    event.created = created_;
+    event.ended = observer.now();
+    observer.batch_done(event);
+  } catch (...) {  // out of memory copying the endpoint: the transaction's result stands
   }
 }
 

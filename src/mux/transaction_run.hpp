@@ -49,6 +49,8 @@ class TransactionRun : public std::enable_shared_from_this<TransactionRun> {
   /// Fails every command not complete yet, gives the connection back and the slot, and
   /// completes the result (with `result`, or with `error`).
   void finish(std::optional<TransactionResult> result, const Error& error);
+  /// Tells the batch hook (when one was installed at start()) how the transaction ended.
+  void report(const std::optional<TransactionResult>& result, const Error& error) noexcept;
   /// Submits `bytes` as one write with one step state per command.
   void submit_round(int round, const std::string& bytes,
                     const std::vector<std::pair<std::size_t, std::string_view>>& ends);
@@ -58,6 +60,8 @@ class TransactionRun : public std::enable_shared_from_this<TransactionRun> {
   std::shared_ptr<DedicatedPool> pool_;
   std::shared_ptr<Connection> connection_;
   std::chrono::milliseconds timeout_;
+  /// When start() was called, if a batch hook was installed then (else time_point{}).
+  std::chrono::steady_clock::time_point created_{};
   bool slot_held_ = false;
   bool finished_ = false;
 

@@ -13,6 +13,11 @@ std::string_view to_string(CommandOutcome outcome) noexcept {
   return detail::name_of(outcome, kNames);
 }
 
+std::string_view to_string(BatchKind kind) noexcept {
+  static constexpr std::string_view kNames[] = {"batch", "transaction"};
+  return detail::name_of(kind, kNames);
+}
+
 std::string_view to_string(LogLevel level) noexcept {
   static constexpr std::string_view kNames[] = {"debug", "info", "warning", "error", "off"};
   return detail::name_of(level, kNames);
@@ -123,34 +128,38 @@ void Observer::publish(std::unique_ptr<Hooks> hooks) {
           (slow_threshold_.count() > 0 && hooks->log && hooks->log_level <= LogLevel::Warning),
       std::memory_order_release);
   writes_wanted_.store(static_cast<bool>(hooks->write), std::memory_order_release);
+  batches_wanted_.store(static_cast<bool>(hooks->batch), std::memory_order_release);
   log_level_.store(hooks->log ? hooks->log_level : LogLevel::Off, std::memory_order_release);
   hooks_.store(hooks.get(), std::memory_order_release);
   all_hooks_.push_back(std::move(hooks));
 }
 
-void Observer::set_command_hook(CommandHook hook) {
+template <typename Edit>
+void Observer::update_hooks(Edit&& edit) {
   std::lock_guard lock(hooks_mutex_);
   const Hooks* current = hooks_.load(std::memory_order_acquire);
   auto next = std::make_unique<Hooks>(current ? *current : Hooks{});
-  next->command = std::move(hook);
+  edit(*next);
   publish(std::move(next));
+}
+
+void Observer::set_command_hook(CommandHook hook) {
+  update_hooks([&](Hooks& hooks) { hooks.command = std::move(hook); });
 }
 
 void Observer::set_write_hook(WriteHook hook) {
-  std::lock_guard lock(hooks_mutex_);
-  const Hooks* current = hooks_.load(std::memory_order_acquire);
-  auto next = std::make_unique<Hooks>(current ? *current : Hooks{});
-  next->write = std::move(hook);
-  publish(std::move(next));
+  update_hooks([&](Hooks& hooks) { hooks.write = std::move(hook); });
+}
+
+void Observer::set_batch_hook(BatchHook hook) {
+  update_hooks([&](Hooks& hooks) { hooks.batch = std::move(hook); });
 }
 
 void Observer::set_log_hook(LogLevel level, LogHook hook) {
-  std::lock_guard lock(hooks_mutex_);
-  const Hooks* current = hooks_.load(std::memory_order_acquire);
-  auto next = std::make_unique<Hooks>(current ? *current : Hooks{});
-  next->log = std::move(hook);
-  next->log_level = level;
-  publish(std::move(next));
+  update_hooks([&](Hooks& hooks) {
+    hooks.log = std::move(hook);
+    hooks.log_level = level;
+  });
 }
 
 template <typename Call>
@@ -203,6 +212,11 @@ void Observer::log_slow(const CommandEvent& event) {
 void Observer::write_done(const WriteEvent& event) noexcept {
   const Hooks* hooks = hooks_.load(std::memory_order_acquire);
   if (hooks && hooks->write) run_hook([&] { hooks->write(event); }, "write");
+}
+
+void Observer::batch_done(const BatchEvent& event) noexcept {
+  const Hooks* hooks = hooks_.load(std::memory_order_acquire);
+  if (hooks && hooks->batch) run_hook([&] { hooks->batch(event); }, "batch");
 }
 
 void Observer::log(LogLevel level, std::string_view endpoint, std::string_view message) noexcept {

@@ -4,8 +4,8 @@
 // tests drive it).
 //
 // Threads: recording (AtomicHistogram::record(), command_latency(), command_done(),
-// write_done(), log()) runs on the I/O threads, several at once: histograms are relaxed
-// atomics, the table of command names is filled by compare-and-swap, the hooks are an
+// write_done(), batch_done(), log()) runs on the I/O threads, several at once: histograms are
+// relaxed atomics, the table of command names is filled by compare-and-swap, the hooks are an
 // immutable Hooks object published through an atomic pointer. No lock and no allocation
 // per command: a command name's histograms are allocated the first time it is seen, an
 // endpoint's when a connection becomes ready (under a mutex, at most once per session).
@@ -78,6 +78,7 @@ class Observer {
   struct Hooks {
     CommandHook command;
     WriteHook write;
+    BatchHook batch;
     LogHook log;
     LogLevel log_level = LogLevel::Off;
   };
@@ -91,6 +92,8 @@ class Observer {
   /// Whether command_done() has anyone to tell (a command hook or the slow-command log).
   bool wants_events() const noexcept { return events_wanted_.load(std::memory_order_acquire); }
   bool wants_writes() const noexcept { return writes_wanted_.load(std::memory_order_acquire); }
+  /// Whether a batch hook is installed (checked once per Batch::execute() or transaction).
+  bool wants_batches() const noexcept { return batches_wanted_.load(std::memory_order_acquire); }
   Clock::time_point now() const noexcept { return clock_(); }
   /// Tests: the clock command events read (delivered, and a hook's duration).
   void set_clock(ClockFunction clock) noexcept { clock_ = clock; }
@@ -107,11 +110,13 @@ class Observer {
 
   void set_command_hook(CommandHook hook);
   void set_write_hook(WriteHook hook);
+  void set_batch_hook(BatchHook hook);
   void set_log_hook(LogLevel level, LogHook hook);
 
   /// A command ended: its hook runs, and the slow-command log hears of it.
   void command_done(const CommandEvent& event) noexcept;
   void write_done(const WriteEvent& event) noexcept;
+  void batch_done(const BatchEvent& event) noexcept;
   /// Whether a record of `level` would go anywhere (build the message only then).
   bool logs(LogLevel level) const noexcept {
     return level >= log_level_.load(std::memory_order_acquire);
@@ -129,6 +134,9 @@ class Observer {
  private:
   static constexpr std::size_t kNames = 512;  ///< distinct command names with histograms
 
+  /// Publishes a copy of the current hooks with `edit` applied (one hook replaced).
+  template <typename Edit>
+  void update_hooks(Edit&& edit);
   void publish(std::unique_ptr<Hooks> hooks);  // REQUIRES: hooks_mutex_ held
   template <typename Call>
   void run_hook(Call&& call, std::string_view what) noexcept;
@@ -148,6 +156,7 @@ class Observer {
   std::vector<std::unique_ptr<Hooks>> all_hooks_;  ///< every Hooks ever published
   std::atomic<bool> events_wanted_{false};
   std::atomic<bool> writes_wanted_{false};
+  std::atomic<bool> batches_wanted_{false};
   std::atomic<LogLevel> log_level_{LogLevel::Off};
 
   std::atomic<std::uint64_t> hook_errors_{0};

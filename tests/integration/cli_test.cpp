@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -434,6 +435,49 @@ TEST_F(CliTest, LatencyModesPrintRedisCliShapes) {
   r = cli(server, {"--latency", "--samples", "5", "--json"});
   EXPECT_EQ(r.out.rfind("{\"min\":", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("\"samples\":5}"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, StatPrintsALinePerIntervalFromTheServerAndTheMultiplexer) {
+  RedisServer server;
+  server.cli({"SET", "a", "1"});
+  server.cli({"SET", "b", "2"});
+  ProcessResult r = cli(server, {"--stat", "-i", "0.3", "--samples", "3"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 5u) << r.out;  // two header lines, then one per interval
+  EXPECT_EQ(lines[1].rfind("keys ", 0), 0u) << lines[1];
+  EXPECT_NE(lines[1].find("p99"), std::string::npos) << lines[1];
+  for (std::size_t i = 2; i < lines.size(); ++i) {
+    EXPECT_TRUE(std::regex_match(lines[i], std::regex("2 +[0-9.]+[KMG]?B? +[0-9]+ +[0-9]+ "
+                                                      "\\(\\+[0-9]+\\) +[0-9]+ +[0-9.]+ms +"
+                                                      "[0-9.]+ms +[0-9]+ +[0-9]+\\.[0-9]{2}")))
+        << lines[i];
+  }
+  // JSON: the server's requests in an interval are this client's commands in it (its PINGs
+  // and INFO; the one just answered may not be in its histogram yet): each checks the other.
+  r = cli(server, {"--stat", "-i", "0.3", "--samples", "2", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = lines_of(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  for (const std::string& row : rows) {
+    // A number field of the row's JSON object ({"keys":2,…}), NaN when absent.
+    auto field = [&](const std::string& name) {
+      std::smatch match;
+      if (!std::regex_search(row, match, std::regex("\"" + name + "\":([-0-9.e+]+)"))) {
+        return std::nan("");
+      }
+      return std::stod(match[1].str());
+    };
+    EXPECT_EQ(field("keys"), 2) << row;
+    const double commands = field("commands");
+    EXPECT_GT(commands, 5) << row;  // a PING every 10 ms for 0.3 s
+    EXPECT_NEAR(commands, field("new_requests"), 1.0) << row;
+    EXPECT_GT(field("p50_ms"), 0.0) << row;
+    EXPECT_LE(field("p50_ms"), field("p99_ms")) << row;
+    EXPECT_GE(field("commands_per_write"), 1.0) << row;
+  }
+  r = cli(server, {"--stat", "PING"});
+  EXPECT_EQ(r.exit_code, 2);
 }
 
 }  // namespace

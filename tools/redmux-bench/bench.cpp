@@ -11,6 +11,7 @@ namespace redmux_bench {
 Bench::Bench(Options options)
     : options_(std::move(options)), report_(options_.json, options_.json_file) {
   config_ = redmux::Config::from_string(options_.url);
+  if (options_.histograms) config_.latency_histograms = true;
   if (config_.name.empty()) config_.name = "redmux-bench";
   observer_ = redmux::Multiplexer::connect(config_named(config_.name + "-observer"));
   identity_ = observer_->server_identity();
@@ -115,6 +116,28 @@ void add_usage(Row& row, const ProcessUsage& before, const ProcessUsage& after,
   const auto n = static_cast<double>(commands);
   row.add("cpu_us_per_op", (after.cpu_seconds - before.cpu_seconds) * 1e6 / n, 2);
   row.add("switches_per_op", static_cast<double>(after.switches - before.switches) / n, 2);
+}
+
+redmux::LatencyHistogram delivered_histogram(const redmux::Multiplexer& mux,
+                                             std::string_view command) {
+  const redmux::Latencies latencies = mux.latencies();
+  const redmux::LatencyStats* stats = latencies.command(command);
+  return stats ? stats->to_delivery : redmux::LatencyHistogram();
+}
+
+void add_histogram_latency(Row& row, const redmux::LatencyHistogram& before,
+                           const redmux::LatencyHistogram& after) {
+  // The run's latencies: the difference of the two snapshots, bucket by bucket.
+  redmux::LatencyHistogram run;
+  const auto& a = after.buckets();
+  const auto& b = before.buckets();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] > b[i]) run.add_bucket(i, a[i] - b[i]);
+  }
+  if (run.count() == 0) return;
+  row.add("hist_n", static_cast<long long>(run.count()));
+  row.add("hist_p50_us", static_cast<double>(run.percentile(0.5).count()) / 1e3, 1);
+  row.add("hist_p99_us", static_cast<double>(run.percentile(0.99).count()) / 1e3, 1);
 }
 
 Progress::Progress(std::string what)

@@ -30,9 +30,10 @@ struct Options {
   double seconds = 0;
   int window = 0;
   std::vector<long long> commands;
-  std::string client = "redmux";         ///< burst: redmux | hiredis
-  bool counting_hook = false;            ///< burst: install a command hook that counts
-  bool no_baselines = false;             ///< skip hiredis and redis-benchmark rows
+  std::string client = "redmux";  ///< burst: redmux | hiredis
+  bool counting_hook = false;     ///< burst: install a command hook that counts
+  bool histograms = false;        ///< latencyHistograms=true: rows add the multiplexer's p50/p99
+  bool no_baselines = false;      ///< skip hiredis and redis-benchmark rows
   std::string wait_policy = "adaptive";  ///< how get() waits: adaptive or sleep
   int repeat = 1;                        ///< modes, callers: runs per variant (median reported)
   int keys = 1;              ///< callers: counters the threads share (thread t uses key t mod keys)
@@ -114,6 +115,16 @@ struct ProcessUsage {
 
 /// Adds cpu_us_per_op (client CPU per command) and switches_per_op to `row`.
 void add_usage(Row& row, const ProcessUsage& before, const ProcessUsage& after, long long commands);
+
+/// The multiplexer's own histogram of `command` until delivered (latencyHistograms=true;
+/// empty when off): snapshots before and after a run give the run's.
+redmux::LatencyHistogram delivered_histogram(const redmux::Multiplexer& mux,
+                                             std::string_view command);
+/// Adds hist_n, hist_p50_us and hist_p99_us: the commands the multiplexer's histogram
+/// recorded between `before` and `after` (snapshots of delivered_histogram()), beside the
+/// row's own p50/p99 (its samples: call to get() returned). Nothing when none was recorded.
+void add_histogram_latency(Row& row, const redmux::LatencyHistogram& before,
+                           const redmux::LatencyHistogram& after);
 
 /// A progress line on stderr for a step that may take more than a second or two. On a
 /// terminal it ticks the elapsed seconds in place; otherwise it prints a start and an end line.

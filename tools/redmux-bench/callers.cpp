@@ -169,12 +169,16 @@ Row through_multiplexer(Bench& bench, const std::string& variant, int threads, d
   auto mux = bench.connect("redmux-bench-callers");
   redmux::Database db = mux->database();
   const auto before = mux->status();
+  const redmux::LatencyHistogram histogram_before = delivered_histogram(*mux, "INCR");
   const RunResult run = run_threads(threads, seconds, what,
                                     [&](int t, Clock::time_point deadline, ThreadResult& result) {
                                       loop(db, thread_key(bench, key, t), deadline, result);
                                     });
   const auto after = mux->status();
   Row row = to_row(bench, variant, "redmux", threads, run, key);
+  // The histograms record a command's delivery just after its future completes: the last
+  // ones may land a moment after the threads joined.
+  add_histogram_latency(row, histogram_before, delivered_histogram(*mux, "INCR"));
   row.add("connections", static_cast<long long>(after.connections));
   if (after.writes > before.writes) {
     row.add("cmds_per_write",

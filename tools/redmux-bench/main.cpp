@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
   app.add_flag("--counting-hook", o.counting_hook,
                "burst: install a Multiplexer::on_command() hook that counts (its cost; "
                "latencyHistograms=true in --url for the histograms')");
+  app.add_flag("--histograms", o.histograms,
+               "modes, callers: latencyHistograms=true, and rows add the multiplexer's own "
+               "p50/p99 of INCR until delivered (hist_p50_us, hist_p99_us) beside the bench's");
   app.add_option("--repeat", o.repeat,
                  "modes, callers: run every variant N times, interleaved, and report the "
                  "median run by ops/s (default 1)");

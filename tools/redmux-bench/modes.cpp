@@ -174,11 +174,13 @@ std::vector<Row> modes_rows(Bench& bench, const redmux::Config& config, long lon
     const std::string key = Bench::key(scenario, variant);
     bench.del(key);
     const auto before = mux->status();
+    const redmux::LatencyHistogram histogram_before = delivered_histogram(*mux, "INCR");
     const ProcessUsage usage_before = ProcessUsage::now();
     Measurement m = body(key);
     const ProcessUsage usage_after = ProcessUsage::now();
     const auto after = mux->status();
     Row row = to_row(bench, scenario, variant, "redmux", n, m, key);
+    add_histogram_latency(row, histogram_before, delivered_histogram(*mux, "INCR"));
     add_pipelining(row, before, after);
     add_usage(row, usage_before, usage_after, n);
     runs.add(std::move(row));

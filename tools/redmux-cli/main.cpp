@@ -18,6 +18,7 @@
 #include "redmux/redmux.hpp"
 #include "redmux/scan.hpp"
 #include "reply_format.hpp"
+#include "stat.hpp"
 
 namespace redmux::cli {
 namespace {
@@ -309,6 +310,67 @@ int latency(Database& db, const Options& o, OutputFormat format) {
   return kExitOk;
 }
 
+// Every command's time to reply so far, all names merged (this client's PINGs and INFOs).
+LatencyHistogram all_replies(const Multiplexer& mux) {
+  LatencyHistogram all;
+  for (const redmux::LatencyStats& stats : mux.latencies().by_command) all.merge(stats.to_reply);
+  return all;
+}
+
+// redis-cli --stat's line per interval, through the multiplexer (stat.hpp): meanwhile a
+// PING every 10 ms, so that this client's p50/p99 (its own histograms) say what an
+// application sees now; then INFO for the server's side.
+int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) {
+  signal(SIGINT, on_sigint);
+  auto info = [&]() -> Result<std::string> { return db.command<std::string>("INFO").result(); };
+  Result<std::string> first = info();
+  if (!first) {
+    print_error("INFO failed: " + first.error().message());
+    return first.error().code() == errc::server_error ? kExitServerError : kExitUsage;
+  }
+  StatSample previous;
+  parse_info(*first, previous);
+  LatencyHistogram before = all_replies(mux);
+  if (format != OutputFormat::Json) print(stat_header() + "\n");
+  const auto started = std::chrono::steady_clock::now();
+  auto line_start = started;
+  long long lines = 0;
+  while (!g_interrupted.load()) {
+    while (!g_interrupted.load() && std::chrono::steady_clock::now() - line_start < o.interval) {
+      (void)db.ping().result();  // a failure shows as fewer samples and in the INFO below
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    Result<std::string> text = info();
+    if (!text) {
+      print_error("INFO failed: " + text.error().message());
+      return text.error().code() == errc::server_error ? kExitServerError : kExitUsage;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    StatSample sample;
+    parse_info(*text, sample);
+    // INFO counts itself once processed: the requests of the interval include this one.
+    sample.new_requests = sample.requests - previous.requests;
+    sample.ops_per_second = static_cast<double>(sample.new_requests) /
+                            std::chrono::duration<double>(now - line_start).count();
+    const LatencyHistogram after = all_replies(mux);
+    const LatencyHistogram interval = histogram_delta(after, before);
+    sample.commands = interval.count();
+    sample.p50 = interval.percentile(0.5);
+    sample.p99 = interval.percentile(0.99);
+    const MultiplexerStatus status = mux.status();
+    sample.in_flight = status.in_flight;
+    sample.commands_per_write = status.commands_per_write();
+    print((format == OutputFormat::Json ? stat_json(sample) : stat_line(sample)) + "\n");
+    previous = sample;
+    before = after;
+    line_start = now;
+    ++lines;
+    if (o.samples > 0 && lines >= o.samples) break;
+    if (o.duration.count() > 0 && now - started >= o.duration) break;
+  }
+  return kExitOk;
+}
+
 int clients(Database& db, const Options& o, OutputFormat format) {
   auto list = db.client_list().result();
   if (!list) return report(Result<Reply>(list.error()), format);
@@ -374,6 +436,8 @@ int main_cli(int argc, char** argv) {
     print_error(config.error().message());
     return kExitUsage;
   }
+  // --stat reads this client's latencies from the multiplexer's own histograms.
+  if (o.mode == Mode::Stat) config->latency_histograms = true;
   std::shared_ptr<Multiplexer> mux;
   try {
     mux = Multiplexer::connect(*config);
@@ -391,6 +455,8 @@ int main_cli(int argc, char** argv) {
     case Mode::Latency:
     case Mode::LatencyHistory:
       return latency(db, o, format);
+    case Mode::Stat:
+      return stat(*mux, db, o, format);
     case Mode::Clients:
       return clients(db, o, format);
     case Mode::Scan:

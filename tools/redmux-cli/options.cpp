@@ -39,7 +39,8 @@ bool parse_percentiles(const std::string& text, std::vector<double>& out) {
 ParseResult parse_options(const std::vector<std::string>& argv) {
   ParseResult result;
   Options& o = result.options;
-  bool latency = false, history = false, clients = false, scan = false;
+  bool latency = false, history = false, stat = false, clients = false, scan = false;
+  bool interval_given = false;
   auto fail = [&](std::string message) {
     result.error = std::move(message);
     return result;
@@ -118,10 +119,13 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
                     "\" (--latency-percentiles takes a list such as 50,99,99.9)");
       }
       latency = true;
+    } else if (arg == "--stat") {
+      stat = true;
     } else if (arg == "-i") {
       if (!parse_seconds(value, o.interval) || o.interval.count() == 0) {
         return fail("invalid interval \"" + value + "\" (-i takes seconds > 0, e.g. 1 or 0.5)");
       }
+      interval_given = true;
     } else if (arg == "--samples") {
       if (!parse_number(value, o.samples) || o.samples < 1) {
         return fail("invalid sample count \"" + value + "\" (--samples takes a number >= 1)");
@@ -158,16 +162,21 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
   }
   o.command.assign(argv.begin() + static_cast<std::ptrdiff_t>(std::min(i, argv.size())),
                    argv.end());
-  const int modes = int{latency || history} + int{clients} + int{scan};
-  if (modes > 1) return fail("choose one of --latency/--latency-history, --clients, --scan");
+  const int modes = int{latency || history} + int{stat} + int{clients} + int{scan};
+  if (modes > 1) {
+    return fail("choose one of --latency/--latency-history, --stat, --clients, --scan");
+  }
   if (modes == 1 && !o.command.empty()) {
-    return fail("a mode (--latency, --clients, --scan) takes no command, got \"" + o.command[0] +
-                "\"");
+    return fail("a mode (--latency, --stat, --clients, --scan) takes no command, got \"" +
+                o.command[0] + "\"");
   }
   if (history) {
     o.mode = Mode::LatencyHistory;
   } else if (latency) {
     o.mode = Mode::Latency;
+  } else if (stat) {
+    o.mode = Mode::Stat;
+    if (!interval_given) o.interval = std::chrono::seconds(1);
   } else if (clients) {
     o.mode = Mode::Clients;
   } else if (scan) {
@@ -210,6 +219,10 @@ Modes:
   --latency-history [-i SEC]   one line per interval (default 15 s)
   --latency-percentiles LIST   --latency plus percentiles, e.g. 50,99,99.9
   --samples N | --duration SEC stop a latency mode after N samples or SEC seconds
+  --stat [-i SEC]              a line per interval (default 1 s): keys, memory, clients,
+                               requests and ops/s from INFO; this client's p50/p99 (from
+                               the multiplexer's histograms), in flight and commands per
+                               write. --samples N: stop after N lines
   --clients [--omem-warn BYTES]
                                CLIENT LIST summarised by client name; warns about large
                                output buffers (default 32 MiB) and MONITOR clients

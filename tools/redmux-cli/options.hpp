@@ -13,7 +13,17 @@
 namespace redmux::cli {
 
 enum class OutputFormat { Auto, Human, Raw, Json };
-enum class Mode { Command, Interactive, Latency, LatencyHistory, Clients, Scan, Help, Version };
+enum class Mode {
+  Command,
+  Interactive,
+  Latency,
+  LatencyHistory,
+  Stat,
+  Clients,
+  Scan,
+  Help,
+  Version
+};
 
 struct Options {
   std::string host = "127.0.0.1";
@@ -36,10 +46,11 @@ struct Options {
   Mode mode = Mode::Interactive;
 
   // --latency, --latency-history, --latency-percentiles
-  std::chrono::milliseconds interval{15000};  ///< -i SECONDS (history line length)
-  std::vector<double> percentiles;            ///< --latency-percentiles 50,99,99.9
-  long long samples = 0;                      ///< --samples N: stop after N (0: never)
-  std::chrono::milliseconds duration{0};      ///< --duration SECONDS: stop after (0: never)
+  /// -i SECONDS: a --latency-history line's length (default 15 s), a --stat line's (1 s)
+  std::chrono::milliseconds interval{15000};
+  std::vector<double> percentiles;        ///< --latency-percentiles 50,99,99.9
+  long long samples = 0;                  ///< --samples N: stop after N (--stat: N lines; 0: never)
+  std::chrono::milliseconds duration{0};  ///< --duration SECONDS: stop after (0: never)
 
   // --clients
   long long omem_warn = 32LL * 1024 * 1024;  ///< --omem-warn BYTES
