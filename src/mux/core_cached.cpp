@@ -7,6 +7,25 @@
 #include "topology/slot.hpp"
 
 namespace redmux::detail {
+namespace {
+
+/// The command hook's event of a read answered from `connection`'s cache.
+void report_hit(Observer& observer, const Connection& connection, const CommandInfo& info, int db,
+                int default_database, Clock::time_point created) noexcept {
+  const Endpoint& endpoint = connection.endpoint();
+  CommandEvent event;
+  event.operation_name = info.name;
+  event.db_namespace = db < 0 ? default_database : db;
+  event.server_address = endpoint.is_unix() ? endpoint.unix_path : endpoint.host;
+  event.server_port = endpoint.is_unix() ? 0 : endpoint.port;
+  event.cached = true;
+  event.phases.created = created;
+  event.phases.delivered = observer.now();
+  observer.command_done(event);
+}
+
+}  // namespace
+
 Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const Arg> args,
                              const CommandInfo& info, std::size_t key_index, CommandState* state) {
   ClusterRouter* router = cluster();
@@ -25,6 +44,10 @@ Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const
   const ClientCache::Lookup lookup = cache->lookup(db, args, args[key_index].bytes(), now, cached);
   if (lookup.outcome == ClientCache::Lookup::Outcome::Hit) {
     state->deliver(cached.span());  // outside the cache's lock: a continuation may read again
+    Observer& observer = shared_->observer();
+    if (observer.wants_events()) {
+      report_hit(observer, connection, info, db, shared_->config().default_database, now);
+    }
     return Error();
   }
   if (lookup.outcome == ClientCache::Lookup::Outcome::Plain) {
