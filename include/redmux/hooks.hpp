@@ -5,7 +5,8 @@
 // server.address …) so that a bridge to a tracing SDK is a few lines
 // (docs/observability.md shows one).
 //
-// Threads: hooks run on an I/O thread, in the middle of its work: they must not block (no
+// Threads: hooks run on an I/O thread (the command hook of a read answered from the
+// client-side cache: on the caller's thread), in the middle of its work: they must not block (no
 // wait on a future, no lock held long, no I/O). A hook that throws is caught and counted
 // (MultiplexerStatus::hook_errors); one that takes more than a millisecond is counted too
 // (slow_hooks). The events' string_views live only for the call: copy what you keep.
@@ -59,6 +60,10 @@ struct CommandEvent {
   std::size_t bytes_written = 0;   ///< its request on the wire
   std::size_t bytes_read = 0;      ///< its reply on the wire (0 without one)
   bool resent = false;             ///< written again after a connection broke
+  /// Answered from the client-side cache (clientCache=true): nothing was sent, bytes are 0,
+  /// its phases are created and delivered only, and server_address / server_port name the
+  /// connection whose cache held the reply. This event's hook runs on the caller's thread.
+  bool cached = false;
   CommandPhases phases;
 };
 

@@ -260,6 +260,21 @@ void ClientCache::invalidate_all() {
   clear_locked();
 }
 
+std::size_t ClientCache::invalidate_where(const std::function<bool(std::string_view key)>& doomed) {
+  std::lock_guard lock(mutex_);
+  std::size_t dropped = 0;
+  for (auto at = keys_.begin(); at != keys_.end();) {
+    const auto next = std::next(at);
+    if (doomed(at->first)) {
+      erase_key_locked(at);
+      ++dropped;
+    }
+    at = next;
+  }
+  tally_.invalidations += dropped;
+  return dropped;
+}
+
 CacheTally ClientCache::tally() const {
   std::lock_guard lock(mutex_);
   CacheTally out = tally_;

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -105,6 +106,10 @@ class ClientCache {
   void invalidate(std::string_view key);
   /// Drops everything (nil invalidation, a break, a new session).
   void invalidate_all();
+  /// Drops every entry and fill of each key for which `doomed` says true (Redis Cluster: the
+  /// keys of slots this node no longer serves). Returns how many keys went (each counted as
+  /// an invalidation). `doomed` runs under the cache's lock: it must not call into the cache.
+  std::size_t invalidate_where(const std::function<bool(std::string_view key)>& doomed);
 
   CacheTally tally() const;
   std::size_t bytes() const noexcept { return bytes_.load(std::memory_order_relaxed); }

@@ -57,7 +57,8 @@ class CacheFill final : public CommandState {
 /// the key's PTTL, which the fill keeps for the entry's TTL.
 class CacheTtl final : public CommandState {
  public:
-  CacheTtl(FillKey fill, bool caching_first) : fill_(std::move(fill)), skip_(caching_first) {}
+  CacheTtl(FillKey fill, bool caching_first, bool absent_unknown)
+      : fill_(std::move(fill)), skip_(caching_first), absent_unknown_(absent_unknown) {}
   void deliver(NodeSpan reply) noexcept override {
     if (skip_) {
       skip_ = false;
@@ -68,6 +69,7 @@ class CacheTtl final : public CommandState {
     if (reply.empty() || reply[0].type != ReplyType::Integer) return;  // unknown: not stored
     const std::string_view text = reply[0].value;
     if (std::from_chars(text.data(), text.data() + text.size(), pttl).ec != std::errc()) return;
+    if (absent_unknown_ && pttl == -2) return;  // a cluster node without the key: not stored
     fill_.cache->note_ttl(fill_.key, fill_.identity, fill_.ticket, pttl);
   }
   void fail(Error) noexcept override {}
@@ -75,14 +77,23 @@ class CacheTtl final : public CommandState {
  private:
   FillKey fill_;
   bool skip_;
+  bool absent_unknown_;
 };
 
 }  // namespace
+
+void NodeCaches::add(std::shared_ptr<ClientCache> cache) {
+  std::lock_guard lock(adding_);  // one copy-on-write at a time
+  auto next = std::make_shared<List>(*list_.load(std::memory_order_acquire));
+  next->push_back(std::move(cache));
+  list_.store(std::move(next), std::memory_order_release);
+}
 
 CacheRoute::CacheRoute(const Config& config)
     : enabled_(config.client_cache),
       opt_in_(config.client_cache_mode == ClientCacheMode::OptIn),
       flagged_(config.client_cache_reads == ClientCacheReads::Flagged) {
+  if (enabled_) node_caches_ = std::make_shared<NodeCaches>();
   if (config.client_cache_mode != ClientCacheMode::Broadcast) return;
   std::string_view text = config.client_cache_prefixes;
   while (!text.empty()) {
@@ -117,33 +128,37 @@ void CacheRoute::invalidate_written(const CommandInfo& info, std::span<const Arg
   thread_local std::vector<std::size_t> keys;
   keys.clear();
   key_indexes(info, args, keys);
-  for (const auto& cache : caches_) {
+  auto clear = [&](const std::shared_ptr<ClientCache>& cache) {
     if (keys.empty()) {
       cache->invalidate_all();  // FLUSHALL, FLUSHDB, SWAPDB, FUNCTION …: no key says what
     } else {
       for (std::size_t index : keys) cache->invalidate(args[index].bytes());
     }
-  }
+  };
+  for (const auto& cache : caches_) clear(cache);
+  for (const auto& cache : *node_caches_->list()) clear(cache);
 }
 
 void CacheRoute::invalidate_keys(std::span<const std::string> keys, bool everything) const {
   if (!enabled_ || (keys.empty() && !everything)) return;
-  for (const auto& cache : caches_) {
+  auto clear = [&](const std::shared_ptr<ClientCache>& cache) {
     if (everything) {
       cache->invalidate_all();
     } else {
       for (const std::string& key : keys) cache->invalidate(key);
     }
-  }
+  };
+  for (const auto& cache : caches_) clear(cache);
+  for (const auto& cache : *node_caches_->list()) clear(cache);
 }
 
 void CacheRoute::build_fill(std::shared_ptr<ClientCache> cache, std::uint64_t ticket, int db,
                             std::span<const Arg> args, std::size_t key_index,
-                            Clock::time_point queued_at, PendingCommand read, std::string& bytes,
-                            std::vector<PendingCommand>& commands) const {
+                            Clock::time_point queued_at, PendingCommand read, bool cluster,
+                            std::string& bytes, std::vector<PendingCommand>& commands) const {
   FillKey fill{std::move(cache), std::string(args[key_index].bytes()), {}, ticket};
   ClientCache::identity_of(db, args, fill.identity);
-  auto* ttl = new CacheTtl(fill, opt_in_);
+  auto* ttl = new CacheTtl(fill, opt_in_, cluster);
   if (opt_in_) {
     // The next command's keys are tracked: PTTL's, which is the read's key.
     const std::size_t begin = bytes.size();
@@ -166,6 +181,7 @@ void CacheRoute::build_fill(std::shared_ptr<ClientCache> cache, std::uint64_t ti
   auto* wrapper = new CacheFill(std::move(fill), read.state, queued_at);
   read.state = wrapper;        // the caller's reference now belongs to the wrapper
   read.retry_written = false;  // a resent read would answer a fill of an older session
+  read.follow_map = false;     // answered by this node (see build_fill()'s comment)
   read.bytes_begin = begin;
   read.bytes_end = bytes.size();
   commands.push_back(read);

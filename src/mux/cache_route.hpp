@@ -11,7 +11,10 @@
 // Threads: any (the caches lock themselves).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,6 +31,20 @@ namespace redmux::detail {
 
 class Connection;
 
+/// The caches of Redis Cluster node connections, which the router creates as it meets nodes
+/// (any thread): a write through the multiplexer clears its keys from these too.
+class NodeCaches {
+ public:
+  using List = std::vector<std::shared_ptr<ClientCache>>;
+  void add(std::shared_ptr<ClientCache> cache);
+  /// Every node cache so far (an immutable snapshot; empty when none).
+  std::shared_ptr<const List> list() const { return list_.load(std::memory_order_acquire); }
+
+ private:
+  std::mutex adding_;
+  std::atomic<std::shared_ptr<const List>> list_{std::make_shared<const List>()};
+};
+
 /// The reads the cache may serve and the caches a write must clear, fixed at construction.
 class CacheRoute {
  public:
@@ -36,6 +53,8 @@ class CacheRoute {
   bool enabled() const noexcept { return enabled_; }
   /// The caches a write must clear (the interactive connections').
   void add_cache(std::shared_ptr<ClientCache> cache) { caches_.push_back(std::move(cache)); }
+  /// Where the cluster router registers its node connections' caches (null when disabled).
+  const std::shared_ptr<NodeCaches>& node_caches() const noexcept { return node_caches_; }
 
   /// The index of the one key of a read the cache may serve with these flags (the command
   /// table marks it Cacheable, it names exactly one key, under BCAST the key is under a
@@ -53,9 +72,16 @@ class CacheRoute {
   /// key, then the read, whose PendingCommand `read` becomes the fill's (its state wraps
   /// the caller's). Appends to `bytes` and `commands`. REQUIRES: read.state is the caller's,
   /// with the connection's reference taken.
+  ///
+  /// `cluster`: a Redis Cluster node's cache. read.state is then the read's RedirectState
+  /// (it follows a MOVED or ASK of the read) and every entry stays in this node's queue
+  /// whatever the map says (follow_map false): the reply stored must be the one this node
+  /// gave, since only this node's invalidations reach this cache; a redirected read is not
+  /// stored. And a key the node does not hold (PTTL -2) is not stored: nothing would tell
+  /// this cache when its slot goes to another node that then creates the key.
   void build_fill(std::shared_ptr<ClientCache> cache, std::uint64_t ticket, int db,
                   std::span<const Arg> args, std::size_t key_index, Clock::time_point queued_at,
-                  PendingCommand read, std::string& bytes,
+                  PendingCommand read, bool cluster, std::string& bytes,
                   std::vector<PendingCommand>& commands) const;
 
  private:
@@ -64,6 +90,7 @@ class CacheRoute {
   bool flagged_ = false;
   std::vector<std::string> prefixes_;  ///< BCAST: only keys under these are cached
   std::vector<std::shared_ptr<ClientCache>> caches_;
+  std::shared_ptr<NodeCaches> node_caches_;  ///< Redis Cluster's node connections' caches
 };
 
 }  // namespace redmux::detail

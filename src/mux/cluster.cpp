@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "mux/cache_route.hpp"
 #include "mux/cluster_redirect.hpp"
 #include "net/timer.hpp"
 
@@ -138,6 +139,7 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
     map_ = next;
     installing_.reset();
   }
+  if (node_caches_) drop_moved_entries(previous.get(), *next);
   // A node the cluster lists (healthy) again — a restarted one rejoining — is dialled now,
   // not after a reconnect backoff grown while it was down.
   for (std::size_t i = 0; i < next->nodes.size(); ++i) {
@@ -155,6 +157,25 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
     for (const auto& seed : seeds_) {
       if (seed->endpoint() == endpoint) seed->reconnect_now();
     }
+  }
+}
+
+void ClusterRouter::drop_moved_entries(const SlotMap* previous, const SlotMap& next) {
+  if (!previous) return;
+  const std::vector<SlotTable::Slots> before = previous->table.served();
+  const std::vector<SlotTable::Slots> after = next.table.served();
+  for (std::size_t i = 0; i < previous->nodes.size() && i < before.size(); ++i) {
+    Connection* node = previous->nodes[i];
+    const std::shared_ptr<ClientCache>& cache = node->cache();
+    if (!cache) continue;
+    auto at = std::find(next.nodes.begin(), next.nodes.end(), node);
+    SlotTable::Slots lost = before[i];
+    if (at != next.nodes.end()) {
+      const auto index = static_cast<std::size_t>(at - next.nodes.begin());
+      if (index < after.size()) lost &= ~after[index];
+    }
+    if (lost.none()) continue;
+    cache->invalidate_where([&lost](std::string_view key) { return lost.test(slot_of(key)); });
   }
 }
 
@@ -228,6 +249,10 @@ Connection* ClusterRouter::connection_to(const Endpoint& endpoint) {
     }
     asio::io_context& io = pool_->next_context();
     created = std::make_shared<Connection>(io, pool_->load_of(io), shared_, endpoint, tls_);
+    if (node_caches_) {  // only this node's reader sees the invalidations of what it read
+      created->enable_client_cache();
+      node_caches_->add(created->cache());
+    }
     // READONLY on every node connection: a replica then serves the reads routed to it
     // (PreferReplica); on a primary it changes nothing.
     created->set_ready_hook([](Connection& ready) {
@@ -262,13 +287,31 @@ Connection* ClusterRouter::connection_to(const Endpoint& endpoint) {
 
 void ClusterRouter::moved(const ClusterRedirect& redirect) {
   Connection* target = connection_to(redirect.endpoint);
+  std::vector<Connection*> losing;  // the slot's old primary and its replicas
   {
     std::lock_guard lock(mutex_);
     if (map_) {
+      const std::int16_t owner = map_->table.owner(redirect.slot);
+      const auto old = static_cast<std::size_t>(owner);
+      if (owner >= 0 && old < map_->nodes.size() && map_->nodes[old] != target) {
+        losing.push_back(map_->nodes[old]);
+        if (old < map_->table.replicas.size()) {
+          for (std::int16_t replica : map_->table.replicas[old]) {
+            const auto at = static_cast<std::size_t>(replica);
+            if (at < map_->nodes.size()) losing.push_back(map_->nodes[at]);
+          }
+        }
+      }
       auto next = std::make_shared<SlotMap>(*map_);
       next->table.moved(redirect.slot, redirect.endpoint);
       if (next->nodes.size() < next->table.nodes.size()) next->nodes.push_back(target);
       map_ = std::move(next);
+    }
+  }
+  for (Connection* node : losing) {
+    if (const std::shared_ptr<ClientCache>& cache = node->cache()) {
+      const std::uint16_t slot = redirect.slot;
+      cache->invalidate_where([slot](std::string_view key) { return slot_of(key) == slot; });
     }
   }
   refresh();

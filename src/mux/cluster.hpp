@@ -14,6 +14,10 @@
 // map can; a command pushed meanwhile with the old map is refused by the old node's queue
 // and handed on (forward()) after them. relocate_mutex_ orders the two.
 //
+// Client-side cache (clientCache=true; docs/caching.md): every node connection keeps its own
+// cache, of the reads that node answered. A node that stops serving a slot, as a primary or
+// a replica of its primary (a MOVED, or a new map), loses its entries of that slot's keys.
+//
 // Threads: every public member is safe from any thread. The map is immutable once published
 // (copy on write under mutex_); readers take a reference and route without the lock held.
 #pragma once
@@ -43,6 +47,7 @@
 
 namespace redmux::detail {
 
+class NodeCaches;
 class TlsContext;
 class Timer;
 
@@ -52,6 +57,10 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
                 std::shared_ptr<TlsContext> tls, std::vector<std::shared_ptr<Connection>> seeds);
   ClusterRouter(const ClusterRouter&) = delete;
   ClusterRouter& operator=(const ClusterRouter&) = delete;
+
+  /// clientCache=true: each node connection keeps a cache, registered in `caches`.
+  /// REQUIRES: before load().
+  void set_node_caches(std::shared_ptr<NodeCaches> caches) { node_caches_ = std::move(caches); }
 
   /// Loads the slot map through `via` (CLUSTER SHARDS; CLUSTER SLOTS when the server does not
   /// know SHARDS) and starts a connection to every node. `done` runs on an I/O thread.
@@ -124,6 +133,9 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   /// The map forward() routes by: the one being installed, else the current one.
   std::shared_ptr<const SlotMap> newest_map() const;
   void install(const std::vector<ClusterShard>& shards);
+  /// The client-side cache: each node of `previous` that serves fewer slots in `next` (as a
+  /// primary, or a replica of one) drops its entries of the slots it lost.
+  static void drop_moved_entries(const SlotMap* previous, const SlotMap& next);
   /// Sends `commands` (bytes in `bytes`) to their slots' owners in `map`; fails those whose
   /// slot has none. REQUIRES: relocate_mutex_ held.
   void hand_over(const SlotMap& map, int db, std::string_view bytes,
@@ -139,6 +151,7 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   std::shared_ptr<SharedContext> shared_;
   std::shared_ptr<IoPool> pool_;
   std::shared_ptr<TlsContext> tls_;
+  std::shared_ptr<NodeCaches> node_caches_;         ///< clientCache=true; set before load()
   std::vector<std::shared_ptr<Connection>> seeds_;  ///< owned by MuxCore; asked for the map
 
   mutable std::mutex mutex_;

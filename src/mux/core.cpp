@@ -362,6 +362,7 @@ void MuxCore::enable_cluster(Connection& seed, std::function<void(const Error&)>
     std::vector<std::shared_ptr<Connection>> seeds;
     for (auto& group : groups_) seeds.insert(seeds.end(), group.begin(), group.end());
     router = std::make_shared<ClusterRouter>(shared_, pool_, tls_, std::move(seeds));
+    if (cache_route_.enabled()) router->set_node_caches(cache_route_.node_caches());
     cluster_ = router;
   }
   // Routing by slot starts once the map is in; until then commands keep going to the seeds.

@@ -1,13 +1,38 @@
 // MuxCore::submit_cached(): a read the client-side cache may serve (cache_route.hpp) — a hit
 // completes on the caller's thread, a miss goes out as a fill with the read.
+#include "mux/cluster.hpp"
+#include "mux/cluster_redirect.hpp"
 #include "mux/core.hpp"
+#include "resp/encoder.hpp"
+#include "topology/slot.hpp"
 
 namespace redmux::detail {
+namespace {
+
+/// The command hook's event of a read answered from `connection`'s cache.
+void report_hit(Observer& observer, const Connection& connection, const CommandInfo& info, int db,
+                int default_database, Clock::time_point created) noexcept {
+  const Endpoint& endpoint = connection.endpoint();
+  CommandEvent event;
+  event.operation_name = info.name;
+  event.db_namespace = db < 0 ? default_database : db;
+  event.server_address = endpoint.is_unix() ? endpoint.unix_path : endpoint.host;
+  event.server_port = endpoint.is_unix() ? 0 : endpoint.port;
+  event.cached = true;
+  event.phases.created = created;
+  event.phases.delivered = observer.now();
+  observer.command_done(event);
+}
+
+}  // namespace
 
 Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const Arg> args,
                              const CommandInfo& info, std::size_t key_index, CommandState* state) {
-  if (cluster()) return submit_routed(db, options, args, info, state);
-  Result<Connection*> routed = route_command(info, args, options.flags, nullptr);
+  ClusterRouter* router = cluster();
+  if (router && db != 0 && db != -1) return submit_routed(db, options, args, info, state);
+  const std::size_t keys[] = {key_index};
+  Result<Connection*> routed = router ? router->route_keys(info, args, keys, options.flags)
+                                      : route_command(info, args, options.flags, nullptr);
   if (!routed || !*routed) return submit_routed(db, options, args, info, state);
   Connection& connection = **routed;
   const std::shared_ptr<ClientCache>& cache = connection.cache();
@@ -19,6 +44,10 @@ Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const
   const ClientCache::Lookup lookup = cache->lookup(db, args, args[key_index].bytes(), now, cached);
   if (lookup.outcome == ClientCache::Lookup::Outcome::Hit) {
     state->deliver(cached.span());  // outside the cache's lock: a continuation may read again
+    Observer& observer = shared_->observer();
+    if (observer.wants_events()) {
+      report_hit(observer, connection, info, db, shared_->config().default_database, now);
+    }
     return Error();
   }
   if (lookup.outcome == ClientCache::Lookup::Outcome::Plain) {
@@ -34,6 +63,30 @@ Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const
   };
   auto [deadline, timeout_ms] = deadline_for(options);
   if (!take_slot(deadline)) return abandon(queue_full_error(info, deadline, timeout_ms));
+  thread_local std::string bytes;
+  thread_local std::vector<PendingCommand> commands;
+  bytes.clear();
+  commands.clear();
+  if (router) {
+    // The read's RedirectState follows a MOVED or ASK of it, and holds its queue slot.
+    PendingCommand prototype;
+    prototype.name = info.name;
+    prototype.deadline = deadline;
+    prototype.timeout_ms = timeout_ms;
+    if (options.timeout.count() > 0) prototype.timeout_source = TimeoutSource::Call;
+    std::string encoded;
+    resp::encode_command(encoded, args);
+    auto* redirect =
+        new RedirectState(router->shared_from_this(), state, std::move(encoded), prototype, db,
+                          slot_of(args[key_index].bytes()), /*holds_slot=*/true, /*tallied=*/true);
+    redirect->sent_by_caller(&connection);
+    cache_route_.build_fill(cache, lookup.ticket, db, args, key_index, now,
+                            redirect->entry(/*follow_map=*/false), /*cluster=*/true, bytes,
+                            commands);
+    shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
+    connection.submit_batch(db, bytes, commands);
+    return Error();
+  }
   if (Error error = check_database(db, connection, info)) {
     shared_->release_slots(1);
     return abandon(std::move(error));
@@ -44,11 +97,8 @@ Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const
                        : has_flag(options.flags, Flags::PreferReplica) ? ReplicaUse::Prefer
                                                                        : ReplicaUse::None;
   }
-  thread_local std::string bytes;
-  thread_local std::vector<PendingCommand> commands;
-  bytes.clear();
-  commands.clear();
-  cache_route_.build_fill(cache, lookup.ticket, db, args, key_index, now, read, bytes, commands);
+  cache_route_.build_fill(cache, lookup.ticket, db, args, key_index, now, read, /*cluster=*/false,
+                          bytes, commands);
   shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
   connection.submit_batch(db, bytes, commands);
   return Error();

@@ -4,7 +4,10 @@
 // maximum, the memory bound, the three tracking modes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "redmux/redmux.hpp"
 #include "support/fault_proxy.hpp"
@@ -216,6 +219,81 @@ TEST(CacheTest, TrackingCommandsAreRefusedWithAdviceThatNamesTheCache) {
     EXPECT_NE(std::string(error.what()).find("clientCache=true"), std::string::npos)
         << error.what();
   }
+}
+
+// The command hook sees every read, and marks the ones answered from the cache.
+TEST(CacheTest, TheCommandHookMarksRepliesFromTheCache) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",clientCache=true");
+  Database db = mux->database();
+  std::mutex mutex;
+  std::vector<CommandEvent> events;
+  mux->on_command([&](const CommandEvent& event) {
+    if (event.operation_name != "GET") return;
+    std::lock_guard lock(mutex);
+    events.push_back(event);
+  });
+  server.cli({"SET", "book", "v1"});
+  EXPECT_EQ(db.get("book").get(), "v1");  // a miss: sent
+  EXPECT_EQ(db.get("book").get(), "v1");  // a hit
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return events.size() >= 2;
+  }));
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(events.size(), 2u);
+  const auto sent = std::find_if(events.begin(), events.end(),
+                                 [](const CommandEvent& event) { return !event.cached; });
+  const auto hit = std::find_if(events.begin(), events.end(),
+                                [](const CommandEvent& event) { return event.cached; });
+  ASSERT_NE(sent, events.end());
+  ASSERT_NE(hit, events.end());
+  EXPECT_GT(sent->bytes_read, 0u);
+  EXPECT_EQ(hit->bytes_written, 0u);
+  EXPECT_EQ(hit->bytes_read, 0u);
+  EXPECT_EQ(hit->outcome, CommandOutcome::Value);
+  EXPECT_EQ(hit->server_port, server.port());
+  EXPECT_NE(hit->phases.created, std::chrono::steady_clock::time_point{});
+  EXPECT_GE(hit->phases.delivered, hit->phases.created);
+  EXPECT_EQ(hit->phases.written, std::chrono::steady_clock::time_point{});
+}
+
+// A primary and a replica: PreferReplica reads are cached on the replica's connection, and
+// the replica's invalidation (sent when it applies the primary's write) reaches that cache:
+// once a later reply on that connection has come, no read returns the older value.
+TEST(CacheTest, ReplicaReadsAreCachedOnTheReplicasConnectionAndSeeThePrimarysWrites) {
+  RedisServer primary;
+  RedisServer replica;
+  replica.cli({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())});
+  ASSERT_TRUE(wait_until([&] { return replica.info_field("master_link_status") == "up"; }, 20s));
+  auto mux =
+      Multiplexer::connect(primary.address() + "," + replica.address() + ",clientCache=true");
+  Database db = mux->database();
+  ASSERT_TRUE(wait_until([&] {
+    for (const ConnectionStatus& one : mux->status().per_connection) {
+      if (one.role == ConnectionStatus::Role::Replica && one.cache.active) return true;
+    }
+    return false;
+  }));
+  auto replica_cache = [&] {
+    for (const ConnectionStatus& one : mux->status().per_connection) {
+      if (one.endpoint == replica.address()) return one.cache;
+    }
+    return ClientCacheStatus{};
+  };
+  for (int version = 1; version <= 20; ++version) {
+    const std::string value = "v" + std::to_string(version);
+    primary.cli({"SET", "title", value});
+    primary.cli({"WAIT", "1", "5000"});  // the replica applied it
+    // A fence on the replica's connection: its reply comes after the invalidation.
+    EXPECT_EQ(db.get("title", Flags::DemandReplica | Flags::NoCache).get(), value);
+    const long long gets = replica.command_calls("get");
+    EXPECT_EQ(db.get("title", Flags::DemandReplica).get(), value);  // a miss, stored
+    EXPECT_EQ(db.get("title", Flags::DemandReplica).get(), value);  // a hit
+    EXPECT_EQ(replica.command_calls("get"), gets + 1);
+  }
+  EXPECT_GE(replica_cache().hits, 20u);
+  EXPECT_GE(replica_cache().invalidations, 19u);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "redmux/redmux.hpp"
+#include "support/local_cluster.hpp"
 #include "support/ports.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
@@ -28,121 +29,9 @@ namespace redmux {
 namespace {
 
 using namespace std::chrono_literals;
+using test::LocalCluster;
 using test::RedisServer;
 using test::wait_until;
-
-class LocalCluster {
- public:
-  explicit LocalCluster(int node_timeout_ms = 3000) {
-    for (int i = 0; i < 6; ++i) {
-      test::ServerOptions options;
-      // The cluster bus port is given explicitly: port + 10000 may not be free (or valid).
-      options.args = {"--cluster-enabled",      "yes",
-                      "--cluster-node-timeout", std::to_string(node_timeout_ms),
-                      "--cluster-port",         std::to_string(test::free_loopback_port())};
-      nodes_.push_back(std::make_unique<RedisServer>(options));
-    }
-    std::vector<std::string> create = {"redis-cli", "--cluster", "create"};
-    for (const auto& node : nodes_) create.push_back(node->address());
-    create.insert(create.end(), {"--cluster-replicas", "1", "--cluster-yes"});
-    test::ProcessResult created = test::run_process(create, 60s);
-    if (!created.ok()) {
-      throw std::runtime_error("redis-cli --cluster create: " + created.describe() + "\n" +
-                               created.out + created.err);
-    }
-    const bool settled = wait_until(
-        [&] {
-          for (const auto& node : nodes_) {
-            const std::string info = node->cli({"CLUSTER", "INFO"});
-            if (info.find("cluster_state:ok") == std::string::npos ||
-                info.find("cluster_known_nodes:6") == std::string::npos) {
-              return false;
-            }
-            // Every node knows which node replicates which.
-            const std::string nodes = node->cli({"CLUSTER", "NODES"});
-            std::size_t replicas = 0;
-            for (std::size_t at = nodes.find("slave"); at != std::string::npos;
-                 at = nodes.find("slave", at + 1)) {
-              ++replicas;
-            }
-            if (replicas != 3) return false;
-          }
-          return true;
-        },
-        60s);
-    if (!settled) throw std::runtime_error("the cluster did not settle within 60 s");
-  }
-
-  RedisServer& node(std::size_t i) { return *nodes_[i]; }
-  /// Every node that runs says cluster_state:ok and knows which node replicates which.
-  bool settled() {
-    for (const auto& node : nodes_) {
-      if (!node->running()) return false;
-      const test::ProcessResult info = node->try_cli({"CLUSTER", "INFO"}, 5s);
-      if (!info.ok() || info.out.find("cluster_state:ok") == std::string::npos) return false;
-      const test::ProcessResult nodes = node->try_cli({"CLUSTER", "NODES"}, 5s);
-      if (!nodes.ok() || nodes.out.find("fail") != std::string::npos) return false;
-    }
-    return true;
-  }
-  std::size_t size() const { return nodes_.size(); }
-  /// Every node, as a redmux configuration string's endpoint list.
-  std::string seeds() const {
-    std::string out;
-    for (const auto& node : nodes_) out += (out.empty() ? "" : ",") + node->address();
-    return out;
-  }
-  std::string id_of(const RedisServer& node) const { return node.cli({"CLUSTER", "MYID"}); }
-  bool is_primary(const RedisServer& node) const { return node.info_field("role") == "master"; }
-  /// The node (primary) that serves `key`'s slot.
-  RedisServer& owner_of(std::string_view key) {
-    const std::string slot = nodes_.front()->cli({"CLUSTER", "KEYSLOT", std::string(key)});
-    const std::string slots = nodes_.front()->cli({"CLUSTER", "SLOTS"});
-    // CLUSTER SLOTS as redis-cli prints it: start, end, ip, port, id, … per line.
-    std::vector<std::string> lines;
-    std::size_t at = 0;
-    while (at <= slots.size()) {
-      const std::size_t end = slots.find('\n', at);
-      lines.push_back(slots.substr(at, end == std::string::npos ? std::string::npos : end - at));
-      if (end == std::string::npos) break;
-      at = end + 1;
-    }
-    const long long wanted = std::stoll(slot);
-    for (std::size_t i = 0; i + 3 < lines.size(); ++i) {
-      long long start = 0, end = 0;
-      try {
-        start = std::stoll(lines[i]);
-        end = std::stoll(lines[i + 1]);
-      } catch (const std::exception&) {
-        continue;
-      }
-      if (start <= wanted && wanted <= end && lines[i + 2].find('.') != std::string::npos) {
-        const int port = std::stoi(lines[i + 3]);
-        for (auto& node : nodes_) {
-          if (node->port() == port) return *node;
-        }
-      }
-    }
-    throw std::runtime_error("no owner found for slot " + slot);
-  }
-  std::vector<RedisServer*> primaries() {
-    std::vector<RedisServer*> out;
-    for (auto& node : nodes_) {
-      if (is_primary(*node)) out.push_back(node.get());
-    }
-    return out;
-  }
-  std::vector<RedisServer*> replicas() {
-    std::vector<RedisServer*> out;
-    for (auto& node : nodes_) {
-      if (!is_primary(*node)) out.push_back(node.get());
-    }
-    return out;
-  }
-
- private:
-  std::vector<std::unique_ptr<RedisServer>> nodes_;
-};
 
 long long dbsize(const RedisServer& server) {
   return std::stoll(server.cli({"DBSIZE"}));

@@ -123,6 +123,29 @@ TEST_F(ClientCacheTest, AnInvalidationDropsEveryReadOfTheKeyInEveryDatabase) {
   EXPECT_EQ(look(other, t0).outcome, ClientCache::Lookup::Outcome::Hit);
 }
 
+// Redis Cluster: a node that no longer serves a slot loses the entries (and the fills in
+// progress) of that slot's keys, and only those.
+TEST_F(ClientCacheTest, InvalidateWhereDropsTheChosenKeysWithTheirFillsAndKeepsTheRest) {
+  const Parsed value("$1\r\nv\r\n");
+  const Read moved("{a}1"), moved_too("{a}2", "STRLEN"), kept("{b}1"), filling("{a}3");
+  ASSERT_TRUE(fill(moved, value));
+  ASSERT_TRUE(fill(moved_too, Parsed(":1\r\n")));
+  ASSERT_TRUE(fill(kept, value));
+  const ClientCache::Lookup pending = look(filling, t0);
+  cache.note_ttl(filling.key, filling.identity, pending.ticket, -1);
+  const std::uint64_t invalidations = cache.tally().invalidations;
+  EXPECT_EQ(cache.invalidate_where([](std::string_view key) {
+    return key.starts_with("{a}"); }),
+            3u);
+  EXPECT_EQ(cache.tally().invalidations, invalidations + 3);
+  EXPECT_FALSE(
+      cache.complete_fill(filling.key, filling.identity, pending.ticket, value.nodes(), t0));
+  EXPECT_EQ(look(moved, t0).outcome, ClientCache::Lookup::Outcome::Fill);
+  EXPECT_EQ(look(moved_too, t0).outcome, ClientCache::Lookup::Outcome::Fill);
+  EXPECT_EQ(look(kept, t0).outcome, ClientCache::Lookup::Outcome::Hit);
+  EXPECT_EQ(cache.tally().entries, 1u);
+}
+
 // A nil invalidation (FLUSHALL, FLUSHDB) and a session's end drop everything, fills too;
 // an inactive cache serves nothing and fills nothing.
 TEST_F(ClientCacheTest, ANilInvalidationAndABreakDropEverythingWithTheFillsInProgress) {
