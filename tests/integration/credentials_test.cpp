@@ -84,11 +84,13 @@ std::vector<std::string> clients_named(const RedisServer& server, const std::str
   return lines;
 }
 
+/// The value of `key` in a CLIENT LIST line ("id=5 addr=… name=…"); empty when absent.
 std::string field(const std::string& line, const std::string& key) {
-  const std::size_t from = line.find(" " + key + "=");
+  const std::string spaced = " " + line;
+  const std::size_t from = spaced.find(" " + key + "=");
   if (from == std::string::npos) return {};
   const std::size_t begin = from + key.size() + 2;
-  return line.substr(begin, line.find(' ', begin) - begin);
+  return spaced.substr(begin, spaced.find(' ', begin) - begin);
 }
 
 long long auth_calls(const RedisServer& server) {
@@ -165,6 +167,7 @@ TEST(CredentialsTest, AReadyResp3ConnectionReauthenticatesInPlaceInOrder) {
   EXPECT_EQ(db.incr("inplace:n").get(), ++expected);  // nothing dropped, nothing resent
   const std::vector<std::string> after = clients_named(server, "rotating");
   ASSERT_EQ(after.size(), 1u);
+  ASSERT_FALSE(field(before[0], "id").empty()) << before[0];
   EXPECT_EQ(field(after[0], "id"), field(before[0], "id")) << "the connection was replaced";
   EXPECT_EQ(field(after[0], "user"), "app");
 }
@@ -244,6 +247,7 @@ TEST(CredentialsTest, AResp2SubscriberConnectionIsReplacedWithItsSubscriptions) 
   vault.set("app", "second-pass");
   const std::vector<std::string> at_rotation = subscriber_ids();
   ASSERT_EQ(at_rotation.size(), 1u);
+  ASSERT_FALSE(at_rotation[0].empty());
   ASSERT_TRUE(test::wait_until([&] {
     const std::vector<std::string> now = subscriber_ids();
     return now.size() == 1 && now[0] != at_rotation[0];
@@ -267,7 +271,16 @@ TEST(CredentialsTest, DedicatedConnectionsFollowTheProvider) {
   server.cli({"ACL", "SETUSER", "app", "resetpass", ">second-pass"});
   vault.set("app", "second-pass");
   server.cli({"CLIENT", "KILL", "USER", "app"});
-  db.rpush("dedicated:list", {"b"}).get();  // waits in the queue for the reconnect
+  // A command written before the client saw the kill fails as "may or may not have run":
+  // wait until the interactive connection is back (with the new password).
+  ASSERT_TRUE(test::wait_until([&] {
+    try {
+      return db.ping().get() == "PONG";
+    } catch (const RedmuxError&) {
+      return false;
+    }
+  }));
+  db.rpush("dedicated:list", {"b"}).get();
   EXPECT_EQ(db.blpop({"dedicated:list"}, 1000ms).get()->element, "b");
   Transaction tx = db.transaction();
   auto incr = tx.incr("dedicated:n");

@@ -504,7 +504,7 @@ TEST(ConfigKeys, UnknownOptionNamesItSuggestsAndListsValidOnes) {
   EXPECT_TRUE(contains(message,
                        "unknown option \"abortconect\" in configuration string (did you mean "
                        "\"abortConnect\"?); valid options: abortConnect, allowAdmin, "
-                       "asyncTimeout, backlogPolicy, blockingPoolSize,"))
+                       "asyncTimeout, availabilityZone, backlogPolicy, blockingPoolSize,"))
       << message;
   EXPECT_TRUE(contains(message, "sslVerify, syncTimeout, user (db is an alias of defaultDatabase)"))
       << message;
@@ -1001,7 +1001,7 @@ TEST(ConfigDocs, ReferenceListsEveryOption) {
   for (std::string name; std::getline(stream, name, ',');) {
     names.push_back(name.substr(name.find_first_not_of(' ')));
   }
-  EXPECT_EQ(names.size(), 45u);
+  EXPECT_EQ(names.size(), 46u);
 
   std::ifstream file(std::string(REDMUX_SOURCE_DIR) + "/docs/configuration.md");
   ASSERT_TRUE(file) << "docs/configuration.md not found in " << REDMUX_SOURCE_DIR;
