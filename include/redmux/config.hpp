@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "redmux/credentials.hpp"
 #include "redmux/resolver.hpp"
 #include "redmux/result.hpp"
 
@@ -83,6 +84,10 @@ struct Config {
   /// (redmux/resolver.hpp). Set in code only: not part of the configuration string or of
   /// to_string(). Empty: getaddrinfo, on Asio's resolver thread (redmux-dns-N).
   HostResolver resolver;
+  /// Asked for the user and password (or token) at every connection attempt and before they
+  /// expire, in place of user= and password= (redmux/credentials.hpp). Set in code only; not
+  /// part of the configuration string or of to_string().
+  CredentialProvider credentials;
 
   // --- connecting ------------------------------------------------------------------------
   bool abort_connect = true;              ///< abortConnect=: connect() fails if no server answers
@@ -125,12 +130,19 @@ struct Config {
   std::string service_name;       ///< serviceName=: endpoints are then Sentinels
   std::string sentinel_user;      ///< sentinelUser=
   std::string sentinel_password;  ///< sentinelPassword=: never printed
+  /// The Sentinels' own credential provider, in place of sentinelUser= and sentinelPassword=
+  /// (redmux/credentials.hpp). Set in code only.
+  CredentialProvider sentinel_credentials;
 
   // --- replicas and failovers (docs/topology.md) ----------------------------------------
   /// replicaHealthCheck=: reads go only to replicas whose INFO replication says they are in
   /// sync (link to the primary up, no full resynchronisation in progress).
   bool replica_health_check = true;
   Seconds replica_max_lag{0};  ///< replicaMaxLag=: and heard from the primary within; 0 = off
+  /// availabilityZone=: the client's own availability zone. Reads sent to replicas
+  /// (PreferReplica, DemandReplica) go to replicas that report this zone when one can serve
+  /// them, to the others otherwise. Empty: every replica alike.
+  std::string availability_zone;
   /// failoverWait=: a command that needs the primary while none is known (a failover in
   /// progress) waits for one, within its own deadline, instead of failing as not sent.
   bool failover_wait = true;

@@ -15,6 +15,10 @@ enum class ConnectionEventKind {
   Failed,        ///< a connection attempt failed, or a ready connection broke (`error` says why)
   Reconnecting,  ///< the next attempt is scheduled after `delay`
   Restored,      ///< a connection is ready again after a break
+  /// A ready connection's re-authentication (AUTH with the credential provider's new
+  /// credentials) was refused or could not be built: `error` names the user and what the
+  /// server said, never the secret. The connection keeps its session; it is not retried.
+  AuthRefused,
 };
 
 std::string_view to_string(ConnectionEventKind kind) noexcept;
@@ -22,7 +26,7 @@ std::string_view to_string(ConnectionEventKind kind) noexcept;
 struct ConnectionEvent {
   ConnectionEventKind kind = ConnectionEventKind::Connected;
   std::string endpoint;  ///< "host:port" or the Unix socket path
-  Error error;           ///< Failed: the cause; otherwise empty
+  Error error;           ///< Failed, AuthRefused: the cause; otherwise empty
   int attempt = 0;       ///< Failed / Reconnecting: attempts in the current series (1 = first)
   std::chrono::milliseconds delay{0};  ///< Reconnecting: backoff before the next attempt
 };

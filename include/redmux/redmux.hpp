@@ -9,6 +9,7 @@
 #include "redmux/batch.hpp"
 #include "redmux/close_report.hpp"
 #include "redmux/config.hpp"
+#include "redmux/credentials.hpp"
 #include "redmux/database.hpp"
 #include "redmux/error.hpp"
 #include "redmux/events.hpp"

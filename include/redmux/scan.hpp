@@ -253,6 +253,18 @@ auto scan_hash(Sink& sink, std::string_view key, ElementScanOptions options = {}
          const CallOptions& c) { return s.hscan(k, at, o, c); });
 }
 
+/// Every field of the hash at `key` without its value (HSCAN … NOVALUES: Valkey 8, Redis 7.4;
+/// an older server's refusal is the ServerError the first page throws), lazily.
+///   for (const std::string& field : scan_hash_fields(db, "user:1")) …
+template <class Sink>
+auto scan_hash_fields(Sink& sink, std::string_view key, ElementScanOptions options = {},
+                      std::uint64_t cursor = 0, CallOptions call = {}) {
+  return detail::element_range(
+      sink, key, options, cursor, call,
+      [](Sink& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
+         const CallOptions& c) { return s.hscan_fields(k, at, o, c); });
+}
+
 /// Every member of the set at `key` (SSCAN …), lazily.
 template <class Sink>
 auto scan_set(Sink& sink, std::string_view key, ElementScanOptions options = {},
@@ -272,6 +284,17 @@ auto scan_sorted_set(Sink& sink, std::string_view key, ElementScanOptions option
       sink, key, options, cursor, call,
       [](Sink& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
          const CallOptions& c) { return s.zscan(k, at, o, c); });
+}
+
+/// Every member of the sorted set at `key` without its score (ZSCAN … NOSCORES: Valkey 8;
+/// Redis's refusal is the ServerError the first page throws), lazily.
+template <class Sink>
+auto scan_sorted_set_members(Sink& sink, std::string_view key, ElementScanOptions options = {},
+                             std::uint64_t cursor = 0, CallOptions call = {}) {
+  return detail::element_range(
+      sink, key, options, cursor, call,
+      [](Sink& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
+         const CallOptions& c) { return s.zscan_members(k, at, o, c); });
 }
 
 }  // namespace redmux

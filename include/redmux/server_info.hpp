@@ -18,6 +18,10 @@ struct ServerIdentity {
   /// Number of logical databases (CONFIG GET databases; 1 in cluster mode); 0 when the server
   /// would not say (CONFIG refused by ACL).
   int databases = 0;
+  /// The availability zone the server says it runs in (Valkey 8: `availability-zone` in its
+  /// configuration, reported in INFO server and, from Valkey 8.1, in HELLO); empty when the
+  /// server has none (Redis, or a Valkey without one configured).
+  std::string availability_zone;
 };
 
 }  // namespace redmux

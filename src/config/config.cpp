@@ -210,6 +210,22 @@ Result<void> validate_config(const Config& config, std::string_view where) {
                         " is set without \"password\"; ACL authentication needs both (a nopass "
                         "user accepts any password)");
   }
+  if (config.credentials && (!config.user.empty() || !config.password.empty())) {
+    return Parser::fail(std::string("options \"user\" and \"password\"") + in +
+                        " are set together with a credential provider (Config::credentials); "
+                        "the provider gives the user and password: set one or the other");
+  }
+  if (config.sentinel_credentials &&
+      (!config.sentinel_user.empty() || !config.sentinel_password.empty())) {
+    return Parser::fail(std::string("options \"sentinelUser\" and \"sentinelPassword\"") + in +
+                        " are set together with a Sentinel credential provider "
+                        "(Config::sentinel_credentials): set one or the other");
+  }
+  if (config.sentinel_credentials && config.service_name.empty()) {
+    return Parser::fail(std::string("Config::sentinel_credentials") + in +
+                        " needs \"serviceName\" (Sentinel credentials are used only with "
+                        "Sentinel)");
+  }
   if (!config.sentinel_user.empty() && config.sentinel_password.empty()) {
     return Parser::fail("option \"sentinelUser\"" + in +
                         " is set without \"sentinelPassword\"; ACL authentication needs both");

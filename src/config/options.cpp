@@ -299,6 +299,7 @@ constexpr auto kOptions = std::to_array<OptionSpec>({
     row<SecretOption<&C::sentinel_password>>("sentinelPassword", {}, true),
     row<BoolOption<&C::replica_health_check>>("replicaHealthCheck"),
     row<DurationOption<&C::replica_max_lag, 0, 86400>>("replicaMaxLag"),
+    row<TextOption<&C::availability_zone>>("availabilityZone"),
     row<BoolOption<&C::failover_wait>>("failoverWait"),
     row<BoolOption<&C::client_cache>>("clientCache"),
     row<IntOption<&C::client_cache_bytes, 4096, (1LL << 40)>>("clientCacheBytes"),

@@ -309,7 +309,10 @@ void ConnectionMachine::begin_handshake() {
   set_phase(Phase::Handshaking);
   loading_probes_ = 0;
   reader_.reset();
-  handshake_ = std::make_unique<Handshake>(config_, endpoint_text_, cache_ != nullptr);
+  Credentials credentials;
+  if (!credentials_for_handshake(credentials)) return;
+  handshake_ = std::make_unique<Handshake>(config_, endpoint_text_, cache_ != nullptr,
+                                           std::move(credentials));
   handshake_out_.clear();
   std::string bytes;
   handshake_->begin(bytes);

@@ -21,6 +21,9 @@
 //                     stays in flight until its reply, its slot given back at once), pub/sub
 //                     confirmations
 //   handshake         HELLO/AUTH/SELECT/SETINFO/INFO, RESP2 fallback, the LOADING answer
+//   credentials.cpp   the credential provider: asked before each handshake, and again
+//                     before its credentials expire — AUTH in place, or a RESP2 subscriber
+//                     connection replaced; a refusal reported (AuthRefused), not retried
 //   health            the idle heartbeat, the dead-connection rule, when to ask ROLE
 //   attempts          connectRetry, the first series' error, the reconnect backoff
 //   server_profile    the server's identity and role, a replica's health (INFO replication,
@@ -45,6 +48,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -306,6 +310,14 @@ class ConnectionMachine {
   void on_health_tick();
   void probe_role();
   void submit_own(OwnCommand command);
+  // credentials (credentials.cpp)
+  /// The credentials for the next handshake: user= and password=, or the provider's answer
+  /// (then false when it threw: the attempt has failed).
+  bool credentials_for_handshake(Credentials& out);
+  void note_credentials(const Credentials& credentials);
+  Clock::time_point renewal_time(const Credentials& credentials) const;
+  /// On a health tick, when the credentials are due for renewal.
+  void renew_credentials();
   Error timeout_error_of(const PendingCommand& command, bool in_flight,
                          const SocketFacts& facts) const;
   void release(std::vector<PendingCommand>& commands);
@@ -336,6 +348,18 @@ class ConnectionMachine {
   std::unique_ptr<Handshake> handshake_;
   std::string handshake_out_;  ///< handshake bytes for the pending WriteHandshake
   int loading_probes_ = 0;
+  /// The credential provider (credentials.cpp). When to renew (max: never); shared with the AUTH in
+  /// flight, whose reply sets it (the renewed credentials' time when accepted, never again when
+  /// refused). I/O thread only.
+  struct Renewal {
+    Clock::time_point at = Clock::time_point::max();
+  };
+  std::shared_ptr<Renewal> renewal_ = std::make_shared<Renewal>();
+  /// The renewed credentials a replaced RESP2 subscriber connection authenticates with, and
+  /// the arguments of the AUTH in place (kept until the runner has queued it).
+  std::optional<Credentials> renewed_;
+  std::vector<std::string> auth_words_;
+  std::vector<Arg> auth_args_;
   Health health_;
   Attempts attempts_;
   std::shared_ptr<ServerProfile> server_;

@@ -56,8 +56,12 @@ bool is_auth_error(std::string_view message) noexcept {
          message.find("no password is set") != message.npos;
 }
 
-Handshake::Handshake(const Config& config, std::string endpoint, bool track)
-    : config_(config), endpoint_(std::move(endpoint)), track_(track && config.client_cache) {}
+Handshake::Handshake(const Config& config, std::string endpoint, bool track,
+                     Credentials credentials)
+    : config_(config),
+      endpoint_(std::move(endpoint)),
+      credentials_(std::move(credentials)),
+      track_(track && config.client_cache) {}
 
 void Handshake::queue(std::string& out, Expect what, std::initializer_list<std::string_view> args) {
   std::vector<Arg> encoded(args.begin(), args.end());
@@ -67,11 +71,11 @@ void Handshake::queue(std::string& out, Expect what, std::initializer_list<std::
 
 void Handshake::begin(std::string& out) {
   std::vector<Arg> hello = {Arg("HELLO"), Arg(config_.protocol == Protocol::Resp3 ? "3" : "2")};
-  if (!config_.password.empty()) {
-    hello.insert(
-        hello.end(),
-        {Arg("AUTH"), Arg(config_.user.empty() ? std::string_view("default") : config_.user),
-         Arg(config_.password)});
+  if (!credentials_.password.empty()) {
+    hello.insert(hello.end(), {Arg("AUTH"),
+                               Arg(credentials_.user.empty() ? std::string_view("default")
+                                                             : std::string_view(credentials_.user)),
+                               Arg(credentials_.password)});
   }
   if (!config_.name.empty()) hello.insert(hello.end(), {Arg("SETNAME"), Arg(config_.name)});
   resp::encode_command(out, hello);
@@ -110,11 +114,11 @@ void Handshake::begin(std::string& out) {
 
 void Handshake::begin_resp2(std::string& out) {
   identity_.protocol = 2;
-  if (!config_.password.empty()) {
-    if (config_.user.empty()) {
-      queue(out, Expect::Auth, {"AUTH", config_.password});
+  if (!credentials_.password.empty()) {
+    if (credentials_.user.empty()) {
+      queue(out, Expect::Auth, {"AUTH", credentials_.password});
     } else {
-      queue(out, Expect::Auth, {"AUTH", config_.user, config_.password});
+      queue(out, Expect::Auth, {"AUTH", credentials_.user, credentials_.password});
     }
   }
   if (!config_.name.empty()) queue(out, Expect::SetName, {"CLIENT", "SETNAME", config_.name});
@@ -132,6 +136,11 @@ void Handshake::begin_resp2(std::string& out) {
 
 void Handshake::probe_loading(std::string& out) {
   queue(out, Expect::Persistence, {"INFO", "persistence"});
+}
+
+std::string_view Handshake::check_hint() const noexcept {
+  return config_.credentials ? " (check what the credential provider returns)"
+                             : " (check user= and password=)";
 }
 
 Handshake::Step Handshake::fail(errc code, std::string why) {
@@ -152,6 +161,7 @@ void Handshake::read_hello(NodeSpan reply) {
     if (key.value == "version") identity_.version = std::string(value.value);
     if (key.value == "mode") identity_.mode = std::string(value.value);
     if (key.value == "role") identity_.role = std::string(value.value);
+    if (key.value == "availability_zone") identity_.availability_zone = std::string(value.value);
     if (key.value == "id") {
       std::from_chars(value.value.data(), value.value.data() + value.value.size(),
                       identity_.connection_id);
@@ -174,7 +184,13 @@ void Handshake::read_info(std::string_view text) {
   }
   if (identity_.product.empty()) identity_.product = "redis";
   if (identity_.version.empty()) identity_.version = std::string(info_field(text, "redis_version"));
-  if (auto mode = info_field(text, "redis_mode"); !mode.empty()) identity_.mode = std::string(mode);
+  // Valkey 8 says server_mode (redis_mode only with extended-redis-compatibility on).
+  std::string_view mode = info_field(text, "redis_mode");
+  if (mode.empty()) mode = info_field(text, "server_mode");
+  if (!mode.empty()) identity_.mode = std::string(mode);
+  if (auto zone = info_field(text, "availability_zone"); !zone.empty()) {
+    identity_.availability_zone = std::string(zone);
+  }
 }
 
 Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
@@ -186,10 +202,11 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
     case Expect::Hello:
       if (error) {
         if (is_auth_error(text)) {
-          return fail(errc::authentication_failed,
-                      "authentication to " + endpoint_ + " failed" +
-                          (config_.user.empty() ? "" : " for user \"" + config_.user + "\"") +
-                          ": " + std::string(text) + " (check user= and password=)");
+          return fail(
+              errc::authentication_failed,
+              "authentication to " + endpoint_ + " failed" +
+                  (credentials_.user.empty() ? "" : " for user \"" + credentials_.user + "\"") +
+                  ": " + std::string(text) + std::string(check_hint()));
         }
         if (starts_with(text, "NOPROTO") && config_.protocol == Protocol::Resp3) {
           return fail(errc::connection_failed, endpoint_ + " does not speak RESP3 (" +
@@ -203,9 +220,11 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
       break;
     case Expect::Auth:
       if (error) {
-        return fail(errc::authentication_failed, "authentication to " + endpoint_ +
-                                                     " failed: " + std::string(text) +
-                                                     " (check user= and password=)");
+        return fail(
+            errc::authentication_failed,
+            "authentication to " + endpoint_ + " failed" +
+                (credentials_.user.empty() ? "" : " for user \"" + credentials_.user + "\"") +
+                ": " + std::string(text) + std::string(check_hint()));
       }
       break;
     case Expect::SetName:

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "redmux/config.hpp"
+#include "redmux/credentials.hpp"
 #include "redmux/error.hpp"
 #include "redmux/future.hpp"
 #include "redmux/reply.hpp"
@@ -31,7 +32,11 @@ class Handshake {
   enum class Step { Continue, Done, Failed, Loading };
 
   /// `track`: this connection keeps a client-side cache (round one asks CLIENT TRACKING).
-  Handshake(const Config& config, std::string endpoint, bool track = false);
+  /// `credentials`: who to authenticate as (user= and password=, or what the credential
+  /// provider returned); no AUTH when the password is empty.
+  Handshake(const Config& config, std::string endpoint, bool track, Credentials credentials);
+  Handshake(const Config& config, std::string endpoint, bool track = false)
+      : Handshake(config, std::move(endpoint), track, {config.user, config.password, {}}) {}
 
   /// Appends round one to `out`.
   void begin(std::string& out);
@@ -68,11 +73,13 @@ class Handshake {
   void queue(std::string& out, Expect what, std::initializer_list<std::string_view> args);
   void begin_resp2(std::string& out);
   Step fail(errc code, std::string why);
+  std::string_view check_hint() const noexcept;
   void read_hello(NodeSpan reply);
   void read_info(std::string_view text);
 
   const Config& config_;
   std::string endpoint_;
+  Credentials credentials_;
   std::vector<Expect> expected_;
   std::size_t next_ = 0;
   bool hello_unknown_ = false;

@@ -156,6 +156,21 @@ std::string log_line(int attempt, const Error& error) {
 
 }  // namespace connect_error
 
+Error credential_provider_failed(std::string_view endpoint, std::string_view what) {
+  return Error(errc::authentication_failed,
+               "the credential provider failed for " + text(endpoint) + ": " + text(what));
+}
+
+Error reauth_refused(std::string_view endpoint, std::string_view user,
+                     std::string_view reply_text) {
+  return Error(errc::authentication_failed,
+               "re-authentication to " + text(endpoint) + " as user \"" +
+                   text(user.empty() ? std::string_view("default") : user) +
+                   "\" refused: " + text(reply_text) +
+                   "; the connection keeps its earlier session (check what the credential "
+                   "provider returns)");
+}
+
 namespace break_cause {
 
 Error read_failed(std::string_view endpoint, bool closed_by_peer, std::string_view reason,
@@ -206,6 +221,12 @@ Error dead(std::string_view endpoint, long long silent_ms, const Config& config)
 
 Error moved(std::string_view new_endpoint) {
   return Error(errc::disconnected, "moved to " + text(new_endpoint) + ": the primary changed");
+}
+
+Error renewing_credentials(std::string_view endpoint) {
+  return Error(errc::disconnected, text(endpoint) +
+                                       " replaced to authenticate with renewed credentials (a "
+                                       "RESP2 subscriber connection cannot send AUTH)");
 }
 
 Error not_ready(std::string_view endpoint, std::string_view state) {

@@ -72,6 +72,11 @@ Error gave_up(std::string_view endpoint, int attempts, const Config& config, std
 std::string log_line(int attempt, const Error& error);
 }  // namespace connect_error
 
+/// The credential provider threw while connecting to (or re-authenticating on) `endpoint`.
+Error credential_provider_failed(std::string_view endpoint, std::string_view what);
+/// A ready connection's AUTH with renewed credentials was refused with `reply_text`.
+Error reauth_refused(std::string_view endpoint, std::string_view user, std::string_view reply_text);
+
 namespace break_cause {
 /// `hint`: the transport's (TLS alerts); `plain_handshake`: a plain connection was in its
 /// handshake (a TLS port closes it at the first bytes); `partial`: bytes of a reply read.
@@ -83,6 +88,8 @@ Error unexpected_reply(std::string_view endpoint);
 Error select_failed(std::string_view endpoint, std::string_view reply_text);
 Error dead(std::string_view endpoint, long long silent_ms, const Config& config);
 Error moved(std::string_view new_endpoint);
+/// A RESP2 subscriber connection replaced to authenticate with renewed credentials.
+Error renewing_credentials(std::string_view endpoint);
 /// Commands written inline found the connection no longer ready.
 Error not_ready(std::string_view endpoint, std::string_view state);
 /// `note`: what close(deadline) says about its deadline (empty for close()).

@@ -34,6 +34,7 @@ class Reader {
 
   /// A subscribed RESP2 connection: pub/sub arrays are pushes, not replies.
   void set_subscriber_mode(bool on) noexcept { subscriber_mode_ = on; }
+  bool subscriber_mode() const noexcept { return subscriber_mode_; }
   /// A new connection: nothing buffered, the parser fresh.
   void reset();
 

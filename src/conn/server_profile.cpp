@@ -67,6 +67,9 @@ bool ServerProfile::adopt(const ServerIdentity& identity) {
     identity_ = identity;
   }
   databases_.store(identity.databases, std::memory_order_release);
+  in_zone_.store(
+      !config_.availability_zone.empty() && identity.availability_zone == config_.availability_zone,
+      std::memory_order_release);
   // A replica serves reads only once its INFO replication says it is in sync (a server that
   // restarts and resynchronises answers from its old data set meanwhile).
   awaiting_ = replica && asks_info();

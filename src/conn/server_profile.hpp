@@ -51,6 +51,8 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   void set_answered_hook(std::function<void(bool ask_again)> hook) { answered_ = std::move(hook); }
 
   bool is_replica() const noexcept { return is_replica_.load(std::memory_order_acquire); }
+  /// The server reports the client's own availability zone (availabilityZone=, non-empty).
+  bool in_zone() const noexcept { return in_zone_.load(std::memory_order_acquire); }
   /// Whether a replica may serve reads; InSync for a primary, or when the check is off or
   /// refused.
   ReplicaHealth health() const noexcept { return health_.load(std::memory_order_acquire); }
@@ -86,6 +88,7 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   std::function<void()> changed_;
   std::function<void(bool)> answered_;
   std::atomic<bool> is_replica_{false};
+  std::atomic<bool> in_zone_{false};
   std::atomic<ReplicaHealth> health_{ReplicaHealth::InSync};
   std::atomic<int> databases_{0};
   mutable std::mutex identity_mutex_;

@@ -189,13 +189,16 @@ class SharedContext {
 
  private:
   void log_event(const ConnectionEvent& event) noexcept {
-    const LogLevel level =
-        event.kind == ConnectionEventKind::Failed ? LogLevel::Warning : LogLevel::Info;
+    const bool bad =
+        event.kind == ConnectionEventKind::Failed || event.kind == ConnectionEventKind::AuthRefused;
+    const LogLevel level = bad ? LogLevel::Warning : LogLevel::Info;
     if (!observer_.logs(level)) return;
     try {
       std::string text = "connection " + std::string(to_string(event.kind));
       if (event.kind == ConnectionEventKind::Failed) {
         text += " (attempt " + std::to_string(event.attempt) + "): " + event.error.message();
+      } else if (event.kind == ConnectionEventKind::AuthRefused) {
+        text += ": " + event.error.message();
       } else if (event.kind == ConnectionEventKind::Reconnecting) {
         text += " in " + std::to_string(event.delay.count()) + " ms";
       }

@@ -120,7 +120,8 @@ std::string ServerError::prefix() const {
 namespace redmux {
 
 std::string_view to_string(ConnectionEventKind kind) noexcept {
-  static constexpr std::string_view kNames[] = {"connected", "failed", "reconnecting", "restored"};
+  static constexpr std::string_view kNames[] = {"connected", "failed", "reconnecting", "restored",
+                                                "auth refused"};
   return detail::name_of(kind, kNames);
 }
 

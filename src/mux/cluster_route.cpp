@@ -28,10 +28,16 @@ Result<Connection*> ClusterRouter::for_slot(std::uint16_t slot, bool replica, bo
     const auto node = [&](std::size_t i) {
       return current->nodes[static_cast<std::size_t>(replicas[i])];
     };
-    // A replica whose connection is down is skipped.
-    const std::optional<std::size_t> chosen = pick_ready(
-        replicas.size(), [&](std::size_t i) { return node(i)->state() == ConnectionState::Ready; },
-        [&] { return cursor_.fetch_add(1, std::memory_order_relaxed); });
+    // A replica whose connection is down is skipped; one in the client's availability zone
+    // (availabilityZone=) is preferred.
+    const auto turn = [&] { return cursor_.fetch_add(1, std::memory_order_relaxed); };
+    const auto ready = [&](std::size_t i) { return node(i)->state() == ConnectionState::Ready; };
+    std::optional<std::size_t> chosen;
+    if (!shared_->config().availability_zone.empty()) {
+      chosen = pick_ready(
+          replicas.size(), [&](std::size_t i) { return ready(i) && node(i)->in_zone(); }, turn);
+    }
+    if (!chosen) chosen = pick_ready(replicas.size(), ready, turn);
     if (chosen) return node(*chosen);
     if (demand_replica) {
       return Error(errc::not_allowed,

@@ -14,6 +14,7 @@ ServerView MuxCore::view_of(const Connection& connection) {
   const ReplicaHealth health = view.replica ? connection.replica_health() : ReplicaHealth::InSync;
   view.in_sync = health == ReplicaHealth::InSync;
   view.primary_lost = health == ReplicaHealth::PrimaryLost;
+  view.in_zone = view.replica && connection.in_zone();
   return view;
 }
 

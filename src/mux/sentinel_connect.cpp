@@ -18,6 +18,7 @@ Config data_config(const Config& config, std::vector<Endpoint> endpoints) {
   data.service_name.clear();
   data.sentinel_user.clear();
   data.sentinel_password.clear();
+  data.sentinel_credentials = {};
   return data;
 }
 

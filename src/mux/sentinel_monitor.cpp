@@ -18,8 +18,10 @@ Config sentinel_config(const Config& config) {
   Config sentinel = config;
   sentinel.user = config.sentinel_user;
   sentinel.password = config.sentinel_password;
+  sentinel.credentials = config.sentinel_credentials;
   sentinel.sentinel_user.clear();
   sentinel.sentinel_password.clear();
+  sentinel.sentinel_credentials = {};
   sentinel.service_name.clear();
   sentinel.default_database = 0;
   sentinel.connect_retry = 0;
@@ -184,9 +186,10 @@ void SentinelMonitor::on_query_connected(std::uint64_t attempt, const Error& err
         std::string_view subcommand;
         Query::Asks asks;
       };
-      static constexpr Ask kAsks[] = {{"GET-MASTER-ADDR-BY-NAME", Query::Asks::Primary},
-                                      {"REPLICAS", Query::Asks::Replicas}};
-      for (const Ask& ask : kAsks) {
+      // The newer name where the Sentinel has it (Valkey 8); REPLICAS is the same in both.
+      const Ask asks[] = {{primary_address_subcommand(query_->identity()), Query::Asks::Primary},
+                          {"REPLICAS", Query::Asks::Replicas}};
+      for (const Ask& ask : asks) {
         const Arg args[] = {Arg(kSentinel), Arg(ask.subcommand), Arg(config_.service_name)};
         PendingCommand command;
         command.name = kSentinel;

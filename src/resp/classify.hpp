@@ -45,7 +45,8 @@ bool is_invalidation(NodeSpan push) noexcept;
 bool is_resp2_pubsub(NodeSpan frame) noexcept;
 
 /// True for an error reply that says the server's role may have changed under the
-/// connection: READONLY (a write reached a replica) or MASTERDOWN (a replica lost its
+/// connection: READONLY (a write reached a replica), Valkey's REDIRECT host:port (the same,
+/// to a client that announced CLIENT CAPA redirect) or MASTERDOWN (a replica lost its
 /// primary).
 bool says_role_changed(NodeSpan reply) noexcept;
 

@@ -66,6 +66,14 @@ bool has_flag(std::string_view flags, std::string_view flag) {
 
 }  // namespace
 
+std::string_view primary_address_subcommand(const ServerIdentity& sentinel) noexcept {
+  int major = 0;
+  const std::string& version = sentinel.version;
+  std::from_chars(version.data(), version.data() + version.size(), major);
+  return sentinel.product == "valkey" && major >= 8 ? "GET-PRIMARY-ADDR-BY-NAME"
+                                                    : "GET-MASTER-ADDR-BY-NAME";
+}
+
 Result<Endpoint> parse_master_address(NodeSpan reply, std::string_view service) {
   static constexpr std::string_view kCommand = "SENTINEL GET-MASTER-ADDR-BY-NAME";
   if (reply.empty()) return malformed(kCommand, reply);

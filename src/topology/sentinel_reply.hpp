@@ -19,8 +19,14 @@
 #include "redmux/future.hpp"
 #include "redmux/reply.hpp"
 #include "redmux/result.hpp"
+#include "redmux/server_info.hpp"
 
 namespace redmux::detail {
+
+/// The subcommand that asks a Sentinel for a service's primary: GET-PRIMARY-ADDR-BY-NAME on a
+/// Valkey 8 (or later) Sentinel, which names it so (the older name stays as an alias there),
+/// GET-MASTER-ADDR-BY-NAME on Redis and older Valkey. Both answer the same [ip, port].
+std::string_view primary_address_subcommand(const ServerIdentity& sentinel) noexcept;
 
 /// The reply to SENTINEL GET-MASTER-ADDR-BY-NAME `service`: [ip, port]. Fails (saying which)
 /// on nil — the Sentinel does not know the service —, on an error reply and on any other shape.

@@ -17,6 +17,8 @@ struct ServerView {
   bool in_sync = false;  ///< a replica whose link to its primary is up (replicaHealthCheck)
   /// A replica whose link went down a moment ago, with every write it got until then.
   bool primary_lost = false;
+  /// It reports the client's own availability zone (availabilityZone=).
+  bool in_zone = false;
 };
 
 /// A replica may serve reads when connected and in sync — or when its link went down just
@@ -39,7 +41,8 @@ struct Roles {
 /// (after a failover the old primary may be down while the promoted one is up); under
 /// Sentinel (`first_is_primary`) only server 0, the one the Sentinels name, unless it says it
 /// is a replica. With `want_replica`, the replica a read goes to: round-robin (`turn()`) over
-/// those that may serve reads, never `exclude`. `view(i)` describes server i.
+/// those that may serve reads, never `exclude` — over those in the client's availability zone
+/// when any of them may (availabilityZone=). `view(i)` describes server i.
 template <typename View, typename Turn>
 Roles choose_roles(std::size_t count, View&& view, bool first_is_primary, bool want_replica,
                    std::size_t exclude, Turn&& turn) {
@@ -56,15 +59,22 @@ Roles choose_roles(std::size_t count, View&& view, bool first_is_primary, bool w
   }
   const bool primary_reachable = roles.primary != none && roles.primary_ready;
   std::size_t readable = 0;
+  std::size_t readable_in_zone = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const ServerView server = view(i);
     if (i == exclude || !server.replica || !server.ready) continue;
-    ++(serves_replica_reads(server, primary_reachable) ? readable : roles.unsynced);
+    const bool serves = serves_replica_reads(server, primary_reachable);
+    ++(serves ? readable : roles.unsynced);
+    if (serves && server.in_zone) ++readable_in_zone;
   }
   if (want_replica && readable > 0) {
-    std::size_t n = turn() % readable;
+    const bool zone_only = readable_in_zone > 0;
+    std::size_t n = turn() % (zone_only ? readable_in_zone : readable);
     for (std::size_t i = 0; i < count; ++i) {
-      if (i != exclude && serves_replica_reads(view(i), primary_reachable) && n-- == 0) {
+      if (i == exclude) continue;
+      const ServerView server = view(i);
+      if (serves_replica_reads(server, primary_reachable) && (!zone_only || server.in_zone) &&
+          n-- == 0) {
         roles.replica = i;
         break;
       }

@@ -496,11 +496,17 @@ TEST(LabTest, StandaloneStartsOnLoopbackAndStopsWhatItStarted) {
   const std::uint16_t port = test::free_loopback_port();
   const std::vector<std::string> env = {"REDMUX_LAB_DIR=" + dir.string(),
                                         "REDMUX_LAB_PORT=" + std::to_string(port),
-                                        "REDMUX_SKIP_DEPS=1"};
+                                        "REDMUX_SKIP_DEPS=1",
+                                        "VALKEY_SERVER=/nonexistent/valkey-server"};
   ProcessResult r = test::run_process({lab.string(), "start"}, 60s, env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string configuration = "127.0.0.1:" + std::to_string(port) + ",name=lab";
   EXPECT_NE(r.out.find("redmux configuration: " + configuration), std::string::npos) << r.out;
+  // No Valkey to start beside it: said plainly, with the reason.
+  EXPECT_NE(r.out.find("lab: skipped Valkey: VALKEY_SERVER=/nonexistent/valkey-server is not "
+                       "an executable"),
+            std::string::npos)
+      << r.out;
 
   r = test::run_process({kCli, "-u", configuration, "CONFIG", "GET", "bind"}, 60s);
   EXPECT_EQ(r.out, "bind\n127.0.0.1\n") << r.err;

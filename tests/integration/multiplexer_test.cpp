@@ -418,7 +418,7 @@ TEST(MultiplexerTest, HandshakeResp3AndResp2) {
   for (const char* protocol : {"resp3", "resp2"}) {
     auto mux = connect_to(server, std::string(",protocol=") + protocol);
     const ServerIdentity id = mux->server_identity();
-    EXPECT_EQ(id.product, "redis");
+    EXPECT_EQ(id.product, test::server_product());  // "redis", or "valkey" under Valkey
     EXPECT_EQ(id.protocol, std::string(protocol) == "resp3" ? 3 : 2);
     EXPECT_FALSE(id.version.empty());
     EXPECT_EQ(id.mode, "standalone");

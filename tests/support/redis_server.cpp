@@ -98,6 +98,11 @@ std::string find_info_field(const std::string& info, std::string_view field) {
 
 }  // namespace
 
+std::string server_product() {
+  const std::string binary = env_or("REDMUX_TEST_SERVER", "redis-server");
+  return binary.find("valkey") != std::string::npos ? "valkey" : "redis";
+}
+
 RedisServer::RedisServer(ServerOptions options) : options_(std::move(options)) {
   const std::string wanted =
       options_.binary.empty() ? env_or("REDMUX_TEST_SERVER", "redis-server") : options_.binary;

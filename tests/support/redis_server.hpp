@@ -140,4 +140,8 @@ class RedisServer {
   bool paused_ = false;
 };
 
+/// The product the tests' servers are: "valkey" when $REDMUX_TEST_SERVER names a
+/// valkey-server, else "redis" (what ServerIdentity::product says of them).
+std::string server_product();
+
 }  // namespace redmux::test

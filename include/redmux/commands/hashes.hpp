@@ -139,6 +139,18 @@ class HashCommands {
     scan_options.append_to(args);
     return detail::send_built<ScanPageOf<FieldValue>>(*this, options, args);
   }
+
+  /// Like hscan() with the fields only: HSCAN key cursor [MATCH p] [COUNT n] NOVALUES (the
+  /// server sends no values). Needs Valkey 8 or Redis 7.4; an older server refuses NOVALUES
+  /// with a ServerError (use hscan() there).
+  Future<ScanPageOf<std::string>> hscan_fields(std::string_view key, std::uint64_t cursor,
+                                               ElementScanOptions scan_options = {},
+                                               CallOptions options = {}) {
+    detail::ArgList args({"HSCAN", key, cursor}, 5);
+    scan_options.append_to(args);
+    args.add("NOVALUES");
+    return detail::send_built<ScanPageOf<std::string>>(*this, options, args);
+  }
 };
 
 }  // namespace redmux

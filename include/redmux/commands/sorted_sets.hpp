@@ -210,6 +210,18 @@ class SortedSetCommands {
     return detail::send_built<ScanPageOf<ScoredMember>>(*this, options, args);
   }
 
+  /// Like zscan() with the members only: ZSCAN key cursor [MATCH p] [COUNT n] NOSCORES (the
+  /// server sends no scores). Needs Valkey 8; Redis refuses NOSCORES with a ServerError (use
+  /// zscan() there).
+  Future<ScanPageOf<std::string>> zscan_members(std::string_view key, std::uint64_t cursor,
+                                                ElementScanOptions scan_options = {},
+                                                CallOptions options = {}) {
+    detail::ArgList args({"ZSCAN", key, cursor}, 5);
+    scan_options.append_to(args);
+    args.add("NOSCORES");
+    return detail::send_built<ScanPageOf<std::string>>(*this, options, args);
+  }
+
  private:
   static detail::ArgList zadd_head(std::string_view key, const ZAddOptions& o, bool incr,
                                    std::size_t more) {

@@ -504,7 +504,7 @@ TEST(ConfigKeys, UnknownOptionNamesItSuggestsAndListsValidOnes) {
   EXPECT_TRUE(contains(message,
                        "unknown option \"abortconect\" in configuration string (did you mean "
                        "\"abortConnect\"?); valid options: abortConnect, allowAdmin, "
-                       "asyncTimeout, backlogPolicy, blockingPoolSize,"))
+                       "asyncTimeout, availabilityZone, backlogPolicy, blockingPoolSize,"))
       << message;
   EXPECT_TRUE(contains(message, "sslVerify, syncTimeout, user (db is an alias of defaultDatabase)"))
       << message;
@@ -1001,7 +1001,7 @@ TEST(ConfigDocs, ReferenceListsEveryOption) {
   for (std::string name; std::getline(stream, name, ',');) {
     names.push_back(name.substr(name.find_first_not_of(' ')));
   }
-  EXPECT_EQ(names.size(), 45u);
+  EXPECT_EQ(names.size(), 46u);
 
   std::ifstream file(std::string(REDMUX_SOURCE_DIR) + "/docs/configuration.md");
   ASSERT_TRUE(file) << "docs/configuration.md not found in " << REDMUX_SOURCE_DIR;
@@ -1051,6 +1051,40 @@ TEST(ConfigResolver, SetInCodeOnlyAndSharedByCopies) {
   EXPECT_NE(other, config);  // another function, even if it answers alike
   EXPECT_FALSE(HostResolver());
   EXPECT_FALSE(HostResolver(nullptr));
+}
+
+TEST(ConfigCredentials, SetInCodeOnlyAndExclusiveWithUserAndPassword) {
+  Config config = Config::from_string("cache.internal:6379,name=api");
+  const std::string before = config.to_string();
+  config.credentials = CredentialProvider([] { return Credentials{"app", "t0ken", {}}; });
+  EXPECT_EQ(config.to_string(), before);  // not part of the configuration string
+  EXPECT_TRUE(config.validate());
+  const Config copy = config;
+  EXPECT_EQ(copy, config);  // a copy shares the function
+  EXPECT_EQ(copy.credentials().password, "t0ken");
+
+  Config both = Config::from_string("cache.internal:6379,user=app,password=s3cret");
+  both.credentials = config.credentials;
+  const auto checked = both.validate();
+  ASSERT_FALSE(checked);
+  EXPECT_NE(checked.error().message().find("credential provider"), std::string::npos)
+      << checked.error().message();
+  EXPECT_EQ(checked.error().message().find("s3cret"), std::string::npos);
+
+  Config sentinel = Config::from_string("cache.internal:26379");
+  sentinel.sentinel_credentials = config.credentials;
+  const auto no_service = sentinel.validate();
+  ASSERT_FALSE(no_service);
+  EXPECT_NE(no_service.error().message().find("serviceName"), std::string::npos);
+  EXPECT_FALSE(CredentialProvider());
+}
+
+TEST(ConfigAvailabilityZone, ParsedAndPrinted) {
+  const Config config = Config::from_string("h:1,availabilityZone=use1-az1");
+  EXPECT_EQ(config.availability_zone, "use1-az1");
+  EXPECT_NE(config.to_string().find("availabilityZone=use1-az1"), std::string::npos);
+  EXPECT_EQ(Config::from_string(config.to_string()), config);
+  EXPECT_TRUE(Config::from_string("h:1").availability_zone.empty());
 }
 
 }  // namespace redmux

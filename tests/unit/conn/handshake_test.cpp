@@ -63,6 +63,63 @@ TEST(HandshakeTest, ReadsIdentityFromHelloAndValkeyVersionFromInfo) {
   EXPECT_EQ(handshake.identity().connection_id, 42);
 }
 
+// Valkey 8's own shapes (valkey.io, INFO and HELLO): INFO server says server_mode (redis_mode
+// only under extended-redis-compatibility) and availability_zone; HELLO says server: valkey,
+// and from Valkey 8.1 availability_zone too.
+TEST(HandshakeTest, ReadsValkeyServerModeAndAvailabilityZone) {
+  for (const bool zone_in_hello : {false, true}) {
+    Config config = Config::from_string("h:1");
+    Handshake handshake(config, "h:1");
+    std::string out;
+    handshake.begin(out);
+    out.clear();
+    std::string hello =
+        "%" + std::string(zone_in_hello ? "8" : "7") +
+        "\r\n+server\r\n+valkey\r\n+version\r\n+8.1.0\r\n+proto\r\n:3\r\n+id\r\n:7\r\n"
+        "+mode\r\n+cluster\r\n+role\r\n+replica\r\n+modules\r\n*0\r\n";
+    if (zone_in_hello) hello += "+availability_zone\r\n+use1-az1\r\n";
+    const std::string info_text =
+        "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1.0\r\n"
+        "server_mode:cluster\r\nos:Linux\r\navailability_zone:" +
+        std::string(zone_in_hello ? "use1-az1" : "use1-az2") + "\r\n";
+    const std::string info =
+        "=" + std::to_string(info_text.size() + 4) + "\r\ntxt:" + info_text + "\r\n";
+    EXPECT_EQ(feed(handshake,
+                   hello + "+OK\r\n+OK\r\n" + info + "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n" +
+                       "$9\r\nloading:0\r\n",
+                   out),
+              Handshake::Step::Done);
+    const ServerIdentity& id = handshake.identity();
+    EXPECT_EQ(id.product, "valkey");
+    EXPECT_EQ(id.version, "8.1.0");
+    EXPECT_EQ(id.mode, "cluster");
+    EXPECT_EQ(id.databases, 1);  // cluster mode: database 0 only
+    EXPECT_EQ(id.availability_zone, zone_in_hello ? "use1-az1" : "use1-az2");
+  }
+}
+
+TEST(HandshakeTest, RedisHasNoAvailabilityZone) {
+  Config config = Config::from_string("h:1");
+  Handshake handshake(config, "h:1");
+  std::string out;
+  handshake.begin(out);
+  out.clear();
+  const std::string hello =
+      "%7\r\n+server\r\n+redis\r\n+version\r\n+7.0.15\r\n+proto\r\n:3\r\n+id\r\n:7\r\n"
+      "+mode\r\n+standalone\r\n+role\r\n+master\r\n+modules\r\n*0\r\n";
+  const std::string info_text = "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n";
+  const std::string info =
+      "=" + std::to_string(info_text.size() + 4) + "\r\ntxt:" + info_text + "\r\n";
+  EXPECT_EQ(feed(handshake,
+                 hello + "-ERR unknown subcommand\r\n-ERR unknown subcommand\r\n" + info +
+                     "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n$9\r\nloading:0\r\n",
+                 out),
+            Handshake::Step::Done);
+  EXPECT_EQ(handshake.identity().product, "redis");
+  EXPECT_EQ(handshake.identity().mode, "standalone");
+  EXPECT_TRUE(handshake.identity().availability_zone.empty());
+}
+
 TEST(HandshakeTest, WrongPasswordIsAnAuthenticationErrorWithoutThePassword) {
   Config config = Config::from_string("h:1,user=app,password=hunter2");
   Handshake handshake(config, "h:1");

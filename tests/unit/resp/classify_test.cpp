@@ -74,6 +74,10 @@ TEST(ClassifyTest, ReadOnlyAndMasterDownErrorsSayTheRoleMayHaveChanged) {
   EXPECT_FALSE(says_role_changed(Frame("-ERR READONLY\r\n").nodes()));
   EXPECT_FALSE(says_role_changed(Frame("+READONLY\r\n").nodes()));
   EXPECT_FALSE(says_role_changed(Frame("-LOADING Redis is loading\r\n").nodes()));
+  // Valkey 8 to a client with CLIENT CAPA redirect: a write (or a read without READONLY)
+  // reached a replica, which names its primary.
+  EXPECT_TRUE(says_role_changed(Frame("-REDIRECT 10.0.0.5:6379\r\n").nodes()));
+  EXPECT_FALSE(says_role_changed(Frame("-ERR REDIRECT\r\n").nodes()));
 }
 
 }  // namespace

@@ -190,3 +190,24 @@ TEST(SentinelReplyTest, FailoverWithReplicasSwapsThenFillsGaps) {
 
 }  // namespace
 }  // namespace redmux::detail
+
+namespace redmux::detail {
+namespace {
+
+// Valkey 8 renamed the Sentinel subcommands that said "master" (GET-PRIMARY-ADDR-BY-NAME,
+// PRIMARY, PRIMARIES …; valkey.io's SENTINEL docs), keeping the old names as aliases.
+TEST(SentinelReplyTest, ValkeyEightSentinelsAreAskedByTheNewerName) {
+  ServerIdentity sentinel;
+  sentinel.product = "valkey";
+  sentinel.version = "8.0.1";
+  EXPECT_EQ(primary_address_subcommand(sentinel), "GET-PRIMARY-ADDR-BY-NAME");
+  sentinel.version = "7.2.5";  // Valkey 7.2: Redis's names only
+  EXPECT_EQ(primary_address_subcommand(sentinel), "GET-MASTER-ADDR-BY-NAME");
+  sentinel.product = "redis";
+  sentinel.version = "8.0.0";
+  EXPECT_EQ(primary_address_subcommand(sentinel), "GET-MASTER-ADDR-BY-NAME");
+  EXPECT_EQ(primary_address_subcommand(ServerIdentity{}), "GET-MASTER-ADDR-BY-NAME");
+}
+
+}  // namespace
+}  // namespace redmux::detail

@@ -66,3 +66,36 @@ TEST(ServerRolesTest, TheConnectedNonReplicaIsThePrimaryExceptUnderSentinel) {
 
 }  // namespace
 }  // namespace redmux::detail
+
+namespace redmux::detail {
+namespace {
+
+ServerView zoned(bool ready, bool in_sync, bool in_zone) {
+  ServerView view{true, ready, in_sync, false};
+  view.in_zone = in_zone;
+  return view;
+}
+
+// availabilityZone=: reads go round-robin over the replicas in the client's zone while one
+// of them may serve, over every fit replica otherwise.
+TEST(ServerRolesTest, ReadsPreferReplicasInTheClientsAvailabilityZone) {
+  const std::vector<ServerView> servers = {primary(), zoned(true, true, false),
+                                           zoned(true, true, true), zoned(true, true, false),
+                                           zoned(true, true, true)};
+  std::size_t turn = 0;
+  auto view = [&](std::size_t i) { return servers[i]; };
+  auto next = [&] { return turn++; };
+  EXPECT_EQ(choose_roles(5, view, false, true, 5, next).replica, 2u);
+  EXPECT_EQ(choose_roles(5, view, false, true, 5, next).replica, 4u);
+  EXPECT_EQ(choose_roles(5, view, false, true, 5, next).replica, 2u);
+  EXPECT_EQ(choose_roles(5, view, false, true, 2, next).replica, 4u);  // 2 excluded
+
+  // The in-zone replicas cannot serve (one down, one out of sync): any fit replica does.
+  const std::vector<ServerView> unfit = {primary(), zoned(true, true, false),
+                                         zoned(false, true, true), zoned(true, false, true)};
+  auto unfit_view = [&](std::size_t i) { return unfit[i]; };
+  EXPECT_EQ(choose_roles(4, unfit_view, false, true, 4, next).replica, 1u);
+}
+
+}  // namespace
+}  // namespace redmux::detail
