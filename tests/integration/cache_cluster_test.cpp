@@ -16,20 +16,13 @@ namespace redmux {
 namespace {
 
 using namespace std::chrono_literals;
+using test::ClusterSuite;
 using test::LocalCluster;
 using test::RedisServer;
 using test::wait_until;
 
-class CacheClusterTest : public ::testing::Test {
+class CacheClusterTest : public ClusterSuite<CacheClusterTest> {
  protected:
-  static void SetUpTestSuite() { cluster_ = new LocalCluster(); }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-  void SetUp() override {
-    for (RedisServer* primary : cluster_->primaries()) primary->cli({"FLUSHALL"});
-  }
   /// The cache of the node connection to `node` (all zero when there is none).
   static ClientCacheStatus cache_on(const Multiplexer& mux, const RedisServer& node) {
     for (const ConnectionStatus& one : mux.status().per_connection) {
@@ -87,9 +80,7 @@ class CacheClusterTest : public ::testing::Test {
       }
     }
   }
-  static LocalCluster* cluster_;
 };
-LocalCluster* CacheClusterTest::cluster_ = nullptr;
 
 TEST_F(CacheClusterTest, ReadsAreCachedOnTheNodeThatServesTheirSlotAndSeeItsInvalidations) {
   auto mux = Multiplexer::connect(cluster_->seeds() + ",clientCache=true");

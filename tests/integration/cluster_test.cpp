@@ -29,6 +29,7 @@ namespace redmux {
 namespace {
 
 using namespace std::chrono_literals;
+using test::ClusterSuite;
 using test::LocalCluster;
 using test::RedisServer;
 using test::wait_until;
@@ -39,19 +40,7 @@ long long dbsize(const RedisServer& server) {
 
 // One cluster for the whole suite (creating one takes seconds); each test cleans up after
 // itself or uses its own keys.
-class ClusterTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { cluster_ = new LocalCluster(); }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-  void SetUp() override {
-    for (RedisServer* primary : cluster_->primaries()) primary->cli({"FLUSHALL"});
-  }
-  static LocalCluster* cluster_;
-};
-LocalCluster* ClusterTest::cluster_ = nullptr;
+class ClusterTest : public ClusterSuite<ClusterTest> {};
 
 TEST_F(ClusterTest, DiscoversTheSlotMapFromOneSeedAndRoutesEveryKeyToItsPrimary) {
   // One seed is enough: the rest is discovered (CLUSTER SHARDS).
@@ -549,16 +538,7 @@ TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
 // A primary that crashes under load: SIGKILL (no graceful failover), its replica promoted by
 // the cluster, the killed node restarted later. A cluster of its own (its roles change).
 
-class ClusterCrashTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { cluster_ = new LocalCluster(/*node_timeout_ms=*/2000); }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-  static LocalCluster* cluster_;
-};
-LocalCluster* ClusterCrashTest::cluster_ = nullptr;
+class ClusterCrashTest : public ClusterSuite<ClusterCrashTest, /*kNodeTimeoutMs=*/2000> {};
 
 using SteadyClock = std::chrono::steady_clock;
 

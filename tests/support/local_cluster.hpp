@@ -5,6 +5,8 @@
 // std::runtime_error otherwise.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <memory>
 #include <stdexcept>
@@ -132,6 +134,24 @@ class LocalCluster {
 
  private:
   std::vector<std::unique_ptr<RedisServer>> nodes_;
+};
+
+/// The fixture of a suite that shares one LocalCluster (creating one takes seconds): made
+/// before the suite's first test and stopped after its last; each test starts with every
+/// primary flushed. `Suite` is the fixture deriving from it, so each suite has its own
+/// cluster; `kNodeTimeoutMs` is the cluster's node timeout.
+template <class Suite, int kNodeTimeoutMs = 3000>
+class ClusterSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cluster_ = new LocalCluster(kNodeTimeoutMs); }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  void SetUp() override {
+    for (RedisServer* primary : cluster_->primaries()) primary->cli({"FLUSHALL"});
+  }
+  static inline LocalCluster* cluster_ = nullptr;
 };
 
 }  // namespace redmux::test
