@@ -54,6 +54,10 @@ class LatencyHistogram {
   void record(std::chrono::nanoseconds latency) noexcept;
   /// Adds every latency of `other` (e.g. one command's histograms from several endpoints).
   void merge(const LatencyHistogram& other) noexcept;
+  /// The latencies recorded between an `earlier` snapshot of the same histogram and this
+  /// one (an interval's, e.g. one second of `redmux-cli --stat`): counts and sum are the
+  /// differences; max() stays this snapshot's, the largest the interval can have had.
+  LatencyHistogram since(const LatencyHistogram& earlier) const;
   /// Adds `count` latencies in bucket `bucket` (a snapshot being built): REQUIRES bucket <
   /// kBuckets.
   void add_bucket(std::size_t bucket, std::uint64_t count) noexcept {

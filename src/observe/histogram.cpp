@@ -42,6 +42,17 @@ void LatencyHistogram::merge(const LatencyHistogram& other) noexcept {
   max_ = std::max(max_, other.max_);
 }
 
+LatencyHistogram LatencyHistogram::since(const LatencyHistogram& earlier) const {
+  LatencyHistogram out;
+  for (std::size_t bucket = 0; bucket < kBuckets; ++bucket) {
+    // A bucket below its earlier count is not this histogram's later snapshot: nothing.
+    const std::uint64_t before = earlier.buckets_[bucket];
+    if (buckets_[bucket] > before) out.add_bucket(bucket, buckets_[bucket] - before);
+  }
+  out.set_totals(sum_ > earlier.sum_ ? sum_ - earlier.sum_ : 0, max_);
+  return out;
+}
+
 LatencySummary summarize(const LatencyHistogram& histogram) noexcept {
   LatencySummary summary;
   summary.count = histogram.count();

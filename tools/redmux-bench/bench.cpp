@@ -127,13 +127,7 @@ redmux::LatencyHistogram delivered_histogram(const redmux::Multiplexer& mux,
 
 void add_histogram_latency(Row& row, const redmux::LatencyHistogram& before,
                            const redmux::LatencyHistogram& after) {
-  // The run's latencies: the difference of the two snapshots, bucket by bucket.
-  redmux::LatencyHistogram run;
-  const auto& a = after.buckets();
-  const auto& b = before.buckets();
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] > b[i]) run.add_bucket(i, a[i] - b[i]);
-  }
+  const redmux::LatencyHistogram run = after.since(before);  // the run's latencies
   if (run.count() == 0) return;
   row.add("hist_n", static_cast<long long>(run.count()));
   row.add("hist_p50_us", static_cast<double>(run.percentile(0.5).count()) / 1e3, 1);

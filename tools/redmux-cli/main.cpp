@@ -353,7 +353,7 @@ int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) 
     sample.ops_per_second = static_cast<double>(sample.new_requests) /
                             std::chrono::duration<double>(now - line_start).count();
     const LatencyHistogram after = all_replies(mux);
-    const LatencyHistogram interval = histogram_delta(after, before);
+    const LatencyHistogram interval = after.since(before);
     sample.commands = interval.count();
     sample.p50 = interval.percentile(0.5);
     sample.p99 = interval.percentile(0.99);

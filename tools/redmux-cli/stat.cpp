@@ -43,22 +43,6 @@ void parse_info(std::string_view info, StatSample& sample) {
   }
 }
 
-LatencyHistogram histogram_delta(const LatencyHistogram& now, const LatencyHistogram& before) {
-  LatencyHistogram out;
-  const auto& a = now.buckets();
-  const auto& b = before.buckets();
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const std::uint64_t earlier = i < b.size() ? b[i] : 0;
-    if (a[i] > earlier) out.add_bucket(i, a[i] - earlier);
-  }
-  const std::uint64_t sum = static_cast<std::uint64_t>(now.sum().count());
-  const std::uint64_t sum_before = static_cast<std::uint64_t>(before.sum().count());
-  // max() cannot be taken apart: the interval's is at most the whole run's.
-  out.set_totals(sum > sum_before ? sum - sum_before : 0,
-                 static_cast<std::uint64_t>(now.max().count()));
-  return out;
-}
-
 std::string stat_header() {
   return "------- data ------ ------------ load ------------ ------- redmux (this client) "
          "-------\n"

@@ -40,9 +40,6 @@ struct StatSample {
 /// Reads the server's fields of a StatSample from INFO's text (absent fields stay 0/empty).
 void parse_info(std::string_view info, StatSample& sample);
 
-/// The latencies recorded between two snapshots of one histogram (`before` taken earlier).
-LatencyHistogram histogram_delta(const LatencyHistogram& now, const LatencyHistogram& before);
-
 /// The two header lines, and one sample's line (no newline at the end of either).
 std::string stat_header();
 std::string stat_line(const StatSample& sample);

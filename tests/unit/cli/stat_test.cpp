@@ -22,21 +22,6 @@ TEST(StatTest, ReadsTheServersFieldsFromInfo) {
   EXPECT_EQ(sample.requests, 53211);
 }
 
-TEST(StatTest, AnIntervalsHistogramIsTheDifferenceOfTwoSnapshots) {
-  LatencyHistogram before;
-  before.record(100us);
-  before.record(100us);
-  LatencyHistogram now = before;
-  now.record(1ms);
-  now.record(3ms);
-  const LatencyHistogram interval = histogram_delta(now, before);
-  EXPECT_EQ(interval.count(), 2u);
-  EXPECT_GE(interval.percentile(0.5), 1ms);
-  EXPECT_LT(interval.percentile(0.5), 1125us);
-  EXPECT_GE(interval.percentile(0.99), 3ms);
-  EXPECT_EQ(interval.sum(), 4ms);
-}
-
 TEST(StatTest, OneLineUnderTheHeader) {
   StatSample sample;
   sample.keys = 1003;

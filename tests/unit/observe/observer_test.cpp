@@ -73,6 +73,27 @@ Config with_histograms(bool on) {
   return config;
 }
 
+TEST(LatencyHistogramTest, SinceAnEarlierSnapshotIsTheIntervalsLatencies) {
+  LatencyHistogram before;
+  before.record(100us);
+  before.record(100us);
+  LatencyHistogram now = before;
+  now.record(1ms);
+  now.record(3ms);
+  const LatencyHistogram interval = now.since(before);
+  EXPECT_EQ(interval.count(), 2u);
+  EXPECT_EQ(interval.buckets()[LatencyHistogram::bucket_of(100'000)], 0u);
+  EXPECT_GE(interval.percentile(0.5), 1ms);
+  EXPECT_LT(interval.percentile(0.5), 1125us);
+  EXPECT_GE(interval.percentile(0.99), 3ms);
+  EXPECT_EQ(interval.sum(), 4ms);
+  EXPECT_EQ(interval.max(), 3ms);
+  // Snapshots taken the wrong way round have no interval: nothing, never a wrapped count.
+  const LatencyHistogram backwards = before.since(now);
+  EXPECT_EQ(backwards.count(), 0u);
+  EXPECT_EQ(backwards.sum(), 0ns);
+}
+
 TEST(ObserverTest, EachCommandNameHasItsOwnHistogramsFoundByItsStorage) {
   Observer observer(with_histograms(true));
   static const std::string get = "GET";
