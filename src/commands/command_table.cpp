@@ -101,11 +101,7 @@ constexpr std::uint64_t upper_bytes(std::uint64_t word) noexcept {
 
 /// A name's first eight bytes, upper-cased, byte i at bits 8i.
 constexpr std::uint64_t name_prefix(std::string_view text) noexcept {
-  std::uint64_t word = 0;
-  const std::size_t n = text.size() < 8 ? text.size() : 8;
-  for (std::size_t i = 0; i < n; ++i)
-    word |= std::uint64_t{static_cast<unsigned char>(text[i])} << (8 * i);
-  return upper_bytes(word);
+  return upper_bytes(load_short(text));
 }
 
 constexpr std::size_t name_slot(std::uint64_t prefix, std::size_t length) noexcept {
@@ -134,7 +130,7 @@ constexpr HashIndex kByHash = make_hash_index();
 // The index in kCommands of the built-in name `text` (in any case), or -1.
 std::ptrdiff_t find_top(std::string_view text) noexcept {
   if (text.empty() || text.size() > kMaxNameLength) return -1;
-  const std::uint64_t prefix = upper_bytes(load_short(text));
+  const std::uint64_t prefix = name_prefix(text);
   for (std::size_t slot = name_slot(prefix, text.size());; slot = (slot + 1) & (kHashSlots - 1)) {
     const std::uint16_t i = kByHash.entry[slot];
     if (i == kNoEntry) return -1;

@@ -70,7 +70,7 @@ std::size_t decimal_digits(std::size_t n) noexcept {
   }
 }
 
-/// write_arg() inlined, for the one-pass path.
+/// One bulk string argument (detail::write_arg()), inlined into the encoding loops.
 [[gnu::always_inline]] inline char* put_arg(char* at, std::string_view bytes) noexcept {
   at = write_header(at, '$', bytes.size());
   if (bytes.size() <= 16) {
@@ -97,12 +97,7 @@ char* write_array_header(char* at, std::size_t n) noexcept {
 }
 
 char* write_arg(char* at, std::string_view bytes) noexcept {
-  at = write_header(at, '$', bytes.size());
-  if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
-  at += bytes.size();
-  *at++ = '\r';
-  *at++ = '\n';
-  return at;
+  return put_arg(at, bytes);
 }
 
 std::size_t array_header_size(std::size_t n) noexcept {
@@ -147,7 +142,7 @@ void encode_command(std::string& out, std::span<const Arg> args) {
   out.resize(start + encoded_size(args));
   char* at = out.data() + start;
   at = write_header(at, '*', args.size());
-  for (const Arg& arg : args) at = detail::write_arg(at, arg.bytes());
+  for (const Arg& arg : args) at = put_arg(at, arg.bytes());
 }
 
 void begin_command(std::string& out, std::size_t count) {
