@@ -4,11 +4,11 @@
 // hook is removed.
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "redmux/redmux.hpp"
+#include "support/recorder.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
@@ -33,25 +33,16 @@ struct SeenBatch {
   std::chrono::steady_clock::time_point created, ended;
 };
 
-class BatchRecorder {
+class BatchRecorder : public test::Recorder<SeenBatch> {
  public:
   void install(Multiplexer& mux) {
     mux.on_batch([this](const BatchEvent& e) {
-      std::lock_guard lock(mutex_);
-      seen_.push_back({e.kind, std::string(e.operation_name), e.db_namespace,
-                       std::string(e.server_address), e.server_port, e.batch_size, e.bytes_written,
-                       e.outcome, e.committed, std::string(e.response_status_code),
-                       std::string(e.error_type), e.created, e.ended});
+      add({e.kind, std::string(e.operation_name), e.db_namespace, std::string(e.server_address),
+           e.server_port, e.batch_size, e.bytes_written, e.outcome, e.committed,
+           std::string(e.response_status_code), std::string(e.error_type), e.created, e.ended});
     });
   }
-  std::vector<SeenBatch> seen() const {
-    std::lock_guard lock(mutex_);
-    return seen_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<SeenBatch> seen_;
+  std::vector<SeenBatch> seen() const { return all(); }
 };
 
 TEST(BatchEventsTest, ABatchIsOneEventWithItsCommandsAndBytesAndOneWrite) {
@@ -61,12 +52,8 @@ TEST(BatchEventsTest, ABatchIsOneEventWithItsCommandsAndBytesAndOneWrite) {
   ASSERT_EQ(db.incr("warm").get(), 1);  // connected and idle: the batch goes out as one write
   BatchRecorder batches;
   batches.install(*mux);
-  std::mutex mutex;
-  std::vector<std::size_t> write_sizes;
-  mux->on_write([&](const WriteEvent& e) {
-    std::lock_guard lock(mutex);
-    write_sizes.push_back(e.batch_size);
-  });
+  test::Recorder<std::size_t> write_sizes;
+  mux->on_write([&](const WriteEvent& e) { write_sizes.add(e.batch_size); });
   constexpr std::size_t kCommands = 25;
   Batch batch = db.batch();
   std::vector<Future<long long>> futures;
@@ -92,11 +79,7 @@ TEST(BatchEventsTest, ABatchIsOneEventWithItsCommandsAndBytesAndOneWrite) {
   // The write that carried it: every command of the batch in one write (the connection was
   // idle, so nothing else shares it).
   ASSERT_TRUE(wait_until([&] {
-    std::lock_guard lock(mutex);
-    for (std::size_t size : write_sizes) {
-      if (size >= kCommands) return true;
-    }
-    return false;
+    return write_sizes.count_if([](std::size_t size) { return size >= kCommands; }) > 0;
   }));
   // Removed: no more events, and an empty batch raises none.
   mux->on_batch({});

@@ -6,12 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "redmux/redmux.hpp"
 #include "support/ports.hpp"
+#include "support/recorder.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
@@ -22,28 +22,14 @@ using namespace std::chrono_literals;
 using test::RedisServer;
 using test::wait_until;
 
-class EventLog {
+class EventLog : public test::Recorder<ConnectionEvent> {
  public:
   void attach(Multiplexer& mux) {
-    mux.on_connection_event([this](const ConnectionEvent& event) {
-      std::lock_guard lock(mutex_);
-      events_.push_back(event);
-    });
+    mux.on_connection_event([this](const ConnectionEvent& event) { add(event); });
   }
   std::size_t count(ConnectionEventKind kind) const {
-    std::lock_guard lock(mutex_);
-    std::size_t n = 0;
-    for (const ConnectionEvent& event : events_) n += event.kind == kind ? 1 : 0;
-    return n;
+    return count_if([kind](const ConnectionEvent& event) { return event.kind == kind; });
   }
-  std::vector<ConnectionEvent> all() const {
-    std::lock_guard lock(mutex_);
-    return events_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<ConnectionEvent> events_;
 };
 
 TEST(ResilienceTest, EventsReportFailureReconnectingAndRestore) {
