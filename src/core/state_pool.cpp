@@ -6,15 +6,22 @@
 // serves that pattern from its slow paths (per-thread caches hold 7 blocks of a size), at
 // about 190 instructions for each allocation and as many for each free. Here a state comes
 // from a per-thread free list or, when the list is empty, from a per-thread slab by
-// bumping a pointer; a freed state goes onto the freeing thread's list. Past
-// kLocalLimit blocks, a thread hands half of its list to a shared list (under a mutex),
-// which threads with an empty list take from before they cut a new slab.
+// bumping a pointer; a freed state goes onto the freeing thread's list.
+//
+// Blocks move between threads in batches of kBatch, never one by one and never by walking
+// a list: a thread's list of a size is two batches at most, the one it takes from and
+// frees onto (`active`) and a full one behind it (`spare`). A free that fills `active`
+// moves it behind as `spare`, handing the old spare to a shared stack of batches (under a
+// mutex); an allocation that finds both empty takes a batch from the stack before it cuts
+// a new slab. Each hand-over is a few pointer stores: a batch carries its tail and count
+// in its first block. (An I/O thread frees the states its callers allocated: with lists
+// handed over whole by walking them, each hand-over touched thousands of cold blocks.)
 //
 // Memory is kept for reuse, never returned to the system: its peak is the peak number of
 // command states alive at once (outstanding futures, plus then() chains) times their size
-// (a state of a scalar result is 128 bytes). States larger than kMaxPooled bytes, and
-// every state under AddressSanitizer (so that it still sees use after free), go to the
-// global operator new.
+// (a state of a scalar result is 128 bytes), plus two batches per thread and size. States
+// larger than kMaxPooled bytes, and every state under AddressSanitizer (so that it still
+// sees use after free), go to the global operator new.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -37,41 +44,83 @@ constexpr std::size_t kGranule = 64;  // block sizes are multiples of this
 constexpr std::size_t kClasses = 8;   // 64 … 512 bytes
 constexpr std::size_t kMaxPooled = kGranule * kClasses;
 constexpr std::size_t kSlabBytes = 64 * 1024;
-constexpr std::uint32_t kLocalLimit = 4096;  // blocks of one size a thread keeps to itself
+constexpr std::uint32_t kBatch = 256;  // blocks handed between threads at once
 
+// A free block. The first block of a batch on the shared stack also says where the batch
+// ends and which batch comes next (a block is at least 64 bytes).
 struct FreeBlock {
-  FreeBlock* next;
+  FreeBlock* next;        // the next block of its list or batch
+  FreeBlock* tail;        // a batch's first block: its last block
+  FreeBlock* next_batch;  // a batch's first block on the shared stack: the batch below
+  std::uint32_t count;    // a batch's first block: its blocks
+};
+static_assert(sizeof(FreeBlock) <= kGranule);
+
+// A list of free blocks whose ends and length are known, so that it moves as a whole.
+struct BlockList {
+  FreeBlock* head;
+  FreeBlock* tail;
+  std::uint32_t count;
+
+  void push(FreeBlock* block) noexcept {
+    block->next = head;
+    if (head == nullptr) tail = block;
+    head = block;
+    ++count;
+  }
+  FreeBlock* pop() noexcept {
+    FreeBlock* block = head;
+    head = block->next;
+    --count;
+    return block;
+  }
 };
 
-// Blocks handed back by threads with too many, or by threads that exited.
-struct SharedLists {
+// Batches handed back by threads with too many, or by threads that exited.
+struct SharedBatches {
   std::mutex mutex;
-  FreeBlock* head[kClasses] = {};
+  FreeBlock* top[kClasses] = {};
 };
 
-SharedLists& shared_lists() {
-  static SharedLists* lists = new SharedLists();  // never destroyed: states outlive statics
-  return *lists;
+SharedBatches& shared_batches() {
+  static SharedBatches* batches = new SharedBatches();  // never destroyed: states outlive statics
+  return *batches;
 }
 
-// Pushes the chain first … last (count blocks) onto the shared list of class c.
-void give_to_shared(std::size_t c, FreeBlock* first, FreeBlock* last) {
-  SharedLists& lists = shared_lists();
-  std::lock_guard lock(lists.mutex);
-  last->next = lists.head[c];
-  lists.head[c] = first;
+// Pushes `list` (not empty) onto the shared stack of class c, in O(1).
+void give_to_shared(std::size_t c, const BlockList& list) {
+  FreeBlock* first = list.head;
+  first->tail = list.tail;
+  first->count = list.count;
+  SharedBatches& batches = shared_batches();
+  std::lock_guard lock(batches.mutex);
+  first->next_batch = batches.top[c];
+  batches.top[c] = first;
+}
+
+// The batch on top of the shared stack of class c, or an empty list.
+BlockList take_from_shared(std::size_t c) {
+  SharedBatches& batches = shared_batches();
+  FreeBlock* first;
+  {
+    std::lock_guard lock(batches.mutex);
+    first = batches.top[c];
+    if (first == nullptr) return {};
+    batches.top[c] = first->next_batch;
+  }
+  return {first, first->tail, first->count};
 }
 
 // Set once this thread's pool has been handed back (thread exit): a state freed later (by
-// a thread_local destructor that runs after that) goes to the shared list.
+// a thread_local destructor that runs after that) goes to the shared stack.
 thread_local bool t_pool_gone = false;
 
 // A thread's blocks. Trivially destructible, so that reaching it costs no guard check:
 // ExitHook, registered the first time the thread allocates or frees a state, hands its
 // lists back when the thread exits.
 struct LocalPool {
-  FreeBlock* head[kClasses];
-  std::uint32_t count[kClasses];
+  BlockList active[kClasses];
+  BlockList spare[kClasses];  // empty, or kBatch blocks
   char* bump;
   char* bump_end;
   bool hooked;  // ExitHook registered
@@ -80,17 +129,15 @@ struct LocalPool {
   void deallocate(void* p, std::size_t c) noexcept {
     if (!hooked) [[unlikely]]
       hook();
-    auto* block = static_cast<FreeBlock*>(p);
-    block->next = head[c];
-    head[c] = block;
-    if (++count[c] > kLocalLimit) give_half(c);
+    active[c].push(static_cast<FreeBlock*>(p));
+    if (active[c].count == kBatch) [[unlikely]]
+      retire_active(c);
   }
   void give_back() noexcept;
 
  private:
   void hook() noexcept;
-  bool take_shared(std::size_t c);
-  void give_half(std::size_t c) noexcept;
+  void retire_active(std::size_t c) noexcept;
 };
 
 constinit thread_local LocalPool t_pool{};
@@ -100,15 +147,19 @@ struct ExitHook {
 };
 
 void* LocalPool::allocate(std::size_t c) {
-  if (FreeBlock* block = head[c]) {
-    head[c] = block->next;
-    --count[c];
-    return block;
+  if (active[c].head != nullptr) return active[c].pop();
+  if (spare[c].head != nullptr) {
+    active[c] = spare[c];
+    spare[c] = {};
+    return active[c].pop();
   }
   const std::size_t bytes = (c + 1) * kGranule;
   if (static_cast<std::size_t>(bump_end - bump) < bytes) {
-    // The slab is used up: blocks other threads handed back come first, then a new slab.
-    if (take_shared(c)) return allocate(c);
+    // The slab is used up: a batch other threads handed back comes first, then a new slab.
+    if (BlockList batch = take_from_shared(c); batch.head != nullptr) {
+      active[c] = batch;
+      return active[c].pop();
+    }
     if (!hooked) hook();
     bump = static_cast<char*>(::operator new(kSlabBytes));
     bump_end = bump + kSlabBytes;
@@ -124,48 +175,23 @@ void LocalPool::hook() noexcept {
   hooked = true;
 }
 
+// `active` is full: it becomes the spare, and the spare before it goes to the others.
+void LocalPool::retire_active(std::size_t c) noexcept {
+  if (spare[c].head != nullptr) give_to_shared(c, spare[c]);
+  spare[c] = active[c];
+  active[c] = {};
+}
+
 void LocalPool::give_back() noexcept {
   t_pool_gone = true;
   for (std::size_t c = 0; c < kClasses; ++c) {
-    if (head[c] == nullptr) continue;
-    FreeBlock* last = head[c];
-    while (last->next != nullptr) last = last->next;
-    give_to_shared(c, head[c], last);
-    head[c] = nullptr;
-    count[c] = 0;
+    for (BlockList* list : {&active[c], &spare[c]}) {
+      if (list->head != nullptr) give_to_shared(c, *list);
+      *list = {};
+    }
   }
   // The rest of the slab is lost to reuse (under kSlabBytes per thread that ever allocated
   // a state); slabs are never freed.
-}
-
-// Moves the shared list of class c here; false when it was empty.
-bool LocalPool::take_shared(std::size_t c) {
-  SharedLists& lists = shared_lists();
-  FreeBlock* taken = nullptr;
-  {
-    std::lock_guard lock(lists.mutex);
-    taken = lists.head[c];
-    lists.head[c] = nullptr;
-  }
-  if (taken == nullptr) return false;
-  std::uint32_t n = 1;
-  FreeBlock* last = taken;
-  for (; last->next != nullptr; last = last->next) ++n;
-  last->next = head[c];
-  head[c] = taken;
-  count[c] += n;
-  return true;
-}
-
-// Hands all but kLocalLimit / 2 blocks of class c to the shared list.
-void LocalPool::give_half(std::size_t c) noexcept {
-  const std::uint32_t keep = kLocalLimit / 2;
-  FreeBlock* first = head[c];
-  FreeBlock* last = first;
-  for (std::uint32_t i = 1; i < count[c] - keep; ++i) last = last->next;
-  head[c] = last->next;
-  count[c] = keep;
-  give_to_shared(c, first, last);
 }
 
 constexpr std::size_t size_class(std::size_t size) noexcept {
@@ -188,8 +214,9 @@ void deallocate_state(void* block, std::size_t size) noexcept {
   }
   const std::size_t c = size_class(size);
   if (t_pool_gone) {
-    auto* one = static_cast<FreeBlock*>(block);
-    give_to_shared(c, one, one);
+    BlockList one{};
+    one.push(static_cast<FreeBlock*>(block));
+    give_to_shared(c, one);
     return;
   }
   t_pool.deallocate(block, c);

@@ -1,7 +1,10 @@
 // The pool behind CommandState's operator new/delete (src/core/state_pool.cpp).
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -75,6 +78,53 @@ TEST(StatePool, StatesMoveBetweenThreadsAndOutliveTheirThreads) {
     });
   }
   for (std::thread& t : users) t.join();
+}
+
+TEST(StatePool, AThreadThatOnlyFreesHandsFullBatchesToTheOthersAndKeepsTwo) {
+  // An I/O thread frees the states its callers allocated: it keeps at most two batches of
+  // 256 (the list it frees onto and one full spare) and hands every other full batch to
+  // the threads that allocate, whole.
+  if (!kPooled) GTEST_SKIP() << "AddressSanitizer build: states are not pooled";
+  constexpr std::size_t kSize = 448;  // a class no other test here uses
+  constexpr std::size_t kBatch = 256, kCount = 16 * kBatch + 100;
+  std::vector<void*> states(kCount);
+  std::thread([&] {
+    for (void*& p : states) p = allocate_state(kSize);
+  }).join();
+  const std::set<void*> allocated(states.begin(), states.end());
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool freed = false, taken = false;
+  std::thread freer([&] {
+    for (void* p : states) deallocate_state(p, kSize);
+    std::unique_lock lock(mutex);
+    freed = true;
+    changed.notify_all();
+    changed.wait(lock, [&] { return taken; });  // alive: it keeps what it has meanwhile
+  });
+  {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return freed; });
+  }
+  std::vector<void*> reused(kCount);
+  std::thread([&] {
+    for (void*& p : reused) p = allocate_state(kSize);
+  }).join();
+  std::size_t handed_over = 0;
+  while (handed_over < kCount && allocated.count(reused[handed_over]) != 0) ++handed_over;
+  // Sixteen batches filled: fifteen handed over, the last one kept as the spare, and the
+  // 100 freed after it on the freeing thread's own list.
+  EXPECT_EQ(handed_over, 15 * kBatch);
+  for (std::size_t i = handed_over; i < kCount; ++i) {
+    EXPECT_EQ(allocated.count(reused[i]), 0u) << "allocation " << i << " reused a kept block";
+  }
+  {
+    std::lock_guard lock(mutex);
+    taken = true;
+  }
+  changed.notify_all();
+  freer.join();
+  for (void* p : reused) deallocate_state(p, kSize);
 }
 
 TEST(StatePool, FuturesUseIt) {
