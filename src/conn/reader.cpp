@@ -1,35 +1,72 @@
 #include "conn/reader.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace redmux::detail {
-namespace {
 
-constexpr std::size_t kReadChunk = 64 * 1024;  // read buffer size at rest
-
-}  // namespace
-
-Reader::Reader() : buffer_(kReadChunk) {}
+Reader::Reader()
+    : buffer_(std::make_unique_for_overwrite<char[]>(kReadChunk)), capacity_(kReadChunk) {}
 
 void Reader::reset() {
   parser_.reset();
   begin_ = end_ = 0;
 }
 
+// Called when less than kMinFreeForRead is free at the end. The bytes from begin_ are the
+// start of a reply the parser has not completed (it has been shown them, or they arrived
+// since); they are copied once, either to the front of this buffer or into a larger one.
 void Reader::make_room() {
   const std::size_t unparsed = end_ - begin_;
+  // What the pending reply is known to need from its first byte (0: not known). Bytes
+  // committed since the last next() may already hold all of it: then it is as if not known.
+  std::size_t known = parser_.known_reply_size();
+  if (known <= unparsed) known = 0;
+  if (known > capacity_) {
+    // Straight into a larger buffer (compacting first would copy these bytes twice). A
+    // reply known or likely to be up to kGrowAtOnceUpTo gets all its room at once (the
+    // likely size counts the aggregate's strings still to come, as long as this one: an
+    // MGET of like-sized values grows the buffer once); beyond, the buffer doubles, never
+    // past the known size. At least doubling bounds the growths of an aggregate whose
+    // strings are not alike.
+    std::size_t capacity = 2 * capacity_;
+    if (known <= kGrowAtOnceUpTo) {
+      const std::size_t likely = std::min(parser_.likely_reply_size(), kGrowAtOnceUpTo);
+      capacity = std::max({capacity, known, likely});
+    } else {
+      capacity = std::min(capacity, known);
+    }
+    grow(capacity);
+    return;
+  }
+  if (known == 0 && capacity_ - unparsed < kMinFreeForRead) {
+    grow(2 * capacity_);  // a reply of unknown size (a long line, an aggregate's header)
+    return;
+  }
+  // The reply fits once compacted (or the rest of its string does).
   if (begin_ > 0) {
-    std::memmove(buffer_.data(), buffer_.data() + begin_, unparsed);
+    std::memmove(buffer_.get(), buffer_.get() + begin_, unparsed);
+    bytes_moved_ += unparsed;
     begin_ = 0;
     end_ = unparsed;
   }
-  if (buffer_.size() - end_ < kMinFreeForRead) {
-    buffer_.resize(buffer_.size() * 2);  // a reply larger than the buffer
-  }
+}
+
+void Reader::grow(std::size_t capacity) {
+  const std::size_t unparsed = end_ - begin_;
+  std::unique_ptr<char[]> larger = std::make_unique_for_overwrite<char[]>(capacity);
+  std::memcpy(larger.get(), buffer_.get() + begin_, unparsed);
+  bytes_moved_ += unparsed;
+  ++growths_;
+  buffer_ = std::move(larger);
+  capacity_ = capacity;
+  begin_ = 0;
+  end_ = unparsed;
 }
 
 void Reader::shrink() {
-  std::vector<char>(kReadChunk).swap(buffer_);  // give back what a big reply took
+  buffer_ = std::make_unique_for_overwrite<char[]>(kReadChunk);  // give back a big reply's
+  capacity_ = kReadChunk;
 }
 
 }  // namespace redmux::detail

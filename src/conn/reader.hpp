@@ -6,13 +6,24 @@
 // next() or free_space(). A reply larger than the buffer grows it; once that reply is
 // consumed, settle() gives the memory back.
 //
+// Growth (make_room()): the buffer is raw memory, never zero-filled. When the parser knows
+// the size of the string it waits for (Parser::known_reply_size()), the buffer grows once to
+// hold the whole reply through that string — or, inside an aggregate, through as many more
+// strings of that size as the aggregate has still to come (Parser::likely_reply_size()) — so
+// a large value is copied once more at most, and only the part read before its length was
+// known (at most the buffer at rest). Up to kGrowAtOnceUpTo the buffer takes that size
+// before the bytes arrive; a longer string (up to the parser's max_bulk_length) grows the
+// buffer by doubling as its bytes arrive, so that a length that no bytes follow costs no
+// more than twice what was read. An aggregate of unlike strings may grow it more than once,
+// by at least doubling each time.
+//
 // Threads: the connection's I/O thread only.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string_view>
-#include <vector>
 
 #include "redmux/error.hpp"
 #include "redmux/reply.hpp"
@@ -40,8 +51,8 @@ class Reader {
 
   /// Room for the next read (compacts or grows the buffer first when little is left).
   std::span<char> free_space() {
-    if (buffer_.size() - end_ < kMinFreeForRead) make_room();
-    return std::span<char>(buffer_.data() + end_, buffer_.size() - end_);
+    if (capacity_ - end_ < kMinFreeForRead) make_room();
+    return std::span<char>(buffer_.get() + end_, capacity_ - end_);
   }
   /// `bytes` were read into free_space().
   void commit(std::size_t bytes) noexcept { end_ += bytes; }
@@ -49,7 +60,7 @@ class Reader {
   /// Parses the next frame of what was read.
   Frame next() {
     const resp::ParseStatus status =
-        parser_.parse(std::string_view(buffer_.data() + begin_, end_ - begin_));
+        parser_.parse(std::string_view(buffer_.get() + begin_, end_ - begin_));
     if (status == resp::ParseStatus::NeedMore) return Frame::NeedMore;
     if (status == resp::ParseStatus::Failed) return Frame::Malformed;
     frame_bytes_ = parser_.consumed();
@@ -73,22 +84,39 @@ class Reader {
   void settle() {
     if (begin_ != end_) return;
     begin_ = end_ = 0;
-    if (buffer_.size() > kShrinkAbove) shrink();
+    if (capacity_ > kShrinkAbove) shrink();
   }
+
+  /// The read buffer's size now (kReadChunk at rest).
+  std::size_t capacity() const noexcept { return capacity_; }
+  /// Times the buffer was replaced by a larger one, since construction.
+  std::size_t growths() const noexcept { return growths_; }
+  /// Bytes copied inside the reader, since construction: unparsed bytes moved to the front
+  /// of the buffer, or into a larger one. (Not the kernel's copy into the buffer.)
+  std::size_t bytes_moved() const noexcept { return bytes_moved_; }
+
+  static constexpr std::size_t kReadChunk = 64 * 1024;  ///< the buffer's size at rest
+  /// A reply known (or likely) to be up to this long gets room for all of it at once; a
+  /// longer one, by doubling as its bytes arrive.
+  static constexpr std::size_t kGrowAtOnceUpTo = 16 * 1024 * 1024;
 
  private:
   static constexpr std::size_t kMinFreeForRead = 16 * 1024;  // below this, compact or grow
   static constexpr std::size_t kShrinkAbove = 1024 * 1024;   // give back a buffer grown past this
 
   void make_room();
+  void grow(std::size_t capacity);
   void shrink();
 
   resp::Parser parser_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;  ///< capacity_ bytes, not zero-filled
+  std::size_t capacity_ = 0;
   std::size_t begin_ = 0;  ///< first byte not parsed into a frame yet
   std::size_t frame_bytes_ = 0;
   std::size_t end_ = 0;  ///< one past the last byte read
   bool subscriber_mode_ = false;
+  std::size_t growths_ = 0;
+  std::size_t bytes_moved_ = 0;
 };
 
 }  // namespace redmux::detail

@@ -59,6 +59,27 @@ class Parser {
   /// or before any element inside it), in order, each a tree rooted at depth 0. An
   /// attribute nested inside an attribute is parsed and dropped.
   NodeSpan attributes() const noexcept { return attributes_.span(); }
+  /// After NeedMore: how many bytes, counted from the reply's first byte, the reply is known
+  /// to span at least — through the end of the bulk, verbatim or bulk error string (or the
+  /// streamed string's chunk) whose body is awaited, and its CRLF. 0 when that is not known:
+  /// the parser waits for a line, or the last call did not return NeedMore. A reader uses it
+  /// to make room for the whole string at once instead of growing its buffer step by step.
+  std::size_t known_reply_size() const noexcept {
+    const bool body = pending_ == Pending::Body || pending_ == Pending::ChunkBody;
+    return body && !complete_ && !failed_ ? pos_ + body_length_ + 2 : 0;
+  }
+  /// After NeedMore: a guess at the reply's size for a reader making room — known_reply_size()
+  /// plus, when the awaited string is an element of a sized aggregate, one string of the same
+  /// length for each element of that aggregate still to come (MGET, LRANGE or HGETALL of
+  /// like-sized values). Never less than known_reply_size(); 0 when that is 0.
+  std::size_t likely_reply_size() const noexcept {
+    const std::size_t known = known_reply_size();
+    if (pending_ != Pending::Body || known == 0 || stack_.empty() || stack_.back().streamed) {
+      return known;
+    }
+    // remaining counts the awaited string too; a sibling's header is about 16 bytes.
+    return known + (stack_.back().remaining - 1) * (body_length_ + 16);
+  }
   /// After Failed: errc::protocol_error naming the problem, the limit and the byte offset
   /// (counted from the start of the stream, i.e. since construction or reset()).
   const Error& error() const noexcept { return error_; }

@@ -530,5 +530,41 @@ TEST(ParserTest, SteadyStateReusesCapacity) {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// The size hints a reader makes room by.
+
+TEST(ParserSizeHintTest, TheSizeOfAnAwaitedStringIsKnownFromItsHeader) {
+  Parser parser;
+  EXPECT_EQ(parser.parse("$100"), ParseStatus::NeedMore);
+  EXPECT_EQ(parser.known_reply_size(), 0u);  // the header line is not whole yet
+  EXPECT_EQ(parser.parse("$100\r\nab"), ParseStatus::NeedMore);
+  EXPECT_EQ(parser.known_reply_size(), 6u + 100 + 2);
+  EXPECT_EQ(parser.likely_reply_size(), parser.known_reply_size());  // not in an aggregate
+  // Counted from the reply's first byte, attributes and earlier elements included.
+  Parser nested;
+  const std::string head = "|1\r\n+a\r\n:1\r\n*2\r\n+x\r\n!20\r\n";
+  EXPECT_EQ(nested.parse(head), ParseStatus::NeedMore);
+  EXPECT_EQ(nested.known_reply_size(), head.size() + 20 + 2);
+  EXPECT_EQ(nested.likely_reply_size(), nested.known_reply_size());  // the last element
+  EXPECT_EQ(nested.parse(head + std::string(20, 'e') + "\r\n"), ParseStatus::Complete);
+  EXPECT_EQ(nested.known_reply_size(), 0u);
+  // A streamed string's chunk.
+  Parser streamed;
+  EXPECT_EQ(streamed.parse("$?\r\n;4\r\nab"), ParseStatus::NeedMore);
+  EXPECT_EQ(streamed.known_reply_size(), 8u + 4 + 2);
+}
+
+TEST(ParserSizeHintTest, AnAggregatesStringsStillToComeAreGuessedAsLongAsTheAwaitedOne) {
+  Parser parser;
+  const std::string head = "*4\r\n$3\r\nabc\r\n$1000\r\n";
+  EXPECT_EQ(parser.parse(head), ParseStatus::NeedMore);
+  EXPECT_EQ(parser.known_reply_size(), head.size() + 1000 + 2);
+  EXPECT_EQ(parser.likely_reply_size(), parser.known_reply_size() + 2 * (1000 + 16));
+  Parser failed;
+  EXPECT_EQ(failed.parse("$3\r\nabcde"), ParseStatus::Failed);
+  EXPECT_EQ(failed.known_reply_size(), 0u);
+  EXPECT_EQ(failed.likely_reply_size(), 0u);
+}
+
 }  // namespace
 }  // namespace redmux::resp
