@@ -310,7 +310,10 @@ void ConnectionMachine::on_push(NodeSpan push) {
 
 bool ConnectionMachine::on_reply(NodeSpan reply) {
   if (phase_ == Phase::Handshaking || phase_ == Phase::Loading) return on_handshake_reply(reply);
-  if (is_error_reply(reply) && resp::says_role_changed(reply)) probe_role();
+  if (is_error_reply(reply) && resp::says_role_changed(reply)) [[unlikely]] {
+    probe_role();
+    if (redirect_hook_ && follow_redirect(reply[0].value)) return true;
+  }
   if (observer_.watching() && !pipeline_.empty()) [[unlikely]] {
     const PendingCommand front = pipeline_.front();
     // A command that timed out (its caller no longer waits) was reported then: its late
@@ -345,6 +348,30 @@ bool ConnectionMachine::on_reply(NodeSpan reply) {
 
 // ---------------------------------------------------------------------------------------
 // Deadlines
+
+bool ConnectionMachine::follow_redirect(std::string_view reply) {
+  // -REDIRECT host:port: the replica did not run the command (Valkey checks before it
+  // executes anything), so it may go to the primary as if sent there first. Only a write
+  // that kept its bytes can; anything else gets the reply as its error, as a READONLY.
+  constexpr std::string_view kRedirect = "REDIRECT ";
+  if (!reply.starts_with(kRedirect) || pipeline_.empty()) return false;
+  const PendingCommand& front = pipeline_.front();
+  if (front.kind != PendingKind::Caller || !front.keep_for_redirect || front.state->claimed() ||
+      front.state->retained_command.empty()) {
+    return false;
+  }
+  const bool too_many = front.redirects >= kMaxRedirects;
+  if (!too_many && redirect_hook_(reply, front)) {
+    pipeline_.take_front();  // the copy queued elsewhere owns its reference and its slot
+    shared_->counters().redirects.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  PendingCommand command = pipeline_.take_front();
+  if (command.counted) release_slot_();  // before the future completes, as on_reply does
+  command.state->fail(redirect_not_followed(command, reply, endpoint_text_, too_many));
+  command.state->release();
+  return true;
+}
 
 void ConnectionMachine::arm_deadline(Clock::time_point at) {
   if (at >= timer_at_) return;

@@ -313,6 +313,8 @@ void ConnectionMachine::begin_handshake() {
   if (!credentials_for_handshake(credentials)) return;
   handshake_ = std::make_unique<Handshake>(config_, endpoint_text_, cache_ != nullptr,
                                            std::move(credentials));
+  redirects_.store(false, std::memory_order_relaxed);
+  if (redirect_hook_) handshake_->announce_redirect();
   handshake_out_.clear();
   std::string bytes;
   handshake_->begin(bytes);
@@ -405,6 +407,7 @@ void ConnectionMachine::schedule_reconnect() {
 void ConnectionMachine::become_ready() {
   cancel(IoTimer::Connect);
   const bool role_changed = server_->adopt(handshake_->identity());
+  redirects_.store(handshake_->redirects(), std::memory_order_relaxed);
   if (cache_) {
     // A new session: nothing from an earlier one is kept (set_active(false) dropped it at
     // the break); reads are cached again only if this session tracks.

@@ -96,6 +96,11 @@ class ConnectionMachine {
   using Hook = std::function<void()>;
   /// `retargeted`: retarget() ran (else an attempt to connect failed).
   using DownHook = std::function<void(bool retargeted)>;
+  /// A caller's command answered `reply` ("REDIRECT host:port"), which did not run: true when
+  /// the hook queued it on the connection to that primary — the queued copy then owns the
+  /// command's reference and its slot; false to have it failed here. Its bytes are in
+  /// command.state->retained_command. Runs on the I/O thread.
+  using RedirectHook = std::function<bool(std::string_view reply, const PendingCommand& command)>;
 
   /// `tls`: the transport encrypts (no inline writes then: every byte must go through TLS).
   ConnectionMachine(std::shared_ptr<SharedContext> shared, Endpoint endpoint, bool tls);
@@ -118,8 +123,15 @@ class ConnectionMachine {
   /// after retarget() (the new attempt not begun yet) and after each failed attempt (the
   /// backoff begun). The hook may take out those that may run elsewhere (take_queued()).
   void set_down_hook(DownHook hook) { down_hook_ = std::move(hook); }
+  /// This connection follows -REDIRECT through `hook`: its handshake announces CLIENT CAPA
+  /// redirect to a server that knows it (handshake.hpp), and a redirected write goes to the
+  /// primary the server names (a multiplexer with a primary and replicas).
+  void set_redirect_hook(RedirectHook hook) { redirect_hook_ = std::move(hook); }
 
   // --- any thread ---
+  /// The current session announced CLIENT CAPA redirect: a write sent on it keeps its bytes
+  /// (PendingCommand::keep_for_redirect) so that a -REDIRECT can send it on.
+  bool redirects() const noexcept { return redirects_.load(std::memory_order_relaxed); }
   ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
   std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
   const ServerProfile& server() const noexcept { return *server_; }
@@ -309,6 +321,9 @@ class ConnectionMachine {
   void on_deadline(const SocketFacts& facts);
   void on_health_tick();
   void probe_role();
+  /// A -REDIRECT answered the oldest command: true when it was handed to the redirect hook
+  /// or failed with redirect_not_followed(); false leaves the reply to the pipeline.
+  bool follow_redirect(std::string_view reply);
   void submit_own(OwnCommand command);
   // credentials (credentials.cpp)
   /// The credentials for the next handshake: user= and password=, or the provider's answer
@@ -371,6 +386,8 @@ class ConnectionMachine {
   Hook ready_hook_;
   Hook role_hook_;
   DownHook down_hook_;
+  RedirectHook redirect_hook_;
+  std::atomic<bool> redirects_{false};
   Clock::time_point timer_at_ = Clock::time_point::max();  ///< the deadline timer's time
   Observer& observer_;
   LatencyPair* endpoint_latency_ = nullptr;   ///< latencyHistograms: this endpoint's (I/O thread)

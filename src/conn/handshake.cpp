@@ -49,6 +49,14 @@ std::string_view info_field(std::string_view text, std::string_view field) {
 
 }  // namespace
 
+bool sends_redirect(const ServerIdentity& server) noexcept {
+  if (server.product != "valkey" || server.mode != "standalone") return false;
+  int major = 0;
+  const std::string_view version = server.version;
+  const auto [end, ec] = std::from_chars(version.data(), version.data() + version.size(), major);
+  return ec == std::errc() && end != version.data() && major >= 8;
+}
+
 bool is_auth_error(std::string_view message) noexcept {
   return starts_with(message, "WRONGPASS") || starts_with(message, "NOAUTH") ||
          starts_with(message, "NOPERM") || message.find("invalid password") != message.npos ||
@@ -244,6 +252,15 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
       break;  // CLIENT SETINFO is Redis 7.2+: older servers refuse it, which is fine
     case Expect::Info:
       if (!error && !reply.empty()) read_info(reply[0].value);
+      // READONLY first, CAPA only once it is accepted: a replica that redirects a client
+      // without READONLY would send this connection's replica reads to the primary.
+      if (want_redirect_ && sends_redirect(identity_)) queue(out, Expect::ReadOnly, {"READONLY"});
+      break;
+    case Expect::ReadOnly:
+      if (!error) queue(out, Expect::Capa, {"CLIENT", "CAPA", "redirect"});
+      break;
+    case Expect::Capa:
+      redirects_ = !error;
       break;
     case Expect::Databases:
       // ["databases", "16"] as a map (RESP3) or a flat array (RESP2).

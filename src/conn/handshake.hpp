@@ -9,6 +9,12 @@
 //   CONFIG GET databases                         (errors ignored: ACLs may refuse it)
 //   INFO persistence                             (loading:1 → Step::Loading)
 //   [CLIENT TRACKING ON [BCAST PREFIX p …|OPTIN]] (clientCache=true; refused: tracking() false)
+// A standalone Valkey 8 or later, when the connection follows redirects (announce_redirect()),
+// gets two more, each after the previous one's OK (INFO server says what the server is):
+//   READONLY               (a replica then serves reads to this client instead of redirecting)
+//   CLIENT CAPA redirect   (a write reaching a replica is answered -REDIRECT host:port)
+// Any other server (Redis has no CLIENT CAPA; Valkey 7.2 neither) gets neither: its handshake
+// is round one alone. A refusal of either leaves the connection without redirects.
 // A server that does not know HELLO (before Redis 6) gets a second round in RESP2:
 //   [AUTH [user] password] [CLIENT SETNAME name] [SELECT db] INFO server
 #pragma once
@@ -38,6 +44,10 @@ class Handshake {
   Handshake(const Config& config, std::string endpoint, bool track = false)
       : Handshake(config, std::move(endpoint), track, {config.user, config.password, {}}) {}
 
+  /// Before begin(): this connection follows -REDIRECT (a multiplexer with a primary and
+  /// replicas), so a server that can send it is asked to (see the top of this file).
+  void announce_redirect() noexcept { want_redirect_ = true; }
+
   /// Appends round one to `out`.
   void begin(std::string& out);
   /// One reply, in order. May append another round to `out` (Continue).
@@ -54,6 +64,9 @@ class Handshake {
   /// CLIENT TRACKING answered OK). When false, tracking_refusal() says why.
   bool tracking() const noexcept { return tracking_; }
   const std::string& tracking_refusal() const noexcept { return tracking_refusal_; }
+  /// After Done: the server accepted READONLY and CLIENT CAPA redirect, so a write that
+  /// reaches it while it is a replica is answered -REDIRECT host:port, not run.
+  bool redirects() const noexcept { return redirects_; }
   /// Replies still expected before the handshake is complete.
   std::size_t awaiting() const noexcept { return expected_.size() - next_; }
 
@@ -67,7 +80,9 @@ class Handshake {
     Info,
     Databases,
     Persistence,
-    Tracking
+    Tracking,
+    ReadOnly,
+    Capa
   };
 
   void queue(std::string& out, Expect what, std::initializer_list<std::string_view> args);
@@ -86,10 +101,16 @@ class Handshake {
   bool loading_ = false;
   const bool track_;
   bool tracking_ = false;
+  bool want_redirect_ = false;
+  bool redirects_ = false;
   std::string tracking_refusal_;
   ServerIdentity identity_;
   Error error_;
 };
+
+/// True when `server` knows CLIENT CAPA redirect and sends -REDIRECT: a standalone Valkey of
+/// version 8 or later (Redis, Valkey 7.2, a cluster node or a Sentinel do not).
+bool sends_redirect(const ServerIdentity& server) noexcept;
 
 /// True when an error reply says the credentials were refused.
 bool is_auth_error(std::string_view message) noexcept;

@@ -1,5 +1,7 @@
 #include "conn/messages.hpp"
 
+#include <algorithm>
+
 #include "redmux/version.hpp"
 
 namespace redmux::detail {
@@ -111,6 +113,19 @@ Error refused_at_submit(std::string_view name, std::string_view endpoint, std::s
                                          text(state) + " and backlogPolicy=failFast");
   }
   return Error(errc::shut_down, text(name) + " not sent: the multiplexer was closed");
+}
+
+Error redirect_not_followed(const PendingCommand& command, std::string_view reply,
+                            std::string_view endpoint, bool too_many) {
+  std::string primary(reply.substr(std::min(reply.size(), std::string_view("REDIRECT ").size())));
+  std::string why =
+      too_many ? "; it was redirected " + std::to_string(kMaxRedirects) +
+                     " times already (the servers disagree about their primary: a failover in "
+                     "progress?)"
+               : "; no connection of this multiplexer goes to " + primary +
+                     " (list the primary among the endpoints, or connect through Sentinel)";
+  return Error(errc::server_error, text(reply) + ": " + text(command.name) + " did not run: " +
+                                       text(endpoint) + " is a replica of " + primary + why);
 }
 
 namespace connect_error {

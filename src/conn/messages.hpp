@@ -56,6 +56,12 @@ Error not_sent_error(const PendingCommand& command, const Error& error, errc cod
 Error refused_at_submit(std::string_view name, std::string_view endpoint, std::string_view state,
                         bool fail_fast);
 
+/// A caller's command a replica answered -REDIRECT (`reply`: "REDIRECT host:port"), not
+/// followed: no connection of the multiplexer goes to that primary, or the command was
+/// redirected kMaxRedirects times already. It did not run.
+Error redirect_not_followed(const PendingCommand& command, std::string_view reply,
+                            std::string_view endpoint, bool too_many);
+
 namespace connect_error {
 Error resolve_failed(std::string_view host, std::string_view reason);
 Error connect_failed(std::string_view endpoint, std::string_view reason);

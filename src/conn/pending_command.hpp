@@ -79,7 +79,13 @@ struct PendingCommand {
   /// Stands for one accepted command in status() (queued, in_flight) although `counted` is
   /// false: its state holds the slot of maxQueuedCommands (a cluster redirect follower).
   bool tallied : 1 = false;
+  /// A write on a connection that announced CLIENT CAPA redirect: its bytes are kept in
+  /// state->retained_command, for a -REDIRECT to send it to the primary.
+  bool keep_for_redirect : 1 = false;
+  std::uint8_t redirects : 2 = 0;  ///< -REDIRECTs followed so far (at most kMaxRedirects)
 };
+/// -REDIRECTs one command follows before its caller gets the last one as its error.
+inline constexpr std::uint8_t kMaxRedirects = 3;
 // The cluster fields fit in what was padding (the rare flags and the resend count share a
 // byte): copying an entry costs what it did.
 static_assert(sizeof(PendingCommand) <= 72, "PendingCommand grew: it is copied per command");

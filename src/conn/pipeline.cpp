@@ -53,6 +53,14 @@ void Pipeline::pop_front(std::size_t& released) {
   if (first_unexpired_ > 0) --first_unexpired_;
 }
 
+PendingCommand Pipeline::take_front() {
+  const PendingCommand front = in_flight_.front();
+  if (front.counted || front.tallied) note_awaited(-1);
+  in_flight_.pop_front();
+  if (first_unexpired_ > 0) --first_unexpired_;
+  return front;
+}
+
 Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& report,
                                           const SlotRelease& release) {
   if (in_flight_.empty()) return ReplyOutcome::Unexpected;

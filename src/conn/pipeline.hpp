@@ -77,6 +77,10 @@ class Pipeline {
   void take_all(std::vector<PendingCommand>& out);
   /// The oldest command awaiting its reply. REQUIRES: !empty().
   const PendingCommand& front() const { return in_flight_.front(); }
+  /// Its reply arrived and says it did not run (-REDIRECT): the oldest command leaves with its
+  /// reference and its slot of maxQueuedCommands, which the caller hands on or gives back.
+  /// REQUIRES: !empty().
+  PendingCommand take_front();
 
   std::size_t size() const noexcept { return in_flight_.size(); }
   /// For status(), from any thread: the entries in flight that stand for an accepted command

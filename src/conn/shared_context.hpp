@@ -41,8 +41,8 @@ struct Counters {
   std::atomic<std::uint64_t> dead_connections{0};  ///< declared dead (half-open) and replaced
   std::atomic<std::uint64_t> connection_failures{0};  ///< failed attempts and breaks
   std::atomic<std::uint64_t> loading_waits{0};        ///< handshakes that found the server loading
-  std::atomic<std::uint64_t> redirects{0};            ///< cluster MOVED/ASK replies followed
-  std::atomic<std::uint64_t> cluster_retries{0};      ///< CLUSTERDOWN/TRYAGAIN waited out, resent
+  std::atomic<std::uint64_t> redirects{0};  ///< MOVED/ASK (cluster), -REDIRECT (a replica) followed
+  std::atomic<std::uint64_t> cluster_retries{0};  ///< CLUSTERDOWN/TRYAGAIN waited out, resent
 };
 
 class SharedContext {

@@ -51,7 +51,7 @@ SubmissionQueue::Pushed SubmissionQueue::push(int db, std::span<const Arg> args,
   command.bytes_begin = bytes_.size();
   resp::encode_command(bytes_, args);
   command.bytes_end = bytes_.size();
-  if (command.retry_written && command.state) {
+  if ((command.retry_written || command.keep_for_redirect) && command.state) {
     command.state->retained_command.assign(bytes_, command.bytes_begin,
                                            command.bytes_end - command.bytes_begin);
   }

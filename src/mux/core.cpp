@@ -1,5 +1,7 @@
 #include "mux/core.hpp"
 
+#include "topology/replica_redirect.hpp"
+
 #include <condition_variable>
 
 #include "core/ascii.hpp"
@@ -9,6 +11,7 @@
 #include "mux/sentinel_monitor.hpp"
 #include "net/io_load.hpp"
 #include "pubsub/hub.hpp"
+#include "topology/replica_redirect.hpp"
 #include "topology/slot.hpp"
 
 namespace redmux::detail {
@@ -59,6 +62,14 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
       connection.set_down_hook([held, g, i](Connection& down, bool retargeted) {
         if (auto waiting = held.lock()) waiting->connection_down(down, g, i, retargeted);
       });
+      // A write a Valkey replica answered -REDIRECT did not run: it goes to the primary the
+      // replica names when that is one of these servers (topology/replica_redirect.hpp).
+      if (several_servers_) {
+        connection.set_redirect_hook(
+            [watched, g](std::string_view reply, const PendingCommand& command) {
+              return redirect_to_primary(*watched, g, reply, command);
+            });
+      }
     }
   }
   dedicated_ = std::make_shared<DedicatedPool>(shared_, pool_, tls);
@@ -68,6 +79,28 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
   if (cfg.shared_subscription_connection && cfg.protocol == Protocol::Resp3 && !groups_.empty()) {
     hub_->ride_on(groups_.front().front());
   }
+}
+
+bool MuxCore::redirect_to_primary(const std::vector<std::weak_ptr<Connection>>& servers,
+                                  std::size_t from, std::string_view reply,
+                                  const PendingCommand& command) {
+  const std::optional<Endpoint> primary = parse_replica_redirect(reply);
+  if (!primary) return false;
+  std::vector<std::shared_ptr<Connection>> connections;
+  std::vector<Endpoint> endpoints;
+  for (const auto& weak : servers) {
+    connections.push_back(weak.lock());
+    endpoints.push_back(connections.back() ? connections.back()->endpoint() : Endpoint{});
+  }
+  const std::size_t to = redirect_target(endpoints, *primary, from);
+  if (to == endpoints.size() || !connections[to]) return false;
+  PendingCommand moved = command;  // its reference and its slot go with it
+  const std::string& bytes = command.state->retained_command;
+  moved.bytes_begin = 0;
+  moved.bytes_end = bytes.size();
+  ++moved.redirects;
+  connections[to]->submit_batch(command.db, bytes, std::span<PendingCommand>(&moved, 1));
+  return true;
 }
 
 MuxCore::~MuxCore() {
@@ -457,6 +490,10 @@ Error MuxCore::submit_to_servers(int db, const CallOptions& options, std::span<c
     return refuse(std::move(error));
   }
   PendingCommand command = caller_command(info, options, state, deadline, timeout_ms);
+  // A write keeps its bytes where a replica could answer it -REDIRECT (the session announced
+  // CLIENT CAPA redirect): they go to the primary then. Only there: it costs a copy.
+  command.keep_for_redirect =
+      state && !hold && info.is(CommandFlag::Write) && (*connection)->redirects();
   if (info.is(CommandFlag::ReadOnly)) {  // where else it may run (held_commands.hpp)
     command.replica_use = has_flag(options.flags, Flags::DemandReplica)   ? ReplicaUse::Demand
                           : has_flag(options.flags, Flags::PreferReplica) ? ReplicaUse::Prefer

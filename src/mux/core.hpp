@@ -186,6 +186,12 @@ class MuxCore final : public ShardRouter {
   /// What routing sees (topology/server_roles.hpp): the primary group, and a replica in sync
   /// chosen round-robin (groups_.size() for none), skipping group `exclude`.
   Roles roles(bool want_replica, std::size_t exclude) const;
+  /// A connection's redirect hook (ConnectionMachine::RedirectHook): `command`, answered
+  /// `reply` by the server of group `from`, queued on the connection of the primary it names
+  /// among `servers` (the groups' first connections). False when none is that primary.
+  static bool redirect_to_primary(const std::vector<std::weak_ptr<Connection>>& servers,
+                                  std::size_t from, std::string_view reply,
+                                  const PendingCommand& command);
   /// What roles() knows of a connection's server.
   static ServerView view_of(const Connection& connection);
   /// The PendingCommand for a caller's command (state null: fire-and-forget). Inline: it is

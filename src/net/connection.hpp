@@ -81,6 +81,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void set_role_hook(ReadyHook hook) { role_hook_ = std::move(hook); }
   /// Call before start() (Redis Cluster node connections).
   void set_forward_hook(ForwardHook hook) { forward_hook_ = std::move(hook); }
+  /// Call before start(): see ConnectionMachine::set_redirect_hook() (a primary and replicas).
+  void set_redirect_hook(ConnectionMachine::RedirectHook hook) {
+    machine_.set_redirect_hook(std::move(hook));
+  }
+  /// Any thread: the current session announced CLIENT CAPA redirect (writes keep their bytes).
+  bool redirects() const noexcept { return machine_.redirects(); }
   /// Redis Cluster, any thread: see SubmissionQueue::reroute().
   void reroute(std::shared_ptr<const SlotSet> elsewhere, std::string& bytes,
                std::vector<PendingCommand>& moved) {

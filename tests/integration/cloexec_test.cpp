@@ -93,6 +93,7 @@ TEST(CloseOnExecTest, ConnectionsThroughTheFaultProxyAreNotInheritedByAChild) {
 
 #if REDMUX_WITH_TLS
 TEST(CloseOnExecTest, TlsConnectionsAreNotInheritedByAChild) {
+  if (const std::string reason = test::tls_unsupported(); !reason.empty()) GTEST_SKIP() << reason;
   const fs::path dir =
       fs::temp_directory_path() / ("redmux-cloexec-tls-" + std::to_string(::getpid()));
   fs::create_directories(dir);

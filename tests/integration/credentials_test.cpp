@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "redmux/redmux.hpp"
+#include "support/local_cluster.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
@@ -305,6 +306,61 @@ TEST(CredentialsTest, AThrowingProviderFailsTheAttemptSayingWhy) {
                                          ": token service unreachable"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// Redis Cluster: every node's connection asks the provider. The password is rotated on every
+// node (the old one removed) and the connections cut: writes to every primary resume only
+// with the provider's new answer, and each node's sessions are the provider's user.
+TEST(CredentialsTest, EveryClusterNodeConnectionFollowsTheProvider) {
+  test::LocalCluster cluster;
+  std::vector<RedisServer*> nodes = cluster.primaries();
+  for (RedisServer* replica : cluster.replicas()) nodes.push_back(replica);
+  for (RedisServer* node : nodes) {
+    node->cli({"ACL", "SETUSER", "app", "on", ">first-pass", "~*", "&*", "+@all"});
+  }
+  Vault vault;
+  vault.set("app", "first-pass");
+  Config config = Config::from_string(cluster.seeds() +
+                                      ",name=rotating,reconnectBaseDelay=20ms,"
+                                      "reconnectMaxDelay=100ms");
+  config.credentials = vault.provider();
+  auto mux = Multiplexer::connect(config);
+  Database db = mux->database();
+  // 64 keys of random slots: every one of the 3 primaries owns some (missing one: < 1e-10).
+  auto write_all = [&](const std::string& value) {
+    for (int i = 0; i < 64; ++i) {
+      if (!db.set("rotate:" + std::to_string(i), value).get()) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(write_all("first"));
+  for (RedisServer* primary : cluster.primaries()) {
+    const std::vector<std::string> lines = clients_named(*primary, "rotating");
+    ASSERT_FALSE(lines.empty()) << primary->address();
+    for (const std::string& line : lines) EXPECT_EQ(field(line, "user"), "app") << line;
+  }
+
+  for (RedisServer* node : nodes) node->cli({"ACL", "SETUSER", "app", "resetpass", ">second-pass"});
+  vault.set("app", "second-pass");
+  for (RedisServer* node : nodes) node->cli({"CLIENT", "KILL", "USER", "app"});
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        try {
+          return write_all("second");
+        } catch (const RedmuxError&) {
+          return false;
+        }
+      },
+      30s))
+      << mux->status_text();
+  for (RedisServer* primary : cluster.primaries()) {
+    const std::vector<std::string> lines = clients_named(*primary, "rotating");
+    ASSERT_FALSE(lines.empty()) << primary->address() << " has no session of the multiplexer";
+    for (const std::string& line : lines) EXPECT_EQ(field(line, "user"), "app") << line;
+  }
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(db.get("rotate:" + std::to_string(i)).get(), std::optional<std::string>("second"));
   }
 }
 

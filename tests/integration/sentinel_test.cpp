@@ -336,6 +336,86 @@ TEST(SentinelTest, FollowsAFailoverUnderLoadWithoutLosingAcknowledgedWrites) {
             << " did-not-run=" << load.did_not_run << " final=" << final_value << "\n";
 }
 
+// The users of the multiplexer's sessions on `server` (CLIENT LIST, client name `name`).
+std::vector<std::string> session_users(const RedisServer& server, const std::string& name) {
+  std::istringstream list(server.cli({"CLIENT", "LIST"}));
+  std::vector<std::string> users;
+  std::string line;
+  while (std::getline(list, line)) {
+    if (line.find(" name=" + name + " ") == std::string::npos) continue;
+    const std::size_t at = line.find(" user=");
+    users.push_back(at == std::string::npos ? ""
+                                            : line.substr(at + 6, line.find(' ', at + 6) - at - 6));
+  }
+  return users;
+}
+
+// The data connections Sentinel finds (the primary and its replica) ask the credential
+// provider: after a rotation on both servers (the old password removed, the sessions cut),
+// writes and replica reads resume with the new answer; after a failover, and another
+// rotation, too — on the promoted replica and on the old primary, now its replica.
+TEST(SentinelTest, DataConnectionsFollowTheCredentialProviderAcrossAFailover) {
+  SentinelSet set;
+  const std::vector<const RedisServer*> data = {&set.primary, &set.replica};
+  for (const RedisServer* server : data) {
+    server->cli({"ACL", "SETUSER", "app", "on", ">pass-1", "~*", "&*", "+@all"});
+  }
+  auto password = std::make_shared<std::pair<std::mutex, std::string>>();
+  password->second = "pass-1";
+  Config config = Config::from_string(
+      set.config() + ",name=rotating,reconnectBaseDelay=20ms,reconnectMaxDelay=100ms");
+  config.credentials = CredentialProvider([password] {
+    std::lock_guard lock(password->first);
+    return Credentials{"app", password->second, {}};
+  });
+  auto mux = Multiplexer::connect(config);
+  Database db = mux->database();
+  auto rotate = [&](const std::string& next) {
+    for (const RedisServer* server : data) {
+      server->cli({"ACL", "SETUSER", "app", "resetpass", ">" + next});
+    }
+    {
+      std::lock_guard lock(password->first);
+      password->second = next;
+    }
+    for (const RedisServer* server : data) server->cli({"CLIENT", "KILL", "USER", "app"});
+  };
+  // A write on the primary and a read on the replica, both with what the provider says now.
+  auto both_work = [&](const std::string& value) {
+    return wait_until(
+        [&] {
+          try {
+            return db.set("rotating:k", value).get() &&
+                   db.get("rotating:k", Flags::DemandReplica).get() ==
+                       std::optional<std::string>(value);
+          } catch (const RedmuxError&) {
+            return false;
+          }
+        },
+        60s, 50ms);
+  };
+  auto sessions_are_app = [&] {
+    for (const RedisServer* server : data) {
+      const std::vector<std::string> users = session_users(*server, "rotating");
+      EXPECT_FALSE(users.empty()) << server->address() << " has no session of the multiplexer";
+      for (const std::string& user : users) EXPECT_EQ(user, "app") << server->address();
+    }
+  };
+  ASSERT_TRUE(both_work("1")) << mux->status_text();
+  sessions_are_app();
+
+  rotate("pass-2");
+  ASSERT_TRUE(both_work("2")) << mux->status_text();
+  sessions_are_app();
+
+  EXPECT_EQ(set.sentinels[1]->cli({"SENTINEL", "FAILOVER", kService}), "OK");
+  ASSERT_TRUE(wait_until([&] { return reports_master(set.replica); }, 60s));
+  rotate("pass-3");
+  ASSERT_TRUE(both_work("3")) << mux->status_text();
+  EXPECT_EQ(set.replica.cli({"GET", "rotating:k"}), "3") << "the write went to the new primary";
+  sessions_are_app();
+}
+
 TEST(SentinelTest, FollowsAFailoverWhileTheFirstSentinelIsDown) {
   SentinelSet set;
   // RESP2 as well: SENTINEL REPLICAS as flat arrays, messages as arrays on subscribers.

@@ -103,6 +103,23 @@ std::string server_product() {
   return binary.find("valkey") != std::string::npos ? "valkey" : "redis";
 }
 
+std::string tls_unsupported() {
+  static const std::string reason = [] {
+    const std::string binary = find_executable(env_or("REDMUX_TEST_SERVER", "redis-server"));
+    if (binary.empty()) return std::string();  // RedisServer says what is missing
+    // A TLS port without certificates: a server with TLS fails on the missing files, one
+    // without it on the missing connection type. Neither listens, so no port is taken.
+    const ProcessResult run = run_process({binary, "--port", "0", "--tls-port", "1", "--save", ""},
+                                          std::chrono::seconds(10));
+    if ((run.out + run.err).find("Failed finding TLS support") == std::string::npos)
+      return std::string();
+    return binary +
+           " was built without TLS (it says \"Failed finding TLS support\"); build it with "
+           "BUILD_TLS=yes to run this test";
+  }();
+  return reason;
+}
+
 RedisServer::RedisServer(ServerOptions options) : options_(std::move(options)) {
   const std::string wanted =
       options_.binary.empty() ? env_or("REDMUX_TEST_SERVER", "redis-server") : options_.binary;

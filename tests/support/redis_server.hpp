@@ -144,4 +144,9 @@ class RedisServer {
 /// valkey-server, else "redis" (what ServerIdentity::product says of them).
 std::string server_product();
 
+/// Why the tests' server cannot serve TLS ("" when it can): a valkey-server built with
+/// BUILD_TLS=no says "Failed finding TLS support" when asked for a TLS port. Asked once.
+/// A test that needs TLS skips with this reason.
+std::string tls_unsupported();
+
 }  // namespace redmux::test

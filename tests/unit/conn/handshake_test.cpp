@@ -190,5 +190,124 @@ TEST(HandshakeTest, BadDatabaseFailsWithAdvice) {
   EXPECT_NE(handshake.error().message().find("defaultDatabase"), std::string::npos);
 }
 
+// INFO server as a RESP3 verbatim string.
+std::string info_reply(std::string_view text) {
+  return "=" + std::to_string(text.size() + 4) + "\r\ntxt:" + std::string(text) + "\r\n";
+}
+
+// Round one's replies after HELLO for a server whose INFO server says `info_text`.
+std::string round_one_rest(std::string_view info_text) {
+  return "+OK\r\n+OK\r\n" + info_reply(info_text) + "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n" +
+         "$9\r\nloading:0\r\n";
+}
+
+constexpr std::string_view kValkeyHello =
+    "%7\r\n+server\r\n+valkey\r\n+version\r\n+8.0.1\r\n+proto\r\n:3\r\n+id\r\n:4\r\n"
+    "+mode\r\n+standalone\r\n+role\r\n+replica\r\n+modules\r\n*0\r\n";
+constexpr std::string_view kValkeyInfo =
+    "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n"
+    "server_mode:standalone\r\n";
+
+// A connection that follows redirects asks a standalone Valkey 8 for them: READONLY once INFO
+// says what the server is, CLIENT CAPA redirect once READONLY is accepted, then done.
+TEST(HandshakeTest, StandaloneValkeyGetsReadOnlyThenClientCapaRedirect) {
+  Config config = Config::from_string("h:1");
+  Handshake handshake(config, "h:1");
+  handshake.announce_redirect();
+  std::string out;
+  handshake.begin(out);
+  EXPECT_EQ(out.find("CAPA"), std::string::npos);  // round one is what it always was
+  out.clear();
+  EXPECT_EQ(feed(handshake, std::string(kValkeyHello) + round_one_rest(kValkeyInfo), out),
+            Handshake::Step::Continue);
+  EXPECT_EQ(out, "*1\r\n$8\r\nREADONLY\r\n");
+  out.clear();
+  EXPECT_EQ(feed(handshake, "+OK\r\n", out), Handshake::Step::Continue);
+  EXPECT_EQ(out, "*3\r\n$6\r\nCLIENT\r\n$4\r\nCAPA\r\n$8\r\nredirect\r\n");
+  out.clear();
+  EXPECT_EQ(feed(handshake, "+OK\r\n", out), Handshake::Step::Done);
+  EXPECT_TRUE(out.empty());
+  EXPECT_TRUE(handshake.redirects());
+}
+
+// A refused READONLY (an ACL) means no CAPA: a replica would then redirect this connection's
+// replica reads too. A refused CAPA leaves the connection without redirects. Neither fails it.
+TEST(HandshakeTest, RefusedReadOnlyOrCapaLeavesTheConnectionWithoutRedirects) {
+  for (const bool refuse_readonly : {true, false}) {
+    Config config = Config::from_string("h:1");
+    Handshake handshake(config, "h:1");
+    handshake.announce_redirect();
+    std::string out;
+    handshake.begin(out);
+    out.clear();
+    feed(handshake, std::string(kValkeyHello) + round_one_rest(kValkeyInfo), out);
+    out.clear();
+    const std::string noperm = "-NOPERM this user has no permissions\r\n";
+    if (refuse_readonly) {
+      EXPECT_EQ(feed(handshake, noperm, out), Handshake::Step::Done);
+      EXPECT_TRUE(out.empty()) << "no CLIENT CAPA after a refused READONLY";
+    } else {
+      EXPECT_EQ(feed(handshake, "+OK\r\n", out), Handshake::Step::Continue);
+      out.clear();
+      EXPECT_EQ(feed(handshake, noperm, out), Handshake::Step::Done);
+    }
+    EXPECT_FALSE(handshake.redirects());
+  }
+}
+
+// Redis 7.0 (no CLIENT CAPA: "ERR unknown subcommand 'CAPA'"), Valkey 7.2, a Valkey cluster
+// node (cluster nodes never send -REDIRECT) and a connection that does not follow redirects
+// all get round one alone: nothing more is written, the handshake ends with its replies.
+TEST(HandshakeTest, RedisOldValkeyClusterNodesAndNonFollowersGetNoCapa) {
+  struct Case {
+    std::string_view hello_server, hello_version, info;
+    bool follows;
+  };
+  const Case cases[] = {
+      {"redis", "7.0.15", "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n", true},
+      {"valkey", "7.2.5",
+       "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:7.2.5\r\n"
+       "redis_mode:standalone\r\n",
+       true},
+      {"valkey", "8.0.1",
+       "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n"
+       "server_mode:cluster\r\n",
+       true},
+      {"valkey", "8.0.1", kValkeyInfo, false},
+  };
+  for (const Case& c : cases) {
+    Config config = Config::from_string("h:1");
+    Handshake handshake(config, "h:1");
+    if (c.follows) handshake.announce_redirect();
+    std::string out;
+    handshake.begin(out);
+    out.clear();
+    const std::string hello = "%3\r\n+server\r\n+" + std::string(c.hello_server) +
+                              "\r\n+version\r\n+" + std::string(c.hello_version) +
+                              "\r\n+proto\r\n:3\r\n";
+    EXPECT_EQ(feed(handshake, hello + round_one_rest(c.info), out), Handshake::Step::Done)
+        << c.info;
+    EXPECT_TRUE(out.empty()) << c.info;
+    EXPECT_FALSE(handshake.redirects());
+  }
+}
+
+TEST(HandshakeTest, SendsRedirectOnlyForStandaloneValkeyEightOrLater) {
+  auto identity = [](std::string product, std::string version, std::string mode) {
+    ServerIdentity server;
+    server.product = std::move(product);
+    server.version = std::move(version);
+    server.mode = std::move(mode);
+    return server;
+  };
+  EXPECT_TRUE(sends_redirect(identity("valkey", "8.0.0", "standalone")));
+  EXPECT_TRUE(sends_redirect(identity("valkey", "255.255.255", "standalone")));  // unstable
+  EXPECT_FALSE(sends_redirect(identity("valkey", "7.2.5", "standalone")));
+  EXPECT_FALSE(sends_redirect(identity("valkey", "8.0.0", "cluster")));
+  EXPECT_FALSE(sends_redirect(identity("valkey", "8.0.0", "sentinel")));
+  EXPECT_FALSE(sends_redirect(identity("redis", "8.0.0", "standalone")));
+  EXPECT_FALSE(sends_redirect(identity("valkey", "", "standalone")));
+}
+
 }  // namespace
 }  // namespace redmux::detail
