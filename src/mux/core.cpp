@@ -1,7 +1,5 @@
 #include "mux/core.hpp"
 
-#include "topology/replica_redirect.hpp"
-
 #include <condition_variable>
 
 #include "core/ascii.hpp"
