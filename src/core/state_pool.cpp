@@ -12,10 +12,11 @@
 // a list: a thread's list of a size is two batches at most, the one it takes from and
 // frees onto (`active`) and a full one behind it (`spare`). A free that fills `active`
 // moves it behind as `spare`, handing the old spare to a shared stack of batches (under a
-// mutex); an allocation that finds both empty takes a batch from the stack before it cuts
-// a new slab. Each hand-over is a few pointer stores: a batch carries its tail and count
-// in its first block. (An I/O thread frees the states its callers allocated: with lists
-// handed over whole by walking them, each hand-over touched thousands of cold blocks.)
+// mutex); an allocation that finds both empty and its slab used up takes a batch from the
+// stack before it cuts a new slab (a thread's first slab is cut at once: its blocks lie
+// together, where a batch's are scattered). Each hand-over is a few pointer stores: a batch carries
+// its tail and count in its first block. (An I/O thread frees the states its callers allocated:
+// with lists handed over whole by walking them, each hand-over touched thousands of cold blocks.)
 //
 // Memory is kept for reuse, never returned to the system: its peak is the peak number of
 // command states alive at once (outstanding futures, plus then() chains) times their size
@@ -156,9 +157,14 @@ void* LocalPool::allocate(std::size_t c) {
   const std::size_t bytes = (c + 1) * kGranule;
   if (static_cast<std::size_t>(bump_end - bump) < bytes) {
     // The slab is used up: a batch other threads handed back comes first, then a new slab.
-    if (BlockList batch = take_from_shared(c); batch.head != nullptr) {
-      active[c] = batch;
-      return active[c].pop();
+    // A thread's first slab is its own, though: its first blocks lie together, and a thread
+    // that frees what it allocates (a caller awaiting a window of futures) keeps reusing
+    // them. Batches handed back are scattered over every slab their blocks came from.
+    if (bump != nullptr) {
+      if (BlockList batch = take_from_shared(c); batch.head != nullptr) {
+        active[c] = batch;
+        return active[c].pop();
+      }
     }
     if (!hooked) hook();
     bump = static_cast<char*>(::operator new(kSlabBytes));
