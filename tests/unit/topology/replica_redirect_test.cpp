@@ -8,10 +8,7 @@ namespace redmux::detail {
 namespace {
 
 Endpoint at(std::string host, std::uint16_t port) {
-  Endpoint endpoint;
-  endpoint.host = std::move(host);
-  endpoint.port = port;
-  return endpoint;
+  return Endpoint{std::move(host), port, {}};
 }
 
 // The shape Valkey writes (server.c: "-REDIRECT %s:%d" with its primary_host and port).

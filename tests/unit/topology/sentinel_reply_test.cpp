@@ -13,10 +13,7 @@ namespace redmux::detail {
 namespace {
 
 Endpoint at(std::string host, std::uint16_t port) {
-  Endpoint endpoint;
-  endpoint.host = std::move(host);
-  endpoint.port = port;
-  return endpoint;
+  return Endpoint{std::move(host), port, {}};
 }
 
 /// Parses one whole reply, keeping the bytes its nodes view.
