@@ -11,7 +11,8 @@
 // server's counter exactly (a failed command may or may not have run: the counter may then
 // exceed it by at most the failures). ops/s = completed ÷ time until the last thread is done.
 // Latency per INCR: reply − issue; for the deferred face the reply time is when get()
-// returned for it, the window being read in issue order (replies arrive in that order).
+// returned for it, the window being read in issue order (replies arrive in that order), and
+// only every eighth command of a window is timed (kDeferredSample).
 #include <algorithm>
 #include <latch>
 #include <memory>
@@ -215,6 +216,11 @@ Row blocking_face(Bench& bench, const std::string& variant, int threads, double 
                              });
 }
 
+// The deferred face times one command in kDeferredSample (the first of each run of them in a
+// window): two clock reads per command cost about a tenth of what the client spends on it,
+// and a uniform sample of every eighth command estimates the same percentiles.
+constexpr int kDeferredSample = 8;
+
 Row deferred_face(Bench& bench, int threads, double seconds, int window) {
   Row row =
       through_multiplexer(bench, "deferred-face", threads, seconds,
@@ -225,13 +231,15 @@ Row deferred_face(Bench& bench, int threads, double seconds, int window) {
                             std::vector<Clock::time_point> issued(window);
                             while (Clock::now() < deadline) {
                               for (int i = 0; i < window; ++i) {
-                                issued[i] = Clock::now();
+                                if (i % kDeferredSample == 0) issued[i] = Clock::now();
                                 futures[i] = db.incr(key);
                               }
                               for (int i = 0; i < window; ++i) {
                                 try {
                                   futures[i].get();
-                                  result.latencies.push_back(ns_between(issued[i], Clock::now()));
+                                  if (i % kDeferredSample == 0) {
+                                    result.latencies.push_back(ns_between(issued[i], Clock::now()));
+                                  }
                                   ++result.completed;
                                 } catch (const redmux::RedmuxError& e) {
                                   record_error(result, e);
