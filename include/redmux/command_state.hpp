@@ -72,6 +72,23 @@ class CommandState {
   /// Blocks until ready or `timeout` passes; true when ready. REQUIRES: !on_io_thread().
   bool wait_for(std::chrono::nanoseconds timeout) const noexcept;
 
+  /// An I/O thread, around the replies of one read: while one is alive on this thread, a
+  /// completion here that releases a thread asleep in wait() wakes it only when flush() is
+  /// called or the outermost one ends. A caller woken once then finds the rest of the read's
+  /// replies already delivered instead of catching up with the I/O thread and sleeping
+  /// again, and the woken thread does not take the CPU from the I/O thread mid-read. The
+  /// states keep a reference until they are woken. Threads yielding for their reply see it
+  /// at once, as do completions elsewhere.
+  class DeferWakes {
+   public:
+    DeferWakes() noexcept;
+    ~DeferWakes();
+    DeferWakes(const DeferWakes&) = delete;
+    DeferWakes& operator=(const DeferWakes&) = delete;
+    /// Wakes the waiters deferred so far on this thread.
+    static void flush() noexcept;
+  };
+
   /// The command's name for error messages; static storage (the command table). Written
   /// by the submitting thread before the state is handed to a connection, then only read.
   std::string_view command_name;

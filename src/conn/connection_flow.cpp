@@ -12,6 +12,9 @@ namespace redmux::detail {
 namespace {
 
 constexpr std::string_view kPing = "PING";
+// Deferred wakes (CommandState::DeferWakes) wait at most this many replies: a 64 KiB read
+// of small replies holds thousands, and the first caller released should not wait for all.
+constexpr std::size_t kWakeEvery = 1024;
 const Arg kPingArgs[] = {Arg(kPing)};
 
 }  // namespace
@@ -264,9 +267,12 @@ ConnectionMachine::Actions ConnectionMachine::on_read(std::size_t bytes, Clock::
   std::size_t replies = 0;
   const std::uint64_t generation = generation_;
   (void)take_released_waiters();  // count only what these replies release
+  // Sleeping callers are woken after the read's replies (at most every kWakeEvery of them).
+  const CommandState::DeferWakes wakes;
   for (;;) {
     const Reader::Frame frame = reader_.next();
     if (frame == Reader::Frame::NeedMore) break;
+    if (replies % kWakeEvery == kWakeEvery - 1) CommandState::DeferWakes::flush();
     if (frame == Reader::Frame::Malformed) {
       connection_broken(break_cause::not_resp(endpoint_text_, reader_.error()));
       return actions_;
@@ -279,6 +285,9 @@ ConnectionMachine::Actions ConnectionMachine::on_read(std::size_t bytes, Clock::
     }
     if (generation != generation_) return actions_;  // the reply broke or closed the connection
   }
+  // Wake the sleepers now, before the writer decides whether to let released callers queue
+  // first (Writer::yield_for_released()).
+  CommandState::DeferWakes::flush();
   if (replies > 0) health_.on_replies();
   writer_.note_released(take_released_waiters());
   counters.replies.fetch_add(replies, std::memory_order_relaxed);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <ctime>
 #include <utility>
@@ -64,6 +65,15 @@ constexpr int kMaxTurnsGiven = 2;
 
 // Completions on this thread that released a blocked waiter (take_released_waiters()).
 thread_local std::size_t t_released_waiters = 0;
+
+// Waiters whose wake is deferred (CommandState::DeferWakes), each with a reference held.
+// Full, it is flushed at once: a fixed array, so publish() never allocates.
+struct DeferredWakes {
+  int depth = 0;
+  std::size_t count = 0;
+  std::array<CommandState*, 64> states{};
+};
+thread_local DeferredWakes t_deferred_wakes;
 
 }  // namespace
 
@@ -202,8 +212,35 @@ void CommandState::publish() noexcept {
   // The result was written before this release; waiters and the continuation acquire it.
   const std::uint32_t previous = phase_.exchange(kReady, std::memory_order_acq_rel);
   if (previous & (kWaiterBit | kSpinnerBit)) ++t_released_waiters;
-  if (previous & kWaiterBit) futex_wake_all(&phase_);
+  if (previous & kWaiterBit) {
+    DeferredWakes& deferred = t_deferred_wakes;
+    if (deferred.depth == 0) {
+      futex_wake_all(&phase_);
+    } else {
+      if (deferred.count == deferred.states.size()) DeferWakes::flush();
+      add_ref();  // the waiter may time out, see the result and free the state meanwhile
+      deferred.states[deferred.count++] = this;
+    }
+  }
   if ((previous & kStageMask) == kContinuation) continuation_(this);
+}
+
+CommandState::DeferWakes::DeferWakes() noexcept {
+  ++t_deferred_wakes.depth;
+}
+
+CommandState::DeferWakes::~DeferWakes() {
+  if (--t_deferred_wakes.depth == 0) flush();
+}
+
+void CommandState::DeferWakes::flush() noexcept {
+  DeferredWakes& deferred = t_deferred_wakes;
+  for (std::size_t i = 0; i < deferred.count; ++i) {
+    CommandState* state = std::exchange(deferred.states[i], nullptr);
+    futex_wake_all(&state->phase_);
+    state->release();
+  }
+  deferred.count = 0;
 }
 
 void CommandState::set_continuation(void (*run)(CommandState*)) noexcept {

@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <ctime>
+#include <fstream>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -323,6 +328,110 @@ TEST(FutureTest, WhenAllGathersInOrder) {
   EXPECT_FALSE(results[1].has_value());
   EXPECT_EQ(*results[2], 2);
   for (auto* s : states) s->release();
+}
+
+// The waiter thread's state letter in /proc ('S': asleep, here on the futex).
+char thread_state(pid_t tid) {
+  std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const std::size_t paren = line.rfind(')');
+  return paren == std::string::npos || paren + 2 >= line.size() ? '?' : line[paren + 2];
+}
+
+// A thread asleep in get() (WaitPolicy::Sleep) on its own state; returns once it sleeps.
+struct Sleeper {
+  FutureState<long long>* state = new FutureState<long long>();
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> returned{false};
+  long long got = 0;
+  std::thread thread;
+
+  Sleeper() {
+    state->add_ref();  // the "connection's" reference
+    thread = std::thread([this] {
+      tid = static_cast<pid_t>(::syscall(SYS_gettid));
+      Future<long long> f(state);
+      got = f.get();
+      returned = true;
+    });
+    while (tid.load() == 0 || !state->waited_on() || thread_state(tid.load()) != 'S') {
+      std::this_thread::yield();
+    }
+  }
+  void complete(long long value) {
+    state->set(value);
+    state->release();
+  }
+};
+
+TEST(FutureWaitTest, ASleeperReleasedUnderDeferWakesWakesWhenTheOutermostScopeEnds) {
+  WaitPolicyScope sleep(WaitPolicy::Sleep);
+  Sleeper sleeper;
+  {
+    const detail::CommandState::DeferWakes outer;
+    {
+      const detail::CommandState::DeferWakes inner;  // an inner scope ending wakes nobody
+      sleeper.complete(5);
+    }
+    // Asleep until the scope ends: 50 ms in which it would have returned if woken.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(sleeper.returned.load()) << "woken before the outermost DeferWakes ended";
+    EXPECT_EQ(thread_state(sleeper.tid.load()), 'S');
+  }
+  sleeper.thread.join();
+  EXPECT_EQ(sleeper.got, 5);
+}
+
+TEST(FutureWaitTest, DeferWakesWakesEveryWaiterEvenBeyondItsCapacityAndWithoutAScope) {
+  WaitPolicyScope sleep(WaitPolicy::Sleep);
+  // More sleepers than the deferred list holds (64): a full list is flushed at once, so
+  // every one is woken by the scope's end at the latest.
+  constexpr int kSleepers = 100;
+  std::vector<std::unique_ptr<Sleeper>> sleepers;
+  for (int i = 0; i < kSleepers; ++i) sleepers.push_back(std::make_unique<Sleeper>());
+  {
+    const detail::CommandState::DeferWakes wakes;
+    for (int i = 0; i < kSleepers; ++i) sleepers[i]->complete(i);
+    // The first 64 were woken when the 65th needed room: they return inside the scope.
+    for (int i = 0; i < 64; ++i) sleepers[i]->thread.join();
+  }
+  for (int i = 64; i < kSleepers; ++i) sleepers[i]->thread.join();
+  for (int i = 0; i < kSleepers; ++i) EXPECT_EQ(sleepers[i]->got, i);
+  // Without a scope a completion wakes its sleeper at once.
+  Sleeper lone;
+  lone.complete(9);
+  lone.thread.join();
+  EXPECT_EQ(lone.got, 9);
+}
+
+TEST(FutureWaitTest, AStateWhoseWakeIsDeferredOutlivesItsFutureUntilTheWake) {
+  WaitPolicyScope sleep(WaitPolicy::Sleep);
+  // The waiter gives up after 100 ms, finds the result there and drops its future while
+  // the wake is still deferred; the deferred list's own reference keeps the state alive
+  // (under AddressSanitizer, which allocates every state on its own, the flush would
+  // otherwise touch freed memory).
+  auto* state = new FutureState<long long>();
+  state->add_ref();  // the "connection's" reference
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    Future<long long> f(state);
+    EXPECT_TRUE(f.wait_for(std::chrono::milliseconds(100)));
+    EXPECT_EQ(f.get(), 3);
+    done = true;
+  });
+  while (tid.load() == 0 || !state->waited_on() || thread_state(tid.load()) != 'S') {
+    std::this_thread::yield();
+  }
+  {
+    const detail::CommandState::DeferWakes wakes;
+    state->set(3LL);
+    state->release();  // the connection lets go, as after a delivery
+    waiter.join();     // timed out, saw the result, dropped the future
+    EXPECT_TRUE(done.load());
+  }
 }
 
 }  // namespace
