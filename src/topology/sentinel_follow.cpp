@@ -1,18 +1,32 @@
 #include "topology/sentinel_follow.hpp"
 
+#include <algorithm>
+
 namespace redmux::detail {
 
 std::vector<Retarget> SentinelFollow::apply(std::vector<Retarget> moves) {
-  for (const Retarget& move : moves) targets_[move.group] = move.to;
+  for (const Retarget& move : moves) {
+    targets_[move.group] = move.to;
+    if (move.group == 0) {
+      std::erase_if(holds_, [&](const Hold& hold) { return hold.from == move.to; });
+    }
+  }
   return moves;
+}
+
+bool SentinelFollow::drop_ended(Clock::time_point now) {
+  return std::erase_if(holds_, [&](const Hold& hold) { return now >= hold.until; }) > 0;
 }
 
 std::vector<Retarget> SentinelFollow::on_answer(const Endpoint& primary,
                                                 const std::vector<Endpoint>& replicas,
                                                 Clock::time_point now) {
-  if (hold_ && now >= hold_->until) hold_.reset();
-  // A Sentinel that has not caught up with the failover yet (the leader announced it).
-  if (hold_ && primary == hold_->from) return {};
+  drop_ended(now);
+  // A Sentinel that has not caught up with a failover yet (the leader announced it).
+  if (std::any_of(holds_.begin(), holds_.end(),
+                  [&](const Hold& hold) { return hold.from == primary; })) {
+    return {};
+  }
   return apply(plan_retargets(targets_, primary, &replicas));
 }
 
@@ -22,11 +36,15 @@ SentinelFollow::Reaction SentinelFollow::on_event(const SentinelEvent& event,
   switch (event.kind) {
     case SentinelEvent::Kind::SelectedReplica:
     case SentinelEvent::Kind::SwitchMaster:
-      if (event.to != event.from) hold_ = Hold{event.from, now + kFailoverHold};
+      if (event.to != event.from) {
+        std::erase_if(holds_, [&](const Hold& hold) { return hold.from == event.from; });
+        holds_.push_back(Hold{event.from, now + kFailoverHold});
+      }
       reaction.moves = apply(plan_retargets(targets_, event.to, nullptr));
       break;
     case SentinelEvent::Kind::FailoverAborted:
-      hold_.reset();
+      // `from` stays the primary: answers naming it are the truth.
+      std::erase_if(holds_, [&](const Hold& hold) { return hold.from == event.from; });
       reaction.ask = true;
       break;
     case SentinelEvent::Kind::ConvertedToReplica:
@@ -41,9 +59,7 @@ SentinelFollow::Reaction SentinelFollow::on_event(const SentinelEvent& event,
 }
 
 bool SentinelFollow::hold_ended(Clock::time_point now) {
-  if (!hold_ || now < hold_->until) return false;
-  hold_.reset();
-  return true;
+  return drop_ended(now);
 }
 
 }  // namespace redmux::detail

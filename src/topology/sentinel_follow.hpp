@@ -12,14 +12,15 @@
 //   +convert-to-slave  the groups on that server ask its role (it resynchronises).
 // After group 0 moves away from a server, answers that still name that server are ignored
 // for kFailoverHold (Sentinels other than the leader learn the new primary seconds later);
-// when the hold ends, ask again.
+// when the hold ends, ask again. Each server moved away from has its own hold: a second
+// failover seconds after a crash does not end the crashed primary's (back by then, it says it
+// is a primary until the Sentinels turn it into a replica, and a write there would be lost).
 //
 // Threads: none of its own; the monitor calls it under its lock.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
-#include <optional>
 #include <vector>
 
 #include "redmux/config.hpp"
@@ -46,27 +47,31 @@ class SentinelFollow {
   const std::vector<Endpoint>& targets() const noexcept { return targets_; }
 
   /// A Sentinel's answer: the primary and its replicas. The moves that follow them; none when
-  /// the answer names the server a failover just moved group 0 away from (the hold).
+  /// the answer names a server a failover moved group 0 away from less than kFailoverHold
+  /// ago (a hold).
   std::vector<Retarget> on_answer(const Endpoint& primary, const std::vector<Endpoint>& replicas,
                                   Clock::time_point now);
 
   /// A message a Sentinel published about the service.
   Reaction on_event(const SentinelEvent& event, Clock::time_point now);
 
-  /// The periodic look: true when a hold ended now (then ask again: the Sentinels agree by
-  /// then). Clears the hold.
+  /// The periodic look: true when a hold ended by now (then ask again: the Sentinels agree
+  /// by then). Clears the holds that ended.
   bool hold_ended(Clock::time_point now);
 
  private:
   struct Hold {
-    Endpoint from;  ///< the primary group 0 moved away from
+    Endpoint from;  ///< a primary group 0 moved away from
     Clock::time_point until;
   };
-  /// Records `moves` in targets_ and returns them.
+  /// Records `moves` in targets_ and returns them. Group 0 moving to a held server ends its
+  /// hold: it is the primary again.
   std::vector<Retarget> apply(std::vector<Retarget> moves);
+  /// Drops the holds that ended by `now`; true when there were any.
+  bool drop_ended(Clock::time_point now);
 
   std::vector<Endpoint> targets_;
-  std::optional<Hold> hold_;
+  std::vector<Hold> holds_;  ///< at most one per server
 };
 
 }  // namespace redmux::detail

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -590,13 +591,87 @@ std::string master_field(const RedisServer& sentinel, const std::string& field) 
   return {};
 }
 
-/// The data server that says it is the primary (the old primary only once it runs again).
-const RedisServer* promoted_of(const SentinelSet& set) {
+/// The set's data servers that run now.
+std::vector<const RedisServer*> data_servers(const SentinelSet& set) {
+  std::vector<const RedisServer*> servers;
   for (const RedisServer* server :
-       {&set.replica, static_cast<const RedisServer*>(set.replica2.get()), &set.primary}) {
-    if (server && server->running() && reports_master(*server)) return server;
+       {&set.primary, &set.replica, static_cast<const RedisServer*>(set.replica2.get())}) {
+    if (server && server->running()) servers.push_back(server);
+  }
+  return servers;
+}
+
+/// The data server a replica promoted after the primary died (the only ones running then).
+const RedisServer* promoted_of(const SentinelSet& set) {
+  for (const RedisServer* server : data_servers(set)) {
+    if (reports_master(*server)) return server;
   }
   return nullptr;
+}
+
+/// True once `server` reports role:slave (see reports_master()).
+bool reports_replica(const RedisServer& server) {
+  try {
+    return server.info_field("role") == "slave";
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+/// The primary by the Sentinels' word, once it is settled: every Sentinel names it, it says
+/// it is a primary, and every other data server says it is a replica. Null meanwhile. A
+/// server's own role is not enough: an old primary back after a failover (or a primary the
+/// Sentinels failed over from while it was slow to answer) says it is a primary until the
+/// Sentinels turn it into a replica, seconds later.
+const RedisServer* settled_primary(const SentinelSet& set) {
+  std::string named;
+  for (const auto& sentinel : set.sentinels) {
+    const std::string answer = sentinel->cli({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kService});
+    if (!named.empty() && answer != named) return nullptr;
+    named = answer;
+  }
+  const RedisServer* primary = nullptr;
+  for (const RedisServer* server : data_servers(set)) {
+    if (named == "127.0.0.1\n" + std::to_string(server->port())) {
+      if (!reports_master(*server)) return nullptr;
+      primary = server;
+    } else if (!reports_replica(*server)) {
+      return nullptr;
+    }
+  }
+  return primary;
+}
+
+/// What each Sentinel names and each data server says, for failure messages.
+std::string roles_text(const SentinelSet& set) {
+  std::string text;
+  for (const auto& sentinel : set.sentinels) {
+    std::string answer = sentinel->cli({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kService});
+    std::replace(answer.begin(), answer.end(), '\n', ':');
+    text += "\n  Sentinel " + sentinel->address() + " names " + answer + " (config-epoch " +
+            master_field(*sentinel, "config-epoch") + ")";
+  }
+  for (const RedisServer* server : data_servers(set)) {
+    std::string role;
+    try {
+      role = server->info_field("role");
+    } catch (const std::exception& e) {
+      role = e.what();
+    }
+    text += "\n  " + server->address() + " says role:" + role;
+  }
+  return text;
+}
+
+/// The multiplexer shows one primary, the server on `port`, first and taking writes, and
+/// every other server as a replica.
+bool shows_one_primary(const Topology& topology, std::uint16_t port) {
+  if (topology.servers.empty()) return false;
+  const ServerView& first = topology.servers.front();
+  if (first.endpoint.port != port || first.role != "primary" || !first.takes_writes) return false;
+  return std::all_of(
+      topology.servers.begin() + 1, topology.servers.end(),
+      [](const ServerView& server) { return server.role == "replica" && !server.takes_writes; });
 }
 
 TEST(SentinelTest,
@@ -639,17 +714,20 @@ TEST(SentinelTest,
         }
       },
       60s));
-  // Once in sync it serves reads again.
+  // Once in sync it serves reads again — unless the Sentinels fail over once more (a loaded
+  // machine makes them) and promote it.
   ASSERT_TRUE(wait_until(
       [&] {
         const Topology topology = mux->topology();
         for (const ServerView& server : topology.servers) {
-          if (server.endpoint.port == set.primary.port()) return server.serves_replica_reads;
+          if (server.endpoint.port == set.primary.port() && server.serves_replica_reads) {
+            return true;
+          }
         }
-        return false;
+        return settled_primary(set) == &set.primary;
       },
-      30s))
-      << mux->topology().to_string();
+      30s, 100ms))
+      << mux->topology().to_string() << roles_text(set);
   const long long reads_before_end = load.reads;
   ASSERT_TRUE(wait_until([&] { return load.reads >= reads_before_end + 2000; }, 60s));
   load.finish();
@@ -681,10 +759,23 @@ TEST(SentinelTest,
   EXPECT_EQ(load.read_timeouts, 0) << load.read_timeout_message;
   EXPECT_EQ(load.stale_reads, 0) << load.stale_read_message;
 
-  // Per key, on the primary now: every acknowledged INCR is there once, in order; nothing
-  // that failed as not sent ran, then or later (read again after a pause).
-  promoted = promoted_of(set);
-  ASSERT_NE(promoted, nullptr);
+  // The primary now is the one the Sentinels name, once settled. topology() shows it first,
+  // taking writes, and the others as replicas — after a while: an old primary that came back
+  // says it is a primary until the Sentinels turn it into a replica, seconds later, and shows
+  // so (without taking writes) meanwhile. config() is still what was configured.
+  EXPECT_EQ(mux->config(), Config::from_string(configured));
+  promoted = nullptr;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        promoted = settled_primary(set);
+        return promoted != nullptr && mux->topology().servers.size() == 3 &&
+               shows_one_primary(mux->topology(), promoted->port());
+      },
+      60s, 100ms))
+      << mux->topology().to_string() << roles_text(set);
+
+  // Per key, on that primary: every acknowledged INCR is there once, in order; nothing that
+  // failed as not sent ran, then or later (read again after a pause).
   std::vector<long long> finals;
   for (const CrashLoad::Writer& writer : load.writers) {
     SCOPED_TRACE(writer.key);
@@ -715,13 +806,6 @@ TEST(SentinelTest,
     }
   }
 
-  // config() is still what was configured; topology() shows the new primary first.
-  EXPECT_EQ(mux->config(), Config::from_string(configured));
-  const Topology topology = mux->topology();
-  ASSERT_EQ(topology.servers.size(), 3u) << topology.to_string();
-  EXPECT_EQ(topology.servers[0].endpoint.port, promoted->port()) << topology.to_string();
-  EXPECT_TRUE(topology.servers[0].takes_writes) << topology.to_string();
-  EXPECT_EQ(topology.servers[0].role, "primary") << topology.to_string();
   const auto ms = [](auto duration) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(duration).count();
   };
@@ -733,6 +817,73 @@ TEST(SentinelTest,
             << " writer-errors=" << writer_errors << " reads=" << load.reads
             << " read-errors=" << load.read_errors << " read-timeouts=" << load.read_timeouts
             << " stale-reads=" << load.stale_reads << "\n";
+}
+
+TEST(SentinelTest, AnOldPrimaryThatStillSaysItIsOneTakesNoWrites) {
+  // The primary stops answering (SIGSTOP: as slow as a loaded machine can make it) and the
+  // Sentinels fail over; when it answers again it says it is a primary, with its old data,
+  // until they turn it into a replica some seconds later. Meanwhile writes go to the primary
+  // the Sentinels name: a write on the old one would be lost when it resynchronises.
+  SentinelSet set;
+  auto mux = Multiplexer::connect(set.config());
+  Database db = mux->database();
+  ASSERT_TRUE(db.set("before", "v").get());
+  set.primary.pause();
+  const auto named_replica = [&] {
+    for (const auto& sentinel : set.sentinels) {
+      if (sentinel->cli({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kService}) !=
+          "127.0.0.1\n" + std::to_string(set.replica.port())) {
+        return false;
+      }
+    }
+    return true;
+  };
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const Topology topology = mux->topology();
+        return named_replica() && !topology.servers.empty() &&
+               topology.servers[0].endpoint.port == set.replica.port() &&
+               topology.servers[0].takes_writes;
+      },
+      60s, 100ms))
+      << mux->topology().to_string();
+  set.primary.resume();
+  // The window: the old primary is connected and says it is a primary.
+  const auto old_primary_view = [&]() -> std::optional<ServerView> {
+    for (const ServerView& server : mux->topology().servers) {
+      if (server.endpoint.port == set.primary.port()) return server;
+    }
+    return std::nullopt;
+  };
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const std::optional<ServerView> view = old_primary_view();
+        return view && view->connected && view->role == "primary";
+      },
+      30s))
+      << mux->topology().to_string();
+  EXPECT_FALSE(old_primary_view()->takes_writes) << mux->topology().to_string();
+  constexpr int kWrites = 200;
+  std::vector<Future<long long>> writes;
+  for (int i = 0; i < kWrites; ++i) writes.push_back(db.incr("k"));
+  for (int i = 0; i < kWrites; ++i) EXPECT_EQ(writes[i].get(), i + 1);
+  // Still in the window when the last write was answered (or the check below proves nothing).
+  ASSERT_TRUE(reports_master(set.primary)) << mux->topology().to_string();
+  // Once the Sentinels have turned it into a replica: every write is on the primary they
+  // name, and reached the old one by replication.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return settled_primary(set) == &set.replica &&
+               shows_one_primary(mux->topology(), set.replica.port());
+      },
+      60s, 100ms))
+      << mux->topology().to_string() << roles_text(set);
+  EXPECT_EQ(set.replica.cli({"GET", "k"}), std::to_string(kWrites));
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return set.primary.cli({"GET", "k"}) == std::to_string(kWrites);
+      },
+      30s));
 }
 
 TEST(SentinelTest, AChildProcessKeepsNoConnectionOpenAfterClose) {

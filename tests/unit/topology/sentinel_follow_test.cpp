@@ -1,6 +1,6 @@
 // How the groups of a Sentinel multiplexer follow what the Sentinels say, without sockets:
 // +selected-slave and +switch-master move group 0 (a promoted replica's group swaps with it),
-// the hold that ignores late answers naming the old primary, an aborted failover, an old
+// the holds that ignore late answers naming an old primary, an aborted failover, an old
 // primary converted to a replica, and answers that move the replica groups.
 #include "topology/sentinel_follow.hpp"
 
@@ -62,6 +62,37 @@ TEST(SentinelFollowTest, AnswersNamingTheOldPrimaryAreIgnoredUntilTheHoldEnds) {
   // After the hold, the old primary named again is followed.
   EXPECT_FALSE(follow.on_answer(at(1), {}, now + SentinelFollow::kFailoverHold + 1s).empty());
   EXPECT_EQ(follow.targets().front(), at(1));
+}
+
+TEST(SentinelFollowTest, AHoldOutlivesALaterFailover) {
+  // The Sentinels fail over again seconds after a crash (a loaded machine delayed the new
+  // primary's answers). A Sentinel still behind by both failovers names the crashed primary,
+  // which may be back by then saying it is a primary, with old data: not followed.
+  SentinelFollow follow({at(1), at(2), at(3)});
+  const auto now = Clock::now();
+  follow.on_event(event(SentinelEvent::Kind::SwitchMaster, at(1), at(2)), now);
+  follow.on_event(event(SentinelEvent::Kind::SwitchMaster, at(2), at(3)), now + 2s);
+  EXPECT_TRUE(follow.on_answer(at(1), {at(2)}, now + 3s).empty());
+  EXPECT_TRUE(follow.on_answer(at(2), {at(1)}, now + 3s).empty());
+  EXPECT_EQ(follow.targets().front(), at(3));
+  // Each hold ends on its own clock, and each end asks again.
+  EXPECT_TRUE(follow.hold_ended(now + SentinelFollow::kFailoverHold));
+  EXPECT_TRUE(follow.on_answer(at(2), {at(1)}, now + SentinelFollow::kFailoverHold).empty());
+  EXPECT_TRUE(follow.hold_ended(now + 2s + SentinelFollow::kFailoverHold));
+  EXPECT_FALSE(follow.hold_ended(now + 3s + SentinelFollow::kFailoverHold));
+}
+
+TEST(SentinelFollowTest, AFailoverBackToAServerEndsItsHold) {
+  SentinelFollow follow({at(1), at(2)});
+  const auto now = Clock::now();
+  follow.on_event(event(SentinelEvent::Kind::SwitchMaster, at(1), at(2)), now);
+  follow.on_event(event(SentinelEvent::Kind::SwitchMaster, at(2), at(1)), now + 12s);
+  // Server 1 is the primary again: an answer naming it is the truth, not a Sentinel behind.
+  EXPECT_EQ(follow.on_answer(at(5), {}, now + 13s), (std::vector<Retarget>{{0, at(5)}}));
+  EXPECT_EQ(follow.on_answer(at(1), {}, now + 14s), (std::vector<Retarget>{{0, at(1)}}));
+  // Moved away from it again: held again.
+  follow.on_event(event(SentinelEvent::Kind::SwitchMaster, at(1), at(2)), now + 15s);
+  EXPECT_TRUE(follow.on_answer(at(1), {}, now + 16s).empty());
 }
 
 TEST(SentinelFollowTest, AnAbortedFailoverAsksAgainAndEndsTheHold) {
