@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--only", o.only,
                  "callers, cluster: run only these variants (plain, blocking-face, "
-                 "blocking-face-sleep, deferred-face, redis-benchmark-P64), e.g. for perf stat")
+                 "blocking-face-sleep, deferred-face, redis-benchmark-c1-P1000, "
+                 "redis-benchmark-c50-P64), e.g. for perf stat")
       ->delimiter(',');
   app.add_flag("--no-baselines", o.no_baselines, "leave out the hiredis and redis-benchmark rows");
   app.add_flag("--full", o.full, "tour: every experiment at the seeds' sizes (a million keys …)");
