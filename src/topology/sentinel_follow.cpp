@@ -14,14 +14,14 @@ std::vector<Retarget> SentinelFollow::apply(std::vector<Retarget> moves) {
   return moves;
 }
 
-bool SentinelFollow::drop_ended(Clock::time_point now) {
+bool SentinelFollow::hold_ended(Clock::time_point now) {
   return std::erase_if(holds_, [&](const Hold& hold) { return now >= hold.until; }) > 0;
 }
 
 std::vector<Retarget> SentinelFollow::on_answer(const Endpoint& primary,
                                                 const std::vector<Endpoint>& replicas,
                                                 Clock::time_point now) {
-  drop_ended(now);
+  hold_ended(now);
   // A Sentinel that has not caught up with a failover yet (the leader announced it).
   if (std::any_of(holds_.begin(), holds_.end(),
                   [&](const Hold& hold) { return hold.from == primary; })) {
@@ -56,10 +56,6 @@ SentinelFollow::Reaction SentinelFollow::on_event(const SentinelEvent& event,
       break;
   }
   return reaction;
-}
-
-bool SentinelFollow::hold_ended(Clock::time_point now) {
-  return drop_ended(now);
 }
 
 }  // namespace redmux::detail

@@ -67,8 +67,6 @@ class SentinelFollow {
   /// Records `moves` in targets_ and returns them. Group 0 moving to a held server ends its
   /// hold: it is the primary again.
   std::vector<Retarget> apply(std::vector<Retarget> moves);
-  /// Drops the holds that ended by `now`; true when there were any.
-  bool drop_ended(Clock::time_point now);
 
   std::vector<Endpoint> targets_;
   std::vector<Hold> holds_;  ///< at most one per server

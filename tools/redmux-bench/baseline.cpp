@@ -144,17 +144,13 @@ bool redis_benchmark_run(Bench& bench, const RedisBenchmark& run, Row& row,
   return true;
 }
 
-bool redis_benchmark_row(Bench& bench, long long requests, int pipeline, Row& row,
-                         std::vector<std::string>& notes) {
-  RedisBenchmark run;
-  run.requests = requests;
-  run.pipeline = pipeline;
-  run.label = "baseline";
+bool redis_benchmark_row(Bench& bench, const RedisBenchmark& run, std::string scenario,
+                         std::string variant, Row& row, std::vector<std::string>& notes) {
   if (!redis_benchmark_run(bench, run, row, notes)) return false;
-  row.scenario = "baseline";
-  row.variant = "redis-benchmark-P" + std::to_string(pipeline);
-  row.add("connections", 1LL);
-  row.add("window", static_cast<long long>(pipeline));
+  row.scenario = std::move(scenario);
+  row.variant = std::move(variant);
+  row.add("connections", static_cast<long long>(run.clients));
+  row.add("window", static_cast<long long>(run.pipeline));
   return true;
 }
 
@@ -165,8 +161,12 @@ void run_baseline(Bench& bench, long long requests) {
       "the server's own benchmark on one connection with 64 commands in flight: the pipelined "
       "rate the deferred face is compared with.";
   table.setup = bench.setup_line("1 (redis-benchmark)", with_commas(requests) + " × INCR");
+  RedisBenchmark run;
+  run.requests = requests;
+  run.pipeline = 64;
+  run.label = "baseline";
   Row row;
-  if (redis_benchmark_row(bench, requests, 64, row, table.notes)) {
+  if (redis_benchmark_row(bench, run, "baseline", "redis-benchmark-P64", row, table.notes)) {
     table.rows.push_back(std::move(row));
   }
   table.notes.push_back(

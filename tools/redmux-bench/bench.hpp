@@ -148,10 +148,6 @@ void run_conn_per_request(Bench& bench, int requests);
 void run_modes(Bench& bench, const std::vector<long long>& sizes);
 void run_callers(Bench& bench, int threads, double seconds, int window,
                  long long redis_benchmark_requests);
-/// redis-benchmark -t incr -c 1 -P 64 as a row, or no row when it is not on PATH (a note
-/// in `notes` says so).
-bool redis_benchmark_row(Bench& bench, long long requests, int pipeline, Row& row,
-                         std::vector<std::string>& notes);
 /// One redis-benchmark run against the server under test.
 struct RedisBenchmark {
   std::string test = "incr";  ///< -t
@@ -165,6 +161,10 @@ struct RedisBenchmark {
 /// caller names the scenario and variant); false, with a note, when it could not run.
 bool redis_benchmark_run(Bench& bench, const RedisBenchmark& run, Row& row,
                          std::vector<std::string>& notes);
+/// redis_benchmark_run() as a row of `scenario` named `variant`, with its connections (-c) and
+/// window (-P) as columns.
+bool redis_benchmark_row(Bench& bench, const RedisBenchmark& run, std::string scenario,
+                         std::string variant, Row& row, std::vector<std::string>& notes);
 void run_baseline(Bench& bench, long long requests);
 /// Runs without a Bench (no observer connection): the burst alone, for callgrind.
 int run_burst(const Options& options, long long commands);

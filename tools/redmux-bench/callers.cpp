@@ -329,11 +329,7 @@ std::vector<Row> callers_rows(Bench& bench, int threads, double seconds, int win
       run.label = "callers";
       Row row;
       std::vector<std::string> skipped;
-      if (redis_benchmark_run(bench, run, row, skipped)) {
-        row.scenario = "callers";
-        row.variant = shape.variant;
-        row.add("connections", static_cast<long long>(shape.clients));
-        row.add("window", static_cast<long long>(shape.pipeline));
+      if (redis_benchmark_row(bench, run, "callers", std::string(shape.variant), row, skipped)) {
         runs.add(std::move(row));
       } else if (r == 0) {
         notes.insert(notes.end(), skipped.begin(), skipped.end());
