@@ -350,6 +350,19 @@ void key_indexes(const CommandInfo& info, std::span<const Arg> args,
   });
 }
 
+KeyIndexes::KeyIndexes(const CommandInfo& info, std::span<const Arg> args) {
+  for_each_key(info, args, [&](std::size_t i) {
+    if (count_ < kInline) {
+      inline_[count_] = i;
+    } else {
+      if (count_ == kInline) more_.assign(inline_.begin(), inline_.end());
+      more_.push_back(i);
+    }
+    ++count_;
+    return true;
+  });
+}
+
 std::optional<std::size_t> first_key_index(const CommandInfo& info,
                                            std::span<const Arg> args) noexcept {
   std::optional<std::size_t> first;

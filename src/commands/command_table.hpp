@@ -12,6 +12,7 @@
 // lock and never allocate; unknown commands take a mutex.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -157,6 +158,25 @@ bool learn_command_from_reply(std::string_view name, NodeSpan reply);
 /// Malformed arguments (a count past the end, no STREAMS …) yield the keys that can be
 /// found; the server will reject the command itself.
 void key_indexes(const CommandInfo& info, std::span<const Arg> args, std::vector<std::size_t>& out);
+
+/// key_indexes() without an allocation for a command of up to kInline keys (the common
+/// case, on the cluster's send path): the indexes live in the object.
+class KeyIndexes {
+ public:
+  static constexpr std::size_t kInline = 8;
+  KeyIndexes(const CommandInfo& info, std::span<const Arg> args);
+  KeyIndexes(const KeyIndexes&) = delete;
+  KeyIndexes& operator=(const KeyIndexes&) = delete;
+  std::span<const std::size_t> get() const noexcept {
+    return count_ <= kInline ? std::span<const std::size_t>(inline_.data(), count_)
+                             : std::span<const std::size_t>(more_);
+  }
+
+ private:
+  std::array<std::size_t, kInline> inline_{};
+  std::size_t count_ = 0;
+  std::vector<std::size_t> more_;  ///< all of them, past kInline
+};
 
 /// The index of the command's first key, if it has one with these arguments.
 std::optional<std::size_t> first_key_index(const CommandInfo& info,

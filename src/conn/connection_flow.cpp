@@ -477,6 +477,7 @@ void ConnectionMachine::on_health_tick() {
     shared_->counters().heartbeats.fetch_add(1, std::memory_order_relaxed);
     submit_own({own_command(kPing, PendingKind::Heartbeat), kPingArgs});
   }
+  writer_.trim(queue_);
   if (now_ >= renewal_->at) {
     renew_credentials();
     if (phase_ != Phase::Ready) return;  // replaced: the new attempt arms its own timers

@@ -108,6 +108,11 @@ bool SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& comm
   return true;
 }
 
+void SubmissionQueue::trim_bytes(std::size_t above) {
+  std::lock_guard lock(mutex_);
+  if (bytes_.empty() && bytes_.capacity() > above) std::string().swap(bytes_);
+}
+
 bool SubmissionQueue::take_inline(std::string& bytes, std::uint64_t* stream_begin,
                                   std::size_t* taken) {
   bytes.clear();

@@ -132,6 +132,10 @@ class SubmissionQueue {
 
   Snapshot snapshot() const;
 
+  /// Gives back the queue's byte buffer when it is empty and its capacity exceeds `above`
+  /// (Writer::trim(): the large commands that grew it are over).
+  void trim_bytes(std::size_t above);
+
   /// For status(): accepted commands whose callers still wait (awaited_by_caller()) —
   /// queued and not yet written, and written inline but not yet in the pipeline.
   struct Tally {

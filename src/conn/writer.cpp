@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 namespace redmux::detail {
 namespace {
 
-constexpr std::size_t kShrinkAbove = 1024 * 1024;  // give back a buffer grown past this
 // Coalescing under load: with at least this many commands awaiting replies, a write of fewer
 // than kCoalesceBatch (or a quarter of those awaited) new commands waits for the next replies.
 constexpr std::size_t kCoalesceInFlight = 16;
@@ -65,15 +65,23 @@ Writer::Take Writer::take(SubmissionQueue& queue, std::size_t in_flight) {
   }
   if (buffer_.empty()) {
     writing_ = false;
-    if (buffer_.capacity() > kShrinkAbove) std::string().swap(buffer_);
     return Take::Nothing;
   }
+  peak_since_trim_ = std::max(peak_since_trim_, buffer_.size());
   if (!batch_.empty()) {  // offsets are stream offsets already (SubmissionQueue::take())
     taken_ = batch_.back().bytes_end;
     buffer_begin_ = taken_ - buffer_.size();
   }
   writing_ = true;
   return Take::Write;
+}
+
+void Writer::trim(SubmissionQueue& queue) {
+  const std::size_t peak = std::exchange(peak_since_trim_, 0);
+  if (!writing_ && buffer_.capacity() > std::max(kShrinkAbove, 4 * peak)) {
+    std::string().swap(buffer_);
+  }
+  queue.trim_bytes(std::max(kShrinkAbove, 4 * peak));
 }
 
 void Writer::on_written(std::size_t bytes, bool failed, Clock::time_point now) {

@@ -92,9 +92,17 @@ class Writer {
   /// Takes the next write from `queue`. Commands that completed while queued are left in
   /// dropped() (never written) for the caller to release.
   Take take(SubmissionQueue& queue, std::size_t in_flight);
+  /// On each health tick: gives back the write buffers (this one and the queue's, which
+  /// take() swaps) grown past kShrinkAbove when no write since the previous tick needed a
+  /// quarter of them. They are kept across the idle moments of a stream of large commands:
+  /// given back after every write that emptied the queue, they were allocated, faulted in
+  /// and grown again for the next window (SETs of 64 KiB ran at half the rate).
+  void trim(SubmissionQueue& queue);
+  static constexpr std::size_t kShrinkAbove = 1024 * 1024;
   std::vector<PendingCommand>& batch() noexcept { return batch_; }
   std::vector<PendingCommand>& dropped() noexcept { return dropped_; }
   std::string_view buffer() const noexcept { return buffer_; }
+  std::size_t buffer_capacity() const noexcept { return buffer_.capacity(); }
 
   /// The write of buffer() completed: the socket accepted `bytes` of it (all of it, unless
   /// `failed`; after a failure, what it reports may have reached the server).
@@ -154,8 +162,9 @@ class Writer {
   bool holding_ = false;  ///< take() left commands queued for the next replies
   std::size_t released_waiters_ = 0;
   std::string buffer_;
-  std::uint64_t buffer_begin_ = 0;  ///< stream offset of buffer_[0]
-  std::uint64_t taken_ = 0;         ///< stream offset taken for writing up to
+  std::size_t peak_since_trim_ = 0;  ///< the largest write taken since the last trim()
+  std::uint64_t buffer_begin_ = 0;   ///< stream offset of buffer_[0]
+  std::uint64_t taken_ = 0;          ///< stream offset taken for writing up to
   std::vector<PendingCommand> batch_;
   std::vector<PendingCommand> dropped_;
   /// Bytes the socket confirmed written since the stream restarted (by either writer).

@@ -41,6 +41,7 @@
 #include "redmux/future.hpp"
 #include "redmux/io_pool.hpp"
 #include "topology/cluster_map.hpp"
+#include "topology/cluster_plan.hpp"
 #include "topology/refresh_schedule.hpp"
 #include "topology/slot.hpp"
 #include "topology/slot_table.hpp"
@@ -72,9 +73,9 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   /// any primary for a keyless command. A replica only for a read-only command under
   /// PreferReplica/DemandReplica. Errors: keys in several slots, no node for the slot.
   Result<Connection*> route(const CommandInfo& info, std::span<const Arg> args, Flags flags);
-  /// route() with the key positions already found (key_indexes()).
-  Result<Connection*> route_keys(const CommandInfo& info, std::span<const Arg> args,
-                                 std::span<const std::size_t> keys, Flags flags);
+  /// route() with the slots of its `keys` keys already found (key_slots()).
+  Result<Connection*> route_keys(const CommandInfo& info, std::size_t keys, const KeySlots& slots,
+                                 Flags flags);
   /// The node serving `slot` (its primary, or a replica when `replica` and one is known).
   Result<Connection*> for_slot(std::uint16_t slot, bool replica, bool demand_replica);
   /// A primary chosen round-robin, preferring connected ones; null when the map is empty.

@@ -8,11 +8,11 @@
 namespace redmux::detail {
 
 RedirectState::RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target,
-                             std::string bytes, PendingCommand prototype, int db,
+                             std::string_view bytes, PendingCommand prototype, int db,
                              std::uint16_t slot, bool holds_slot, bool tallied)
     : router_(std::move(router)),
       target_(target),
-      bytes_(std::move(bytes)),
+      bytes_size_(bytes.size()),
       prototype_(prototype),
       db_(db),
       slot_(slot),
@@ -20,6 +20,11 @@ RedirectState::RedirectState(std::shared_ptr<ClusterRouter> router, CommandState
       tallied_(tallied),
       policy_(RedirectPolicy::Command{prototype_.name, prototype_.deadline, prototype_.timeout_ms,
                                       router_->shared().config().retry_cluster_down}) {
+  if (bytes.size() <= kInlineBytes) {
+    bytes.copy(inline_bytes_.data(), bytes.size());
+  } else {
+    heap_bytes_ = bytes;
+  }
   target_->add_ref();
   command_name = prototype_.name;  // for the router's messages (park(), close())
 }
@@ -125,20 +130,20 @@ void RedirectState::resend(Connection* connection, bool ask) noexcept {
   add_ref();  // the pipeline's reference
   if (!ask) {
     command.bytes_begin = 0;
-    command.bytes_end = bytes_.size();
-    connection->submit_batch(db_, bytes_, std::span<PendingCommand>(&command, 1));
+    command.bytes_end = bytes_size_;
+    connection->submit_batch(db_, bytes(), std::span<PendingCommand>(&command, 1));
     return;
   }
-  std::string bytes;
-  resp::encode_command(bytes, {Arg(kAsking)});
+  std::string both_bytes;
+  resp::encode_command(both_bytes, {Arg(kAsking)});
   PendingCommand asking = own_command(kAsking, PendingKind::FireAndForget);
   asking.slot = slot_;  // leaves a queue with its command (and is dropped then)
-  asking.bytes_end = bytes.size();
-  command.bytes_begin = bytes.size();
-  bytes += bytes_;
-  command.bytes_end = bytes.size();
+  asking.bytes_end = both_bytes.size();
+  command.bytes_begin = both_bytes.size();
+  both_bytes += bytes();
+  command.bytes_end = both_bytes.size();
   PendingCommand both[] = {asking, command};
-  connection->submit_batch(db_, bytes, both);
+  connection->submit_batch(db_, both_bytes, both);
 }
 
 }  // namespace redmux::detail

@@ -17,6 +17,7 @@
 // on the thread that owns it then. relocated() runs under the router's relocate_mutex_.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,11 +38,15 @@ inline constexpr std::string_view kAsking = "ASKING";
 
 class RedirectState final : public CommandState {
  public:
-  /// `bytes`: the command encoded. `prototype`: name, deadline, timeout, kind of its entries.
+  /// Commands encoded in up to this many bytes are kept in the state itself (no allocation).
+  static constexpr std::size_t kInlineBytes = 128;
+
+  /// `bytes`: the command encoded (copied). `prototype`: name, deadline, timeout, kind of its
+  /// entries.
   /// `holds_slot`: it gives back one slot of maxQueuedCommands when it completes. `tallied`:
   /// its entries stand for the command in status() (false for the parts of a split command
   /// but the first). Takes a reference to `target`.
-  RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target, std::string bytes,
+  RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target, std::string_view bytes,
                 PendingCommand prototype, int db, std::uint16_t slot, bool holds_slot,
                 bool tallied);
 
@@ -68,7 +73,14 @@ class RedirectState final : public CommandState {
 
   std::shared_ptr<ClusterRouter> router_;
   CommandState* target_;
-  std::string bytes_;
+  std::string_view bytes() const noexcept {
+    return bytes_size_ <= kInlineBytes ? std::string_view(inline_bytes_.data(), bytes_size_)
+                                       : std::string_view(heap_bytes_);
+  }
+
+  std::array<char, kInlineBytes> inline_bytes_;
+  std::size_t bytes_size_;
+  std::string heap_bytes_;  ///< the bytes when there are more than kInlineBytes
   PendingCommand prototype_;
   int db_;
   std::uint16_t slot_;

@@ -107,28 +107,23 @@ std::vector<ClusterRouter::NodeView> ClusterRouter::nodes() const {
 
 Result<Connection*> ClusterRouter::route(const CommandInfo& info, std::span<const Arg> args,
                                          Flags flags) {
-  std::vector<std::size_t> keys;
-  key_indexes(info, args, keys);
-  return route_keys(info, args, keys, flags);
+  const KeyIndexes keys(info, args);
+  return route_keys(info, keys.get().size(), key_slots(args, keys.get()), flags);
 }
 
-Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::span<const Arg> args,
-                                              std::span<const std::size_t> keys, Flags flags) {
-  if (keys.empty()) {
+Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::size_t keys,
+                                              const KeySlots& slots, Flags flags) {
+  if (keys == 0) {
     if (Connection* node = any_primary()) return node;
     return Error(errc::not_sent,
                  std::string(info.name) + " not sent: the cluster's slot map is not loaded yet");
   }
-  const std::uint16_t slot = slot_of(args[keys.front()].bytes());
-  for (std::size_t i = 1; i < keys.size(); ++i) {
-    if (slot_of(args[keys[i]].bytes()) != slot) {
-      return Error(errc::invalid_argument,
-                   std::string(info.name) + " refused: its keys map to different cluster slots (" +
-                       std::to_string(slot) + " and " +
-                       std::to_string(slot_of(args[keys[i]].bytes())) +
-                       "; CROSSSLOT). Give keys that go together a common {hash tag}, e.g. "
-                       "{user:42}:name and {user:42}:email");
-    }
+  if (!slots.one_slot) {
+    return Error(errc::invalid_argument,
+                 std::string(info.name) + " refused: its keys map to different cluster slots (" +
+                     std::to_string(slots.first) + " and " + std::to_string(slots.other) +
+                     "; CROSSSLOT). Give keys that go together a common {hash tag}, e.g. "
+                     "{user:42}:name and {user:42}:email");
   }
   const bool read_only = info.is(CommandFlag::ReadOnly);
   const ReplicaWish wish = replica_wish(read_only, flags);
@@ -136,7 +131,7 @@ Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::span
     return Error(errc::not_allowed,
                  std::string(info.name) + " writes and cannot run on a replica (DemandReplica)");
   }
-  return for_slot(slot, wish.replica, wish.demand);
+  return for_slot(slots.first, wish.replica, wish.demand);
 }
 
 }  // namespace redmux::detail

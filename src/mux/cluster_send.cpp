@@ -195,6 +195,16 @@ class ScanState final : public CommandState {
   std::uint64_t nodes_;
 };
 
+/// `args` encoded, in a buffer of this thread's that the next call reuses (RedirectState
+/// copies them, mostly into itself: no allocation per command).
+std::string_view encoded(std::span<const Arg> args) {
+  thread_local std::string buffer;
+  if (buffer.capacity() > 64 * 1024) std::string().swap(buffer);  // a large value's, once
+  buffer.clear();
+  resp::encode_command(buffer, args);
+  return buffer;
+}
+
 /// Who gives the command's slot of maxQueuedCommands back: the state sending it (a whole
 /// command), or the Gather of a split one.
 enum class Holding { Itself, Gather };
@@ -216,10 +226,8 @@ void send_one(ClusterRouter& router, Connection* connection, int db, const Comma
     connection->submit(db, args, command);
     return;
   }
-  std::string bytes;
-  resp::encode_command(bytes, args);
-  auto* redirect = new RedirectState(router.shared_from_this(), target, std::move(bytes), command,
-                                     db, slot, holding == Holding::Itself, tallied);
+  auto* redirect = new RedirectState(router.shared_from_this(), target, encoded(args), command, db,
+                                     slot, holding == Holding::Itself, tallied);
   redirect->resend(connection, false);
   redirect->release();  // the pipeline holds it now
 }
@@ -228,15 +236,12 @@ void send_one(ClusterRouter& router, Connection* connection, int db, const Comma
 
 void prepare_cluster_entry(ClusterRouter& router, CommandState* target, std::span<const Arg> args,
                            PendingCommand& command, int db, Connection* connection) {
-  std::vector<std::size_t> keys;
-  key_indexes(command_info(args), args, keys);
-  command.slot = keys.empty() ? kNoSlot : slot_of(args[keys.front()].bytes());
+  const KeyIndexes keys(command_info(args), args);
+  command.slot = keys.get().empty() ? kNoSlot : slot_of(args[keys.get().front()].bytes());
   command.follow_map = true;
   if (!target) return;  // fire-and-forget: the entry holds its slot, as anywhere
-  std::string bytes;
-  resp::encode_command(bytes, args);
-  auto* redirect = new RedirectState(router.shared_from_this(), target, std::move(bytes), command,
-                                     db, command.slot, command.counted, command.counted);
+  auto* redirect = new RedirectState(router.shared_from_this(), target, encoded(args), command, db,
+                                     command.slot, command.counted, command.counted);
   redirect->sent_by_caller(connection);
   const std::size_t begin = command.bytes_begin, end = command.bytes_end;
   command = redirect->entry(/*follow_map=*/true);  // its one reference goes to the entry
@@ -253,8 +258,8 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     return error;
   };
   router.shared().counters().commands.fetch_add(1, std::memory_order_relaxed);
-  std::vector<std::size_t> keys;
-  key_indexes(info, args, keys);
+  const KeyIndexes found(info, args);
+  const std::span<const std::size_t> keys = found.get();
 
   const ClusterRule& rule = info.cluster;
   // Keyless commands that mean "the whole cluster": every primary, replies combined.
@@ -309,7 +314,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
   // One slot (or none): one node.
   const KeySlots slots = key_slots(args, keys);
   if (slots.one_slot || rule.plan != ClusterRule::Plan::Split) {
-    Result<Connection*> connection = router.route_keys(info, args, keys, flags);
+    Result<Connection*> connection = router.route_keys(info, keys.size(), slots, flags);
     if (!connection) return refuse(std::move(connection).error());
     const std::uint16_t slot = keys.empty() ? kNoSlot : slots.first;
     send_one(router, *connection, db, info, args, slot, state, deadline, timeout_ms,

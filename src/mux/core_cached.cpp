@@ -31,8 +31,9 @@ Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const
   ClusterRouter* router = cluster();
   if (router && db != 0 && db != -1) return submit_routed(db, options, args, info, state);
   const std::size_t keys[] = {key_index};
-  Result<Connection*> routed = router ? router->route_keys(info, args, keys, options.flags)
-                                      : route_command(info, args, options.flags, nullptr);
+  Result<Connection*> routed =
+      router ? router->route_keys(info, 1, key_slots(args, keys), options.flags)
+             : route_command(info, args, options.flags, nullptr);
   if (!routed || !*routed) return submit_routed(db, options, args, info, state);
   Connection& connection = **routed;
   const std::shared_ptr<ClientCache>& cache = connection.cache();

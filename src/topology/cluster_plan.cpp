@@ -11,8 +11,13 @@ KeySlots key_slots(std::span<const Arg> args, std::span<const std::size_t> keys)
   KeySlots out;
   if (keys.empty()) return out;
   out.first = slot_of(args[keys.front()].bytes());
-  for (std::size_t i = 1; i < keys.size() && out.one_slot; ++i) {
-    out.one_slot = slot_of(args[keys[i]].bytes()) == out.first;
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    const std::uint16_t slot = slot_of(args[keys[i]].bytes());
+    if (slot != out.first) {
+      out.one_slot = false;
+      out.other = slot;
+      break;
+    }
   }
   return out;
 }

@@ -20,10 +20,11 @@
 namespace redmux::detail {
 
 /// The slot of the key at `keys.front()`, and whether every key shares it (true when there
-/// are no keys).
+/// are no keys). Each key is hashed once, up to the first one in another slot.
 struct KeySlots {
   bool one_slot = true;
   std::uint16_t first = 0;  ///< meaningful when keys is not empty
+  std::uint16_t other = 0;  ///< when not one_slot: the first slot that differs from `first`
 };
 KeySlots key_slots(std::span<const Arg> args, std::span<const std::size_t> keys) noexcept;
 

@@ -24,6 +24,21 @@ std::vector<std::size_t> keys(const Args& args) {
 
 using V = std::vector<std::size_t>;
 
+TEST(CommandTable, KeyIndexesFindsWhatKeyIndexesDoesBelowAndAboveItsInlineRoom) {
+  // 0 … 20 keys: up to KeyIndexes::kInline in the object, then all of them in its vector.
+  for (std::size_t n = 0; n <= 20; ++n) {
+    Args args = {"MGET"};
+    for (std::size_t k = 0; k < n; ++k) args.emplace_back("k");
+    const KeyIndexes found(command_info(args), args);
+    const V expected = keys(args);
+    EXPECT_EQ(V(found.get().begin(), found.get().end()), expected) << n << " keys";
+    EXPECT_EQ(found.get().size(), n);
+  }
+  const Args mset = {"MSET", "a", "1", "b", "2"};  // a step of 2
+  const KeyIndexes pairs(command_info(mset), mset);
+  EXPECT_EQ(V(pairs.get().begin(), pairs.get().end()), (V{1, 3}));
+}
+
 TEST(CommandTable, FlagsFromRedis) {
   EXPECT_TRUE(info({"GET", "k"}).is(CommandFlag::ReadOnly));
   EXPECT_FALSE(info({"GET", "k"}).is(CommandFlag::Write));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace redmux::detail {
 namespace {
 
@@ -44,6 +46,28 @@ TEST(WriterTest, AWriteWaitsForRepliesOnlyBehindManyInFlight) {
   EXPECT_EQ(f.writer.written(), kPing.size());
   EXPECT_EQ(f.writer.take(f.queue, 0), Writer::Take::Nothing);
   EXPECT_FALSE(f.writer.writing());
+}
+
+TEST(WriterTest, ALargeWriteBufferIsKeptAcrossIdleMomentsAndGivenBackOnTheNextQuietTick) {
+  Fixture f;
+  f.writer.restart();
+  const std::string value(2 * Writer::kShrinkAbove, 'v');
+  const Arg set[] = {Arg("SET"), Arg("k"), Arg(value)};
+  auto write_one = [&] {
+    f.queue.push(-1, set, fire_and_forget());
+    ASSERT_EQ(f.writer.take(f.queue, 0), Writer::Take::Write);
+    f.writer.on_written(f.writer.buffer().size(), false, Clock::now());
+    ASSERT_EQ(f.writer.take(f.queue, 0), Writer::Take::Nothing);  // the queue emptied
+  };
+  write_one();
+  EXPECT_GT(f.writer.buffer_capacity(), Writer::kShrinkAbove);  // kept for the next one
+  f.writer.trim(f.queue);  // a tick after a large write: still in use
+  EXPECT_GT(f.writer.buffer_capacity(), Writer::kShrinkAbove);
+  write_one();
+  f.writer.trim(f.queue);
+  EXPECT_GT(f.writer.buffer_capacity(), Writer::kShrinkAbove);
+  f.writer.trim(f.queue);  // a whole tick without a large write
+  EXPECT_LE(f.writer.buffer_capacity(), Writer::kShrinkAbove);
 }
 
 TEST(WriterTest, ABreakDuringAWriteCountsTheWholeWriteAsWritten) {

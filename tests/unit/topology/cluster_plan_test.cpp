@@ -21,7 +21,12 @@ TEST(ClusterPlanTest, KeySlotsSaysWhetherEveryKeySharesTheFirstOnesSlot) {
   EXPECT_EQ(key_slots(same, keys).first, slot_of(kA));
   const Arg differ[] = {"MGET", kA, kB};
   EXPECT_FALSE(key_slots(differ, keys).one_slot);
+  EXPECT_EQ(key_slots(differ, keys).other, slot_of(kB));  // for the CROSSSLOT message
   EXPECT_TRUE(key_slots(differ, {}).one_slot);
+  const Arg third[] = {"MGET", kA, kA2, kB};
+  const std::size_t three[] = {1, 2, 3};
+  EXPECT_FALSE(key_slots(third, three).one_slot);
+  EXPECT_EQ(key_slots(third, three).other, slot_of(kB));
 }
 
 TEST(ClusterPlanTest, ASplitHasOnePartPerSlotInFirstSeenOrderAndRemembersPositions) {
