@@ -8,11 +8,11 @@
 namespace redmux::detail {
 
 RedirectState::RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target,
-                             std::string_view bytes, PendingCommand prototype, int db,
+                             std::span<const Arg> args, PendingCommand prototype, int db,
                              std::uint16_t slot, bool holds_slot, bool tallied)
     : router_(std::move(router)),
       target_(target),
-      bytes_size_(bytes.size()),
+      bytes_size_(resp::encoded_size(args)),
       prototype_(prototype),
       db_(db),
       slot_(slot),
@@ -20,10 +20,11 @@ RedirectState::RedirectState(std::shared_ptr<ClusterRouter> router, CommandState
       tallied_(tallied),
       policy_(RedirectPolicy::Command{prototype_.name, prototype_.deadline, prototype_.timeout_ms,
                                       router_->shared().config().retry_cluster_down}) {
-  if (bytes.size() <= kInlineBytes) {
-    bytes.copy(inline_bytes_.data(), bytes.size());
+  if (bytes_size_ <= kInlineBytes) {  // most commands: no allocation
+    char* at = resp::detail::write_array_header(inline_bytes_.data(), args.size());
+    for (const Arg& arg : args) at = resp::detail::write_arg(at, arg.bytes());
   } else {
-    heap_bytes_ = bytes;
+    resp::encode_command(heap_bytes_, args);
   }
   target_->add_ref();
   command_name = prototype_.name;  // for the router's messages (park(), close())

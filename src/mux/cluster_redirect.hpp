@@ -19,10 +19,12 @@
 
 #include <array>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "conn/pending_command.hpp"
+#include "redmux/arg.hpp"
 #include "redmux/future.hpp"
 #include "redmux/reply.hpp"
 #include "topology/redirect_policy.hpp"
@@ -41,14 +43,14 @@ class RedirectState final : public CommandState {
   /// Commands encoded in up to this many bytes are kept in the state itself (no allocation).
   static constexpr std::size_t kInlineBytes = 128;
 
-  /// `bytes`: the command encoded (copied). `prototype`: name, deadline, timeout, kind of its
-  /// entries.
+  /// `args`: the command, encoded here once. `prototype`: name, deadline, timeout, kind of
+  /// its entries.
   /// `holds_slot`: it gives back one slot of maxQueuedCommands when it completes. `tallied`:
   /// its entries stand for the command in status() (false for the parts of a split command
   /// but the first). Takes a reference to `target`.
-  RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target, std::string_view bytes,
-                PendingCommand prototype, int db, std::uint16_t slot, bool holds_slot,
-                bool tallied);
+  RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target,
+                std::span<const Arg> args, PendingCommand prototype, int db, std::uint16_t slot,
+                bool holds_slot, bool tallied);
 
   /// The command was sent by other means (a batch) to `connection`.
   void sent_by_caller(Connection* connection) noexcept;

@@ -195,16 +195,6 @@ class ScanState final : public CommandState {
   std::uint64_t nodes_;
 };
 
-/// `args` encoded, in a buffer of this thread's that the next call reuses (RedirectState
-/// copies them, mostly into itself: no allocation per command).
-std::string_view encoded(std::span<const Arg> args) {
-  thread_local std::string buffer;
-  if (buffer.capacity() > 64 * 1024) std::string().swap(buffer);  // a large value's, once
-  buffer.clear();
-  resp::encode_command(buffer, args);
-  return buffer;
-}
-
 /// Who gives the command's slot of maxQueuedCommands back: the state sending it (a whole
 /// command), or the Gather of a split one.
 enum class Holding { Itself, Gather };
@@ -226,8 +216,8 @@ void send_one(ClusterRouter& router, Connection* connection, int db, const Comma
     connection->submit(db, args, command);
     return;
   }
-  auto* redirect = new RedirectState(router.shared_from_this(), target, encoded(args), command, db,
-                                     slot, holding == Holding::Itself, tallied);
+  auto* redirect = new RedirectState(router.shared_from_this(), target, args, command, db, slot,
+                                     holding == Holding::Itself, tallied);
   redirect->resend(connection, false);
   redirect->release();  // the pipeline holds it now
 }
@@ -240,7 +230,7 @@ void prepare_cluster_entry(ClusterRouter& router, CommandState* target, std::spa
   command.slot = keys.get().empty() ? kNoSlot : slot_of(args[keys.get().front()].bytes());
   command.follow_map = true;
   if (!target) return;  // fire-and-forget: the entry holds its slot, as anywhere
-  auto* redirect = new RedirectState(router.shared_from_this(), target, encoded(args), command, db,
+  auto* redirect = new RedirectState(router.shared_from_this(), target, args, command, db,
                                      command.slot, command.counted, command.counted);
   redirect->sent_by_caller(connection);
   const std::size_t begin = command.bytes_begin, end = command.bytes_end;

@@ -3,7 +3,6 @@
 #include "mux/cluster.hpp"
 #include "mux/cluster_redirect.hpp"
 #include "mux/core.hpp"
-#include "resp/encoder.hpp"
 #include "topology/slot.hpp"
 
 namespace redmux::detail {
@@ -75,10 +74,8 @@ Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const
     prototype.deadline = deadline;
     prototype.timeout_ms = timeout_ms;
     if (options.timeout.count() > 0) prototype.timeout_source = TimeoutSource::Call;
-    std::string encoded;
-    resp::encode_command(encoded, args);
     auto* redirect =
-        new RedirectState(router->shared_from_this(), state, std::move(encoded), prototype, db,
+        new RedirectState(router->shared_from_this(), state, args, prototype, db,
                           slot_of(args[key_index].bytes()), /*holds_slot=*/true, /*tallied=*/true);
     redirect->sent_by_caller(&connection);
     cache_route_.build_fill(cache, lookup.ticket, db, args, key_index, now,
