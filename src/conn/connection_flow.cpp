@@ -478,6 +478,7 @@ void ConnectionMachine::on_health_tick() {
     submit_own({own_command(kPing, PendingKind::Heartbeat), kPingArgs});
   }
   writer_.trim(queue_);
+  reader_.on_tick();
   if (now_ >= renewal_->at) {
     renew_credentials();
     if (phase_ != Phase::Ready) return;  // replaced: the new attempt arms its own timers

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 namespace redmux::detail {
 
@@ -64,8 +65,14 @@ void Reader::grow(std::size_t capacity) {
   end_ = unparsed;
 }
 
-void Reader::shrink() {
-  buffer_ = std::make_unique_for_overwrite<char[]>(kReadChunk);  // give back a big reply's
+// From settle(), with nothing buffered and no read in progress. Allocating the buffer at
+// rest may fail: then the large one stays, which is still a valid buffer.
+void Reader::give_back() noexcept {
+  give_back_ = false;
+  if (capacity_ <= std::max(kShrinkAbove, 4 * peak_since_tick_)) return;  // needed again since
+  std::unique_ptr<char[]> at_rest(new (std::nothrow) char[kReadChunk]);
+  if (!at_rest) return;
+  buffer_ = std::move(at_rest);
   capacity_ = kReadChunk;
 }
 

@@ -3,8 +3,9 @@
 // push (a RESP3 push; on a subscribed RESP2 connection, a pub/sub array).
 //
 // Replies are parsed in place: a frame's nodes view the read buffer until the next call of
-// next() or free_space(). A reply larger than the buffer grows it; once that reply is
-// consumed, settle() gives the memory back.
+// next() or free_space(). A reply larger than the buffer grows it; the grown buffer is kept
+// while replies that large keep coming, and given back once a health tick finds that no
+// reply since the previous one needed a quarter of it (on_tick(), settle()).
 //
 // Growth (make_room()): the buffer is raw memory, never zero-filled. When the parser knows
 // the size of the string it waits for (Parser::known_reply_size()), the buffer grows once to
@@ -20,10 +21,12 @@
 // Threads: the connection's I/O thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "redmux/error.hpp"
 #include "redmux/reply.hpp"
@@ -65,6 +68,7 @@ class Reader {
     if (status == resp::ParseStatus::Failed) return Frame::Malformed;
     frame_bytes_ = parser_.consumed();
     begin_ += frame_bytes_;
+    peak_since_tick_ = std::max(peak_since_tick_, frame_bytes_);
     const NodeSpan nodes = parser_.nodes();
     const bool push =
         nodes[0].type == ReplyType::Push || (subscriber_mode_ && resp::is_resp2_pubsub(nodes));
@@ -79,12 +83,22 @@ class Reader {
   /// Bytes read and not yet parsed into a frame (a reply half read).
   std::size_t unparsed() const noexcept { return end_ - begin_; }
 
-  /// After the frames of one read: rewinds an empty buffer, and gives back what a large
-  /// reply grew it to.
-  void settle() {
+  /// After the frames of one read (no read is in progress then): rewinds an empty buffer,
+  /// and gives back a grown one when the last health tick found it too large.
+  void settle() noexcept {
     if (begin_ != end_) return;
     begin_ = end_ = 0;
-    if (capacity_ > kShrinkAbove) shrink();
+    if (give_back_) [[unlikely]]
+      give_back();
+  }
+  /// On each health tick: a buffer grown past kShrinkAbove that no reply since the previous
+  /// tick needed a quarter of is to be given back, by the next settle() that finds it empty
+  /// (an idle connection's heartbeat reply brings one). Nothing is freed here: the buffer is
+  /// lent to the read in progress. A grown buffer is kept across a stream of large replies:
+  /// given back after each one, the next was read into memory allocated and faulted in again.
+  void on_tick() noexcept {
+    const std::size_t peak = std::exchange(peak_since_tick_, 0);
+    give_back_ = capacity_ > std::max(kShrinkAbove, 4 * peak);
   }
 
   /// The read buffer's size now (kReadChunk at rest).
@@ -99,22 +113,25 @@ class Reader {
   /// A reply known (or likely) to be up to this long gets room for all of it at once; a
   /// longer one, by doubling as its bytes arrive.
   static constexpr std::size_t kGrowAtOnceUpTo = 16 * 1024 * 1024;
+  /// A buffer grown past this is given back when no longer needed (on_tick()).
+  static constexpr std::size_t kShrinkAbove = 1024 * 1024;
 
  private:
   static constexpr std::size_t kMinFreeForRead = 16 * 1024;  // below this, compact or grow
-  static constexpr std::size_t kShrinkAbove = 1024 * 1024;   // give back a buffer grown past this
 
   void make_room();
   void grow(std::size_t capacity);
-  void shrink();
+  void give_back() noexcept;
 
   resp::Parser parser_;
   std::unique_ptr<char[]> buffer_;  ///< capacity_ bytes, not zero-filled
   std::size_t capacity_ = 0;
   std::size_t begin_ = 0;  ///< first byte not parsed into a frame yet
   std::size_t frame_bytes_ = 0;
-  std::size_t end_ = 0;  ///< one past the last byte read
+  std::size_t peak_since_tick_ = 0;  ///< the largest frame since the last on_tick()
+  std::size_t end_ = 0;              ///< one past the last byte read
   bool subscriber_mode_ = false;
+  bool give_back_ = false;  ///< on_tick() found the buffer too large
   std::size_t growths_ = 0;
   std::size_t bytes_moved_ = 0;
 };

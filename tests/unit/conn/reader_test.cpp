@@ -95,25 +95,58 @@ TEST(ReaderTest, AReplySplitAcrossReadsIsDeliveredOnceWhole) {
   EXPECT_EQ(reader.unparsed(), 0u);
 }
 
-TEST(ReaderTest, AReplyLargerThanTheBufferGrowsItAndSettleGivesTheMemoryBack) {
+// A large reply grows the buffer; the buffer is kept while replies that large keep coming
+// (given back after each one, the next was read into memory allocated and faulted in again)
+// and given back after a health tick's worth of smaller ones: by the first settle() after
+// the tick, never by the tick itself, whose buffer is lent to the read in progress.
+TEST(ReaderTest, AGrownBufferIsKeptWhileLargeRepliesComeAndGivenBackAfterAQuietTick) {
   Reader reader;
   const std::size_t at_rest = reader.free_space().size();
   const std::string value(3 * 1024 * 1024, 'v');
-  const std::string reply = "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
-  for (std::size_t at = 0; at < reply.size();) {
-    std::span<char> space = reader.free_space();
-    const std::size_t n = std::min(space.size(), reply.size() - at);
-    std::copy_n(reply.begin() + static_cast<std::ptrdiff_t>(at), n, space.begin());
-    reader.commit(n);
-    at += n;
-    if (at < reply.size()) {
-      EXPECT_EQ(reader.next(), Reader::Frame::NeedMore);
-    }
-  }
-  EXPECT_EQ(reader.next(), Reader::Frame::Reply);
-  EXPECT_EQ(reader.frame()[0].size, value.size());
-  reader.settle();
+  const std::string reply = bulk(value);
+  std::size_t whole = 0;
+  const auto count_whole = [&](NodeSpan n) { whole += n[0].size == value.size(); };
+  feed(reader, reply, kSocketRead, count_whole);
+  const std::size_t grown = reader.capacity();
+  EXPECT_GE(grown, reply.size());
+  // A tick after it, then another reply as large: the buffer it needs is the one it has.
+  reader.on_tick();
+  feed(reader, reply, kSocketRead, count_whole);
+  EXPECT_EQ(whole, 2u);
+  EXPECT_EQ(reader.capacity(), grown);
+  EXPECT_EQ(reader.growths(), 1u);
+  // That tick saw a large reply: small ones after it leave the buffer as it is.
+  reader.on_tick();
+  feed(reader, "+OK\r\n", kSocketRead, [](NodeSpan) {});
+  EXPECT_EQ(reader.capacity(), grown);
+  // A tick that saw only small ones: the read in progress keeps its room ...
+  const std::span<char> lent = reader.free_space();
+  reader.on_tick();
+  reader.on_tick();
+  EXPECT_EQ(reader.capacity(), grown);
+  EXPECT_EQ(reader.free_space().data(), lent.data());
+  // ... and the settle() after it gives the memory back.
+  feed(reader, "+OK\r\n", kSocketRead, [](NodeSpan) {});
+  EXPECT_EQ(reader.capacity(), Reader::kReadChunk);
   EXPECT_EQ(reader.free_space().size(), at_rest);
+}
+
+// A reply half read when the tick comes: the buffer holding it stays, whole.
+TEST(ReaderTest, ATickKeepsTheBufferOfAReplyHalfRead) {
+  Reader reader;
+  const std::string value = distinct_value(2 * Reader::kShrinkAbove);
+  const std::string reply = bulk(value);
+  feed(reader, std::string_view(reply).substr(0, reply.size() / 2), kSocketRead,
+       [](NodeSpan) { ADD_FAILURE() << "half a reply is not a frame"; });
+  const std::size_t grown = reader.capacity();
+  ASSERT_GT(grown, Reader::kShrinkAbove);
+  reader.on_tick();
+  reader.on_tick();
+  EXPECT_EQ(reader.capacity(), grown);
+  std::size_t whole = 0;
+  feed(reader, std::string_view(reply).substr(reply.size() / 2), kSocketRead,
+       [&](NodeSpan n) { whole += n[0].value == value; });
+  EXPECT_EQ(whole, 1u);
 }
 
 // A large GET reply: once the parser has read the bulk string's length, the buffer grows
@@ -138,7 +171,6 @@ TEST(ReaderTest, ALargeBulkReplyGrowsTheBufferOnceAndIsCopiedOnceMoreAtMost) {
     EXPECT_LE(reader.bytes_moved(), Reader::kReadChunk);
     EXPECT_EQ(capacity_at_frame, reply.size());  // room for the reply, no more
     EXPECT_EQ(largest, reply.size());
-    EXPECT_EQ(reader.capacity(), Reader::kReadChunk);  // settle() gave it back
   }
 }
 
