@@ -95,7 +95,8 @@ class Reader {
   /// tick needed a quarter of is to be given back, by the next settle() that finds it empty
   /// (an idle connection's heartbeat reply brings one). Nothing is freed here: the buffer is
   /// lent to the read in progress. A grown buffer is kept across a stream of large replies:
-  /// given back after each one, the next was read into memory allocated and faulted in again.
+  /// given back after each one, the next could land in memory the allocator had to fault in
+  /// again.
   void on_tick() noexcept {
     const std::size_t peak = std::exchange(peak_since_tick_, 0);
     give_back_ = capacity_ > std::max(kShrinkAbove, 4 * peak);
