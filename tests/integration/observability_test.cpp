@@ -31,7 +31,8 @@ TEST(ObservabilityTest, HistogramsCountEveryCommandPerNameAndPerEndpoint) {
   ASSERT_EQ(db.get("observed").get(), std::optional<std::string>(std::to_string(kIncrs)));
   // The GET's delivery is recorded right after its future completes: wait for it.
   ASSERT_TRUE(wait_until([&] {
-    const LatencyStats* get = mux->latencies().command("GET");
+    const Latencies now = mux->latencies();  // command() points into it
+    const LatencyStats* get = now.command("GET");
     return get && get->to_delivery.count() == 1;
   }));
   const Latencies latencies = mux->latencies();
@@ -81,8 +82,8 @@ TEST(ObservabilityTest, TheCommandHookSeesEachCommandWithItsFieldsAndPhasesInOrd
     std::lock_guard lock(mutex);
     seen.push_back({std::string(event.operation_name), event.db_namespace,
                     std::string(event.server_address), event.server_port, event.outcome,
-                    std::string(event.response_status_code), event.bytes_written,
-                    event.bytes_read, event.phases});
+                    std::string(event.response_status_code), event.bytes_written, event.bytes_read,
+                    event.phases});
   });
   std::atomic<std::size_t> writes{0}, written{0};
   mux->on_write([&](const WriteEvent& event) {
