@@ -69,7 +69,7 @@ void Reader::grow(std::size_t capacity) {
 // rest may fail: then the large one stays, which is still a valid buffer.
 void Reader::give_back() noexcept {
   give_back_ = false;
-  if (capacity_ <= std::max(kShrinkAbove, 4 * peak_since_tick_)) return;  // needed again since
+  if (capacity_ <= kept_capacity(peak_since_tick_)) return;  // needed again since the tick
   std::unique_ptr<char[]> at_rest(new (std::nothrow) char[kReadChunk]);
   if (!at_rest) return;
   buffer_ = std::move(at_rest);

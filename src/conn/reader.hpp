@@ -28,6 +28,7 @@
 #include <string_view>
 #include <utility>
 
+#include "conn/buffer_keep.hpp"
 #include "redmux/error.hpp"
 #include "redmux/reply.hpp"
 #include "resp/classify.hpp"
@@ -92,14 +93,14 @@ class Reader {
       give_back();
   }
   /// On each health tick: a buffer grown past kShrinkAbove that no reply since the previous
-  /// tick needed a quarter of is to be given back, by the next settle() that finds it empty
-  /// (an idle connection's heartbeat reply brings one). Nothing is freed here: the buffer is
-  /// lent to the read in progress. A grown buffer is kept across a stream of large replies:
-  /// given back after each one, the next could land in memory the allocator had to fault in
-  /// again.
+  /// tick needed a quarter of (buffer_keep.hpp) is to be given back, by the next settle() that
+  /// finds it empty (an idle connection's heartbeat reply brings one). Nothing is freed here: the
+  /// buffer is lent to the read in progress. A grown buffer is kept across a stream of large
+  /// replies: given back after each one, the next could land in memory the allocator had to fault
+  /// in again.
   void on_tick() noexcept {
     const std::size_t peak = std::exchange(peak_since_tick_, 0);
-    give_back_ = capacity_ > std::max(kShrinkAbove, 4 * peak);
+    give_back_ = capacity_ > kept_capacity(peak);
   }
 
   /// The read buffer's size now (kReadChunk at rest).
@@ -114,8 +115,6 @@ class Reader {
   /// A reply known (or likely) to be up to this long gets room for all of it at once; a
   /// longer one, by doubling as its bytes arrive.
   static constexpr std::size_t kGrowAtOnceUpTo = 16 * 1024 * 1024;
-  /// A buffer grown past this is given back when no longer needed (on_tick()).
-  static constexpr std::size_t kShrinkAbove = 1024 * 1024;
 
  private:
   static constexpr std::size_t kMinFreeForRead = 16 * 1024;  // below this, compact or grow

@@ -78,10 +78,11 @@ Writer::Take Writer::take(SubmissionQueue& queue, std::size_t in_flight) {
 
 void Writer::trim(SubmissionQueue& queue) {
   const std::size_t peak = std::exchange(peak_since_trim_, 0);
-  if (!writing_ && buffer_.capacity() > std::max(kShrinkAbove, 4 * peak)) {
+  const std::size_t keep = kept_capacity(peak);
+  if (!writing_ && buffer_.capacity() > keep) {
     std::string().swap(buffer_);
   }
-  queue.trim_bytes(std::max(kShrinkAbove, 4 * peak));
+  queue.trim_bytes(keep);
 }
 
 void Writer::on_written(std::size_t bytes, bool failed, Clock::time_point now) {

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "conn/buffer_keep.hpp"
 #include "conn/pending_command.hpp"
 #include "conn/shared_context.hpp"
 #include "conn/submission_queue.hpp"
@@ -98,7 +99,6 @@ class Writer {
   /// given back after every write that emptied the queue, they were allocated, faulted in
   /// and grown again for the next window (SETs of 64 KiB ran at half the rate).
   void trim(SubmissionQueue& queue);
-  static constexpr std::size_t kShrinkAbove = 1024 * 1024;
   std::vector<PendingCommand>& batch() noexcept { return batch_; }
   std::vector<PendingCommand>& dropped() noexcept { return dropped_; }
   std::string_view buffer() const noexcept { return buffer_; }

@@ -65,8 +65,9 @@ TEST(ResilienceTest, EventsReportFailureReconnectingAndRestore) {
 
 // A read buffer grown by large replies is given back after a health tick that saw none,
 // while the connection's read is in progress: the read must land in memory that is still
-// the buffer. Rounds of large GETs, each followed by two quiet ticks (the second one finds
-// the buffer too large; its heartbeat's reply is read, and then the buffer given back):
+// the buffer. Rounds of large GETs, each followed by three heartbeats (quiet ticks: from the
+// second on a tick finds the buffer too large, and after its heartbeat's reply is read the
+// buffer is given back):
 // every value arrives whole and the connection never breaks.
 TEST(ResilienceTest, LargeRepliesStayWholeAcrossTheTicksThatGiveTheirBufferBack) {
   RedisServer server;

@@ -134,12 +134,12 @@ TEST(ReaderTest, AGrownBufferIsKeptWhileLargeRepliesComeAndGivenBackAfterAQuietT
 // A reply half read when the tick comes: the buffer holding it stays, whole.
 TEST(ReaderTest, ATickKeepsTheBufferOfAReplyHalfRead) {
   Reader reader;
-  const std::string value = distinct_value(2 * Reader::kShrinkAbove);
+  const std::string value = distinct_value(2 * kShrinkAbove);
   const std::string reply = bulk(value);
   feed(reader, std::string_view(reply).substr(0, reply.size() / 2), kSocketRead,
        [](NodeSpan) { ADD_FAILURE() << "half a reply is not a frame"; });
   const std::size_t grown = reader.capacity();
-  ASSERT_GT(grown, Reader::kShrinkAbove);
+  ASSERT_GT(grown, kShrinkAbove);
   reader.on_tick();
   reader.on_tick();
   EXPECT_EQ(reader.capacity(), grown);

@@ -51,7 +51,7 @@ TEST(WriterTest, AWriteWaitsForRepliesOnlyBehindManyInFlight) {
 TEST(WriterTest, ALargeWriteBufferIsKeptAcrossIdleMomentsAndGivenBackOnTheNextQuietTick) {
   Fixture f;
   f.writer.restart();
-  const std::string value(2 * Writer::kShrinkAbove, 'v');
+  const std::string value(2 * kShrinkAbove, 'v');
   const Arg set[] = {Arg("SET"), Arg("k"), Arg(value)};
   auto write_one = [&] {
     f.queue.push(-1, set, fire_and_forget());
@@ -60,14 +60,14 @@ TEST(WriterTest, ALargeWriteBufferIsKeptAcrossIdleMomentsAndGivenBackOnTheNextQu
     ASSERT_EQ(f.writer.take(f.queue, 0), Writer::Take::Nothing);  // the queue emptied
   };
   write_one();
-  EXPECT_GT(f.writer.buffer_capacity(), Writer::kShrinkAbove);  // kept for the next one
-  f.writer.trim(f.queue);  // a tick after a large write: still in use
-  EXPECT_GT(f.writer.buffer_capacity(), Writer::kShrinkAbove);
+  EXPECT_GT(f.writer.buffer_capacity(), kShrinkAbove);  // kept for the next one
+  f.writer.trim(f.queue);                               // a tick after a large write: still in use
+  EXPECT_GT(f.writer.buffer_capacity(), kShrinkAbove);
   write_one();
   f.writer.trim(f.queue);
-  EXPECT_GT(f.writer.buffer_capacity(), Writer::kShrinkAbove);
+  EXPECT_GT(f.writer.buffer_capacity(), kShrinkAbove);
   f.writer.trim(f.queue);  // a whole tick without a large write
-  EXPECT_LE(f.writer.buffer_capacity(), Writer::kShrinkAbove);
+  EXPECT_LE(f.writer.buffer_capacity(), kShrinkAbove);
 }
 
 TEST(WriterTest, ABreakDuringAWriteCountsTheWholeWriteAsWritten) {
