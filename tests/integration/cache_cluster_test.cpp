@@ -176,9 +176,11 @@ TEST_F(CacheClusterTest, ASlotThatLeavesANodeTakesItsEntriesOutOfThatNodesCache)
   ASSERT_EQ(cache_on(*mux, home).entries, 1u);
 
   // `to` claims the slot with a bumped epoch; `from` sees it and drops its keys of the slot.
+  // The epoch goes up before the claim: claimed first, a ping from `from` (still the owner by a
+  // higher epoch) arriving before the bump would hand the slot straight back to it.
   auto take_over = [&](RedisServer& to, RedisServer& from) {
-    to.cli({"CLUSTER", "SETSLOT", slot, "NODE", cluster_->id_of(to)});
     to.cli({"CLUSTER", "BUMPEPOCH"});
+    to.cli({"CLUSTER", "SETSLOT", slot, "NODE", cluster_->id_of(to)});
     ASSERT_TRUE(wait_until(
         [&] {
           for (RedisServer* primary : cluster_->primaries()) {
