@@ -100,9 +100,12 @@ struct Latencies {
   std::vector<LatencyStats> by_command;   ///< in order of name
   std::vector<LatencyStats> by_endpoint;  ///< in order of endpoint
   /// The command's (upper case) or the endpoint's entry, or null when none was recorded.
-  /// It points into this Latencies: keep the snapshot (not a temporary) while you read it.
-  const LatencyStats* command(std::string_view name) const noexcept;
-  const LatencyStats* endpoint(std::string_view endpoint) const noexcept;
+  /// It points into this Latencies, so a temporary one (`mux->latencies().command(...)`)
+  /// does not compile: keep the snapshot while you read it.
+  const LatencyStats* command(std::string_view name) const& noexcept;
+  const LatencyStats* endpoint(std::string_view endpoint) const& noexcept;
+  const LatencyStats* command(std::string_view name) const&& = delete;
+  const LatencyStats* endpoint(std::string_view endpoint) const&& = delete;
 };
 
 }  // namespace redmux

@@ -89,14 +89,14 @@ std::string to_string(const LatencySummary& summary) {
          " p99.9=" + duration_text(summary.p999) + " max=" + duration_text(summary.max);
 }
 
-const LatencyStats* Latencies::command(std::string_view name) const noexcept {
+const LatencyStats* Latencies::command(std::string_view name) const& noexcept {
   for (const LatencyStats& stats : by_command) {
     if (stats.name == name) return &stats;
   }
   return nullptr;
 }
 
-const LatencyStats* Latencies::endpoint(std::string_view endpoint) const noexcept {
+const LatencyStats* Latencies::endpoint(std::string_view endpoint) const& noexcept {
   for (const LatencyStats& stats : by_endpoint) {
     if (stats.name == endpoint) return &stats;
   }

@@ -165,7 +165,8 @@ TEST(ConnectionObserveTest, ServerErrorsTimeoutsAndBreaksAreReportedWithTheirKin
   EXPECT_EQ(seen.commands[2].outcome, CommandOutcome::ConnectionError);
   EXPECT_EQ(seen.commands[2].error_type, "connection_error");
   // Only the replies that came in time are in the histograms (the warm-up's, WRONGTYPE).
-  EXPECT_EQ(r.shared->observer().latencies().command("GET")->to_reply.count(), 2u);
+  const Latencies latencies = r.shared->observer().latencies();
+  EXPECT_EQ(latencies.command("GET")->to_reply.count(), 2u);
 }
 
 TEST(ConnectionObserveTest, NothingWatchingNothingIsRecorded) {

@@ -4,6 +4,7 @@
 
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "observe/observer.hpp"
@@ -110,6 +111,17 @@ TEST(ObserverTest, EachCommandNameHasItsOwnHistogramsFoundByItsStorage) {
   EXPECT_EQ(latencies.command("GET")->to_reply.count(), 1u);
   EXPECT_EQ(latencies.command("SET"), nullptr);
 }
+
+// Latencies::command() and endpoint() point into the snapshot: asked of a temporary one
+// (`mux->latencies().command("GET")`), the pointer would dangle, so that does not compile.
+template <class L>
+concept LooksUpIn = requires(L&& latencies) {
+  std::forward<L>(latencies).command("GET");
+  std::forward<L>(latencies).endpoint("host:6379");
+};
+static_assert(LooksUpIn<const Latencies&>);
+static_assert(!LooksUpIn<Latencies>);
+static_assert(!LooksUpIn<const Latencies>);
 
 TEST(ObserverTest, PastItsTableDistinctNamesShareOneEntryAndNothingIsLost) {
   Observer observer(with_histograms(true));
