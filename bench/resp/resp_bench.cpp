@@ -223,6 +223,33 @@ void BM_hiredis_encode_set(benchmark::State& state) {
   report_encode(state, static_cast<std::size_t>(size));
 }
 
+// A SET of a value of state.range(0) bytes into a buffer that keeps its capacity, as the
+// submission queue's does.
+void BM_redmux_encode_set_value(benchmark::State& state) {
+  const std::string value(static_cast<std::size_t>(state.range(0)), 'v');
+  std::string out;
+  for (auto _ : state) {
+    out.clear();
+    redmux::resp::encode_command(out, {"SET", "key:1", value});
+    benchmark::DoNotOptimize(out.data());
+  }
+  report_encode(state, out.size());
+}
+
+void BM_hiredis_encode_set_value(benchmark::State& state) {
+  const std::string value(static_cast<std::size_t>(state.range(0)), 'v');
+  const char* argv[] = {"SET", "key:1", value.data()};
+  const size_t lens[] = {3, 5, value.size()};
+  long long size = 0;
+  for (auto _ : state) {
+    char* cmd = nullptr;
+    size = redisFormatCommandArgv(&cmd, 3, argv, lens);
+    benchmark::DoNotOptimize(cmd);
+    redisFreeCommand(cmd);
+  }
+  report_encode(state, static_cast<std::size_t>(size));
+}
+
 void BM_redmux_encode_mset(benchmark::State& state) {
   static const std::vector<std::string> keys = mset_keys();
   const std::string value(16, 'v');
@@ -283,6 +310,22 @@ void BM_hiredis_encode_mset(benchmark::State& state) {
 
 BENCHMARK(BM_redmux_encode_set)->Name("encode/redmux/SET");
 BENCHMARK(BM_hiredis_encode_set)->Name("encode/hiredis/SET");
+BENCHMARK(BM_redmux_encode_set_value)
+    ->Name("encode/redmux/SET_value")
+    ->Arg(16)
+    ->Arg(1024)
+    ->Arg(2048)
+    ->Arg(4096)
+    ->Arg(8192)
+    ->Arg(16384)
+    ->Arg(64 << 10)
+    ->Arg(1 << 20);
+BENCHMARK(BM_hiredis_encode_set_value)
+    ->Name("encode/hiredis/SET_value")
+    ->Arg(16)
+    ->Arg(1024)
+    ->Arg(64 << 10)
+    ->Arg(1 << 20);
 BENCHMARK(BM_redmux_encode_mset)->Name("encode/redmux/MSET_100_pairs");
 BENCHMARK(BM_redmux_encode_mset_range)->Name("encode/redmux/MSET_100_pairs_range");
 BENCHMARK(BM_hiredis_encode_mset)->Name("encode/hiredis/MSET_100_pairs");

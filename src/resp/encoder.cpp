@@ -6,6 +6,14 @@
 namespace redmux::resp {
 namespace {
 
+// From this many bytes in long arguments, resize()'s zero-fill (a pass over every byte) costs
+// more than appending each argument on its own (a capacity check and a length per append):
+// bench_resp's encode/redmux/SET_value breaks even between 4 and 8 KiB.
+constexpr std::size_t kAppendFrom = 8192;
+// ... provided the arguments are long on average: many short ones (an MSET of small values)
+// cost more appended one by one than zero-filled.
+constexpr std::size_t kAppendAverage = 1024;
+
 std::size_t decimal_digits(std::size_t n) noexcept {
   if (n < 10) return 1;  // most arguments and argument counts
   if (n < 100) return 2;
@@ -138,8 +146,19 @@ void encode_command(std::string& out, std::span<const Arg> args) {
     }
   }
   const std::size_t start = out.size();
+  const std::size_t size = encoded_size(args);
+  if (size >= kAppendFrom && size / (args.size() + 1) >= kAppendAverage) {
+    // Long arguments (a large SET): resize() would zero-fill every byte before it is
+    // overwritten — a second pass over the value, under the submission queue's lock. Room
+    // first, then appends, which copy each byte once.
+    out.reserve(start + size);
+    char header[24];
+    out.append(header, static_cast<std::size_t>(write_header(header, '*', args.size()) - header));
+    for (const Arg& arg : args) append_arg(out, arg);
+    return;
+  }
   // One resize to the exact size, then plain stores: no per-argument capacity checks.
-  out.resize(start + encoded_size(args));
+  out.resize(start + size);
   char* at = out.data() + start;
   at = write_header(at, '*', args.size());
   for (const Arg& arg : args) at = put_arg(at, arg.bytes());
@@ -155,6 +174,13 @@ void append_arg(std::string& out, const Arg& arg) {
   char header[24];
   const auto header_length =
       static_cast<std::size_t>(write_header(header, '$', bytes.size()) - header);
+  if (bytes.size() >= kAppendFrom) {
+    // Appended in three pieces rather than resized and overwritten: see encode_command().
+    out.append(header, header_length);
+    out.append(bytes);
+    out.append("\r\n", 2);
+    return;
+  }
   const std::size_t start = out.size();
   out.resize(start + header_length + bytes.size() + 2);
   char* at = out.data() + start;

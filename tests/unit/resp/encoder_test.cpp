@@ -57,6 +57,36 @@ TEST(EncoderTest, EveryShortLengthAndTheSmallBufferEdgeWriteEachByte) {
   }
 }
 
+// Long arguments take a third way (room reserved, then appended, no zero-fill): each byte in
+// its place on both sides of the switch, long and short arguments mixed, in both forms.
+TEST(EncoderTest, LongArgumentsAroundTheAppendSwitchWriteEachByte) {
+  const auto word = [](std::size_t length, std::size_t seed) {
+    std::string w(length, '\0');
+    for (std::size_t j = 0; j < length; ++j) w[j] = static_cast<char>('A' + (seed + j) % 50);
+    return w;
+  };
+  for (std::size_t count = 1; count <= 5; ++count) {
+    for (const std::size_t length :
+         {255u, 1023u, 1024u, 1025u, 4095u, 8191u, 8192u, 8193u, 16384u, 65536u, 1048577u}) {
+      std::vector<std::string> words = {"SET"};
+      for (std::size_t i = 1; i < count; ++i) words.push_back(word(i % 2 ? length : 3, i));
+      words.push_back(word(length, 7));
+      std::string expected = "before*" + std::to_string(words.size()) + "\r\n";
+      for (const std::string& w : words) {
+        expected += "$" + std::to_string(w.size()) + "\r\n" + w + "\r\n";
+      }
+      const std::vector<Arg> args(words.begin(), words.end());
+      std::string out = "before";
+      encode_command(out, args);
+      ASSERT_EQ(out, expected) << count << " arguments, the long ones of " << length;
+      std::string incremental = "before";
+      begin_command(incremental, words.size());
+      for (const std::string& w : words) append_arg(incremental, w);
+      ASSERT_EQ(incremental, expected) << count << " arguments, the long ones of " << length;
+    }
+  }
+}
+
 TEST(EncoderTest, EncodedSizeIsExact) {
   std::vector<Arg> args = {"MSET"};
   std::vector<std::string> values;
