@@ -7,6 +7,11 @@
 
 namespace redmux::detail {
 
+// Built for every cluster command on the caller's thread, from pool blocks the I/O thread
+// freed last: each 64-byte line of it is a likely cache miss. Six lines (the pool's size
+// class of 384 bytes); it was seven while it also kept the node's host and a std::string.
+static_assert(sizeof(RedirectState) <= 384, "RedirectState grew past six cache lines");
+
 RedirectState::RedirectState(std::shared_ptr<ClusterRouter> router, CommandState* target,
                              std::span<const Arg> args, PendingCommand prototype, int db,
                              std::uint16_t slot, bool holds_slot, bool tallied)
@@ -14,18 +19,21 @@ RedirectState::RedirectState(std::shared_ptr<ClusterRouter> router, CommandState
       target_(target),
       bytes_size_(resp::encoded_size(args)),
       prototype_(prototype),
-      db_(db),
-      slot_(slot),
-      holds_slot_(holds_slot),
-      tallied_(tallied),
       policy_(RedirectPolicy::Command{prototype_.name, prototype_.deadline, prototype_.timeout_ms,
-                                      router_->shared().config().retry_cluster_down}) {
-  if (bytes_size_ <= kInlineBytes) {  // most commands: no allocation
-    char* at = resp::detail::write_array_header(inline_bytes_.data(), args.size());
-    for (const Arg& arg : args) at = resp::detail::write_arg(at, arg.bytes());
-  } else {
-    resp::encode_command(heap_bytes_, args);
+                                      router_->shared().config().retry_cluster_down}),
+      holds_slot_(holds_slot) {
+  prototype_.kind = PendingKind::Caller;
+  prototype_.counted = false;  // the slot of maxQueuedCommands is this state's (holds_slot_)
+  prototype_.tallied = tallied;
+  prototype_.slot = slot;
+  prototype_.db = db;
+  char* at = inline_bytes_.data();  // most commands: no allocation
+  if (bytes_size_ > kInlineBytes) {
+    heap_bytes_ = std::make_unique_for_overwrite<char[]>(bytes_size_);
+    at = heap_bytes_.get();
   }
+  at = resp::detail::write_array_header(at, args.size());
+  for (const Arg& arg : args) at = resp::detail::write_arg(at, arg.bytes());
   target_->add_ref();
   command_name = prototype_.name;  // for the router's messages (park(), close())
 }
@@ -36,22 +44,16 @@ RedirectState::~RedirectState() {
 
 void RedirectState::sent_by_caller(Connection* connection) noexcept {
   sent_to_ = connection;
-  host_ = connection->endpoint().host;
 }
 
 void RedirectState::relocated(Connection* connection) noexcept {
   sent_to_ = connection;
-  host_ = connection->endpoint().host;
   last_ask_ = false;  // an ASKING left behind is dropped: the new owner is asked plainly
 }
 
 PendingCommand RedirectState::entry(bool follow_map) noexcept {
   PendingCommand command = prototype_;
-  command.kind = PendingKind::Caller;
   command.state = this;
-  command.counted = false;  // the slot of maxQueuedCommands is this state's (holds_slot_)
-  command.tallied = tallied_;
-  command.slot = slot_;
   command.follow_map = follow_map;
   return command;
 }
@@ -61,7 +63,10 @@ void RedirectState::deliver(NodeSpan reply) noexcept {
   // skipped — above all, a MOVED or TRYAGAIN for it is never followed.
   if (claimed()) return;
   if (is_error_reply(reply)) {
-    RedirectPolicy::Step step = policy_.on_error(reply[0].value, host_, Clock::now());
+    // The node that replied: a MOVED without a host names a port of its host. Read here, not
+    // at each send: endpoint() copies the endpoint under its connection's lock.
+    const std::string host = sent_to_ ? sent_to_->endpoint().host : std::string();
+    RedirectPolicy::Step step = policy_.on_error(reply[0].value, host, Clock::now());
     if (step.refresh) router_->refresh();  // a failover: the map is about to change
     switch (step.kind) {
       case RedirectPolicy::Step::Kind::Follow: {
@@ -86,8 +91,9 @@ void RedirectState::deliver(NodeSpan reply) noexcept {
         const bool same_node = step.same_node;
         router_->park(this, step.pause, [this, same_node] {
           Connection* to = sent_to_;
-          if (!same_node && slot_ != kNoSlot) {
-            if (Result<Connection*> owner = router_->for_slot(slot_, false, false)) to = *owner;
+          if (!same_node && prototype_.slot != kNoSlot) {
+            if (Result<Connection*> owner = router_->for_slot(prototype_.slot, false, false))
+              to = *owner;
           }
           resend(to, same_node && last_ask_);
         });
@@ -123,7 +129,6 @@ void RedirectState::fail(Error error) noexcept {
 void RedirectState::resend(Connection* connection, bool ask) noexcept {
   if (claimed()) return;
   sent_to_ = connection;
-  host_ = connection->endpoint().host;
   last_ask_ = ask;
   // After a hop the node was named by the server, not the map: its queue takes the command
   // even if the map still says otherwise (follow_map false).
@@ -132,19 +137,19 @@ void RedirectState::resend(Connection* connection, bool ask) noexcept {
   if (!ask) {
     command.bytes_begin = 0;
     command.bytes_end = bytes_size_;
-    connection->submit_batch(db_, bytes(), std::span<PendingCommand>(&command, 1));
+    connection->submit_batch(prototype_.db, bytes(), std::span<PendingCommand>(&command, 1));
     return;
   }
   std::string both_bytes;
   resp::encode_command(both_bytes, {Arg(kAsking)});
   PendingCommand asking = own_command(kAsking, PendingKind::FireAndForget);
-  asking.slot = slot_;  // leaves a queue with its command (and is dropped then)
+  asking.slot = prototype_.slot;  // leaves a queue with its command (and is dropped then)
   asking.bytes_end = both_bytes.size();
   command.bytes_begin = both_bytes.size();
   both_bytes += bytes();
   command.bytes_end = both_bytes.size();
   PendingCommand both[] = {asking, command};
-  connection->submit_batch(db_, both_bytes, both);
+  connection->submit_batch(prototype_.db, both_bytes, both);
 }
 
 }  // namespace redmux::detail

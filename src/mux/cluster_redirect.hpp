@@ -75,23 +75,21 @@ class RedirectState final : public CommandState {
 
   std::shared_ptr<ClusterRouter> router_;
   CommandState* target_;
+  Connection* sent_to_ = nullptr;
   std::string_view bytes() const noexcept {
     return bytes_size_ <= kInlineBytes ? std::string_view(inline_bytes_.data(), bytes_size_)
-                                       : std::string_view(heap_bytes_);
+                                       : std::string_view(heap_bytes_.get(), bytes_size_);
   }
 
-  std::array<char, kInlineBytes> inline_bytes_;
+  std::unique_ptr<char[]> heap_bytes_;  ///< the bytes when there are more than kInlineBytes
   std::size_t bytes_size_;
-  std::string heap_bytes_;  ///< the bytes when there are more than kInlineBytes
+  std::array<char, kInlineBytes> inline_bytes_;
+  /// What each entry of it starts from: the caller's name, deadline and timeout, and its
+  /// database, slot and tally (entry()).
   PendingCommand prototype_;
-  int db_;
-  std::uint16_t slot_;
-  bool holds_slot_;
-  bool tallied_;
-  std::string host_;
-  Connection* sent_to_ = nullptr;
-  bool last_ask_ = false;
   RedirectPolicy policy_;  ///< what each error reply leads to: hops, waits, their limits
+  bool holds_slot_;
+  bool last_ask_ = false;
 };
 
 }  // namespace redmux::detail
