@@ -48,17 +48,39 @@ void submit_internal(Connection& connection, std::initializer_list<Arg> args, st
 // ---------------------------------------------------------------------------------------
 // ClusterRouter
 
+namespace {
+std::atomic<std::uint64_t> g_next_router_id{1};  // ClusterRouter::id_
+}  // namespace
+
 ClusterRouter::ClusterRouter(std::shared_ptr<SharedContext> shared, std::shared_ptr<IoPool> pool,
                              std::shared_ptr<TlsContext> tls,
                              std::vector<std::shared_ptr<Connection>> seeds)
     : shared_(std::move(shared)),
       pool_(std::move(pool)),
       tls_(std::move(tls)),
-      seeds_(std::move(seeds)) {}
+      seeds_(std::move(seeds)),
+      id_(g_next_router_id.fetch_add(1, std::memory_order_relaxed)) {}
 
 std::shared_ptr<const ClusterRouter::SlotMap> ClusterRouter::map() const {
   std::lock_guard lock(mutex_);
   return map_;
+}
+
+const ClusterRouter::SlotMap* ClusterRouter::current_map() const {
+  struct Seen {
+    std::uint64_t router = 0;
+    std::uint64_t version = 0;
+    std::shared_ptr<const SlotMap> map;
+  };
+  thread_local Seen seen;
+  const std::uint64_t version = map_version_.load(std::memory_order_acquire);
+  if (seen.router != id_ || seen.version != version) {
+    std::lock_guard lock(mutex_);
+    seen.map = map_;
+    seen.router = id_;
+    seen.version = map_version_.load(std::memory_order_relaxed);  // the one map_ goes with
+  }
+  return seen.map.get();
 }
 
 std::shared_ptr<const ClusterRouter::SlotMap> ClusterRouter::newest_map() const {
@@ -137,6 +159,7 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
   {
     std::lock_guard lock(mutex_);
     map_ = next;
+    map_version_.fetch_add(1, std::memory_order_release);
     installing_.reset();
   }
   if (node_caches_) drop_moved_entries(previous.get(), *next);
@@ -306,6 +329,7 @@ void ClusterRouter::moved(const ClusterRedirect& redirect) {
       next->table.moved(redirect.slot, redirect.endpoint);
       if (next->nodes.size() < next->table.nodes.size()) next->nodes.push_back(target);
       map_ = std::move(next);
+      map_version_.fetch_add(1, std::memory_order_release);
     }
   }
   for (Connection* node : losing) {

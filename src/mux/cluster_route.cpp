@@ -10,7 +10,7 @@
 namespace redmux::detail {
 
 Result<Connection*> ClusterRouter::for_slot(std::uint16_t slot, bool replica, bool demand_replica) {
-  std::shared_ptr<const SlotMap> current = map();
+  const SlotMap* current = current_map();  // no lock: for_slot() runs for every command
   if (!current || current->table.owner(slot) < 0) {
     return Error(errc::not_sent, "no cluster node is known for slot " + std::to_string(slot) +
                                      " (the slot map is being loaded or the slot is not "
