@@ -48,44 +48,27 @@ void submit_internal(Connection& connection, std::initializer_list<Arg> args, st
 // ---------------------------------------------------------------------------------------
 // ClusterRouter
 
-namespace {
-std::atomic<std::uint64_t> g_next_router_id{1};  // ClusterRouter::id_
-}  // namespace
-
 ClusterRouter::ClusterRouter(std::shared_ptr<SharedContext> shared, std::shared_ptr<IoPool> pool,
                              std::shared_ptr<TlsContext> tls,
                              std::vector<std::shared_ptr<Connection>> seeds)
     : shared_(std::move(shared)),
       pool_(std::move(pool)),
       tls_(std::move(tls)),
-      seeds_(std::move(seeds)),
-      id_(g_next_router_id.fetch_add(1, std::memory_order_relaxed)) {}
+      seeds_(std::move(seeds)) {}
 
 std::shared_ptr<const ClusterRouter::SlotMap> ClusterRouter::map() const {
   std::lock_guard lock(mutex_);
-  return map_;
+  return map_.get();
 }
 
 const ClusterRouter::SlotMap* ClusterRouter::current_map() const {
-  struct Seen {
-    std::uint64_t router = 0;
-    std::uint64_t version = 0;
-    std::shared_ptr<const SlotMap> map;
-  };
-  thread_local Seen seen;
-  const std::uint64_t version = map_version_.load(std::memory_order_acquire);
-  if (seen.router != id_ || seen.version != version) {
-    std::lock_guard lock(mutex_);
-    seen.map = map_;
-    seen.router = id_;
-    seen.version = map_version_.load(std::memory_order_relaxed);  // the one map_ goes with
-  }
-  return seen.map.get();
+  thread_local Published<SlotMap>::Seen seen;
+  return map_.read(seen, mutex_);
 }
 
 std::shared_ptr<const ClusterRouter::SlotMap> ClusterRouter::newest_map() const {
   std::lock_guard lock(mutex_);
-  return installing_ ? installing_ : map_;
+  return installing_ ? installing_ : map_.get();
 }
 
 void ClusterRouter::load(Connection& via, std::function<void(const Error&)> done) {
@@ -140,7 +123,7 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     installing_ = next;
-    previous = map_;
+    previous = map_.get();
     all = connections_;
   }
   const std::vector<SlotSet> served = next->table.served();
@@ -158,8 +141,7 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
   }
   {
     std::lock_guard lock(mutex_);
-    map_ = next;
-    map_version_.fetch_add(1, std::memory_order_release);
+    map_.set(next);
     installing_.reset();
   }
   if (node_caches_) drop_moved_entries(previous.get(), *next);
@@ -313,23 +295,22 @@ void ClusterRouter::moved(const ClusterRedirect& redirect) {
   std::vector<Connection*> losing;  // the slot's old primary and its replicas
   {
     std::lock_guard lock(mutex_);
-    if (map_) {
-      const std::int16_t owner = map_->table.owner(redirect.slot);
+    if (const std::shared_ptr<const SlotMap> current = map_.get()) {
+      const std::int16_t owner = current->table.owner(redirect.slot);
       const auto old = static_cast<std::size_t>(owner);
-      if (owner >= 0 && old < map_->nodes.size() && map_->nodes[old] != target) {
-        losing.push_back(map_->nodes[old]);
-        if (old < map_->table.replicas.size()) {
-          for (std::int16_t replica : map_->table.replicas[old]) {
+      if (owner >= 0 && old < current->nodes.size() && current->nodes[old] != target) {
+        losing.push_back(current->nodes[old]);
+        if (old < current->table.replicas.size()) {
+          for (std::int16_t replica : current->table.replicas[old]) {
             const auto at = static_cast<std::size_t>(replica);
-            if (at < map_->nodes.size()) losing.push_back(map_->nodes[at]);
+            if (at < current->nodes.size()) losing.push_back(current->nodes[at]);
           }
         }
       }
-      auto next = std::make_shared<SlotMap>(*map_);
+      auto next = std::make_shared<SlotMap>(*current);
       next->table.moved(redirect.slot, redirect.endpoint);
       if (next->nodes.size() < next->table.nodes.size()) next->nodes.push_back(target);
-      map_ = std::move(next);
-      map_version_.fetch_add(1, std::memory_order_release);
+      map_.set(std::move(next));
     }
   }
   for (Connection* node : losing) {

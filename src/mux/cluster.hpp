@@ -35,6 +35,7 @@
 
 #include "commands/command_table.hpp"
 #include "conn/shared_context.hpp"
+#include "core/published.hpp"
 #include "net/connection.hpp"
 #include "redmux/arg.hpp"
 #include "redmux/flags.hpp"
@@ -131,12 +132,10 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
     std::vector<Connection*> nodes;  ///< owned by connections_
   };
   std::shared_ptr<const SlotMap> map() const;
-  /// The current map without taking mutex_ or touching its reference count when this thread
-  /// has already seen it: for_slot() runs for every routed command, on every caller thread,
-  /// and a lock (or a shared count) taken by all of them is a cache line they all write.
-  /// Each thread keeps the last map it read (a reference, in a thread_local) and compares
-  /// versions; map_version_ changes with map_. Valid until this thread's next call; null
-  /// when no map is loaded. A thread keeps one map alive until it routes again or exits.
+  /// The current map without taking mutex_ or touching its reference count once this
+  /// thread has seen it (Published::read(), through a thread_local): for_slot() runs for
+  /// every routed command on every caller thread. Valid until this thread's next call; null
+  /// when no map is loaded. A thread keeps the last map it read alive until it reads again.
   const SlotMap* current_map() const;
   /// The map forward() routes by: the one being installed, else the current one.
   std::shared_ptr<const SlotMap> newest_map() const;
@@ -163,13 +162,7 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   std::vector<std::shared_ptr<Connection>> seeds_;  ///< owned by MuxCore; asked for the map
 
   mutable std::mutex mutex_;
-  std::shared_ptr<const SlotMap> map_;
-  /// Changes whenever map_ does (under mutex_): current_map()'s check. Starts at 1, so that
-  /// no thread's empty cache matches it.
-  std::atomic<std::uint64_t> map_version_{1};
-  /// This router among all routers of the process, for current_map()'s thread cache (an
-  /// address could be reused by a later router).
-  const std::uint64_t id_;
+  Published<SlotMap> map_;                                ///< set() and get() under mutex_
   std::shared_ptr<const SlotMap> installing_;             ///< set while install() moves commands
   std::vector<std::shared_ptr<Connection>> connections_;  ///< one per node, never removed
   std::unordered_set<CommandState*> parked_;              ///< see park()
