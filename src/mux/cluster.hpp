@@ -20,6 +20,8 @@
 //
 // Threads: every public member is safe from any thread. The map is immutable once published
 // (copy on write under mutex_); readers take a reference and route without the lock held.
+// for_slot() reads it through a per-thread copy of that reference, checked by version
+// (Published<T>, core/published.hpp): no lock and no shared count per routed command.
 #pragma once
 
 #include <array>
