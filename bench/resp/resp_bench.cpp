@@ -15,6 +15,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "redmux/convert.hpp"
@@ -199,34 +200,8 @@ void report_encode(benchmark::State& state, std::size_t bytes_per_command) {
       benchmark::Counter::kIsRate);
 }
 
-void BM_redmux_encode_set(benchmark::State& state) {
-  std::string out;
-  out.reserve(256);
-  for (auto _ : state) {
-    out.clear();
-    redmux::resp::encode_command(out, {"SET", "key:1", "value-of-16bytes"});
-    benchmark::DoNotOptimize(out.data());
-  }
-  report_encode(state, out.size());
-}
-
-void BM_hiredis_encode_set(benchmark::State& state) {
-  const char* argv[] = {"SET", "key:1", "value-of-16bytes"};
-  const size_t lens[] = {3, 5, 16};
-  long long size = 0;
-  for (auto _ : state) {
-    char* cmd = nullptr;
-    size = redisFormatCommandArgv(&cmd, 3, argv, lens);
-    benchmark::DoNotOptimize(cmd);
-    redisFreeCommand(cmd);
-  }
-  report_encode(state, static_cast<std::size_t>(size));
-}
-
-// A SET of a value of state.range(0) bytes into a buffer that keeps its capacity, as the
-// submission queue's does.
-void BM_redmux_encode_set_value(benchmark::State& state) {
-  const std::string value(static_cast<std::size_t>(state.range(0)), 'v');
+// A SET of `value` into a buffer that keeps its capacity, as the submission queue's does.
+void encode_set_redmux(benchmark::State& state, std::string_view value) {
   std::string out;
   for (auto _ : state) {
     out.clear();
@@ -236,8 +211,7 @@ void BM_redmux_encode_set_value(benchmark::State& state) {
   report_encode(state, out.size());
 }
 
-void BM_hiredis_encode_set_value(benchmark::State& state) {
-  const std::string value(static_cast<std::size_t>(state.range(0)), 'v');
+void encode_set_hiredis(benchmark::State& state, std::string_view value) {
   const char* argv[] = {"SET", "key:1", value.data()};
   const size_t lens[] = {3, 5, value.size()};
   long long size = 0;
@@ -248,6 +222,23 @@ void BM_hiredis_encode_set_value(benchmark::State& state) {
     redisFreeCommand(cmd);
   }
   report_encode(state, static_cast<std::size_t>(size));
+}
+
+void BM_redmux_encode_set(benchmark::State& state) {
+  encode_set_redmux(state, "value-of-16bytes");
+}
+
+void BM_hiredis_encode_set(benchmark::State& state) {
+  encode_set_hiredis(state, "value-of-16bytes");
+}
+
+// The same with a value of state.range(0) bytes.
+void BM_redmux_encode_set_value(benchmark::State& state) {
+  encode_set_redmux(state, std::string(static_cast<std::size_t>(state.range(0)), 'v'));
+}
+
+void BM_hiredis_encode_set_value(benchmark::State& state) {
+  encode_set_hiredis(state, std::string(static_cast<std::size_t>(state.range(0)), 'v'));
 }
 
 void BM_redmux_encode_mset(benchmark::State& state) {

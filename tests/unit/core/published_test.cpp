@@ -11,6 +11,11 @@
 namespace redmux::detail {
 namespace {
 
+void publish(Published<int>& published, std::mutex& mutex, int value) {
+  std::lock_guard lock(mutex);
+  published.set(std::make_shared<const int>(value));
+}
+
 TEST(PublishedTest, NothingSetReadsAsNull) {
   std::mutex mutex;
   Published<int> published;
@@ -22,10 +27,7 @@ TEST(PublishedTest, AReaderSeesEachReplacementAndKeepsWhatItRead) {
   std::mutex mutex;
   Published<int> published;
   Published<int>::Seen seen;
-  {
-    std::lock_guard lock(mutex);
-    published.set(std::make_shared<const int>(1));
-  }
+  publish(published, mutex, 1);
   const int* first = published.read(seen, mutex);
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(*first, 1);
@@ -47,11 +49,8 @@ TEST(PublishedTest, OneSeenReadsTwoPublishersApart) {
   std::mutex mutex;
   Published<int> a;
   Published<int> b;
-  {
-    std::lock_guard lock(mutex);
-    a.set(std::make_shared<const int>(1));  // both at the same version now
-    b.set(std::make_shared<const int>(2));
-  }
+  publish(a, mutex, 1);
+  publish(b, mutex, 2);  // both at the same version now
   ASSERT_EQ(a.version(), b.version());
   Published<int>::Seen seen;
   EXPECT_EQ(*a.read(seen, mutex), 1);
@@ -63,15 +62,9 @@ TEST(PublishedTest, AnotherThreadSeesAValueSetBeforeItWasStarted) {
   std::mutex mutex;
   Published<int> published;
   Published<int>::Seen mine;
-  {
-    std::lock_guard lock(mutex);
-    published.set(std::make_shared<const int>(1));
-  }
+  publish(published, mutex, 1);
   EXPECT_EQ(*published.read(mine, mutex), 1);
-  {
-    std::lock_guard lock(mutex);
-    published.set(std::make_shared<const int>(2));
-  }
+  publish(published, mutex, 2);
   int other = 0;
   std::thread([&] {
     thread_local Published<int>::Seen seen;
