@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "conn/pending_command.hpp"
+#include "core/adaptive_mutex.hpp"
 #include "redmux/arg.hpp"
 
 namespace redmux::detail {
@@ -150,7 +151,7 @@ class SubmissionQueue {
   static void remove_completed(std::string& bytes, std::vector<PendingCommand>& commands,
                                std::vector<PendingCommand>& dropped);
 
-  mutable std::mutex mutex_;
+  mutable AdaptiveMutex mutex_;
   std::string bytes_;
   std::vector<PendingCommand> commands_;
   int stream_db_;       ///< database after the last queued command
