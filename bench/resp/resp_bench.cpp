@@ -261,6 +261,25 @@ void BM_redmux_encode_mset(benchmark::State& state) {
   report_encode(state, out.size());
 }
 
+// An MSET of four pairs whose values are state.range(0) bytes: from 4 KiB a value, the
+// command takes encode_command()'s path for long arguments with values under 8 KiB each.
+void BM_redmux_encode_mset_4(benchmark::State& state) {
+  static const std::vector<std::string> keys = mset_keys();
+  const std::string value(static_cast<std::size_t>(state.range(0)), 'v');
+  std::vector<redmux::Arg> args = {"MSET"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    args.emplace_back(keys[i]);
+    args.emplace_back(value);
+  }
+  std::string out;
+  for (auto _ : state) {
+    out.clear();
+    redmux::resp::encode_command(out, args);
+    benchmark::DoNotOptimize(out.data());
+  }
+  report_encode(state, out.size());
+}
+
 void BM_redmux_encode_mset_range(benchmark::State& state) {
   static const std::vector<std::string> keys = mset_keys();
   std::vector<std::pair<std::string, std::string>> pairs;
@@ -319,6 +338,7 @@ BENCHMARK(BM_hiredis_encode_set_value)
     ->Arg(1 << 20);
 BENCHMARK(BM_redmux_encode_mset)->Name("encode/redmux/MSET_100_pairs");
 BENCHMARK(BM_redmux_encode_mset_range)->Name("encode/redmux/MSET_100_pairs_range");
+BENCHMARK(BM_redmux_encode_mset_4)->Name("encode/redmux/MSET_4_pairs")->Arg(1024)->Arg(4096);
 BENCHMARK(BM_hiredis_encode_mset)->Name("encode/hiredis/MSET_100_pairs");
 
 }  // namespace

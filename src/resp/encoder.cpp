@@ -92,6 +92,15 @@ std::size_t decimal_digits(std::size_t n) noexcept {
   return at + 2;
 }
 
+// One bulk string appended as header, bytes and CRLF: each byte copied once, with no
+// zero-fill first (resize()'s), at the price of a capacity check per piece.
+void append_in_pieces(std::string& out, std::string_view bytes) {
+  char header[24];
+  out.append(header, static_cast<std::size_t>(write_header(header, '$', bytes.size()) - header));
+  out.append(bytes);
+  out.append("\r\n", 2);
+}
+
 std::size_t header_size(std::size_t n) noexcept {
   return 1 + decimal_digits(n) + 2;
 }
@@ -150,11 +159,11 @@ void encode_command(std::string& out, std::span<const Arg> args) {
   if (size >= kAppendFrom && size / (args.size() + 1) >= kAppendAverage) {
     // Long arguments (a large SET): resize() would zero-fill every byte before it is
     // overwritten — a second pass over the value, under the submission queue's lock. Room
-    // first, then appends, which copy each byte once.
+    // first, then every argument appended in pieces, which copies each byte once (the short
+    // ones too: append_arg() would zero-fill an argument of 1–8 KiB).
     out.reserve(start + size);
-    char header[24];
-    out.append(header, static_cast<std::size_t>(write_header(header, '*', args.size()) - header));
-    for (const Arg& arg : args) append_arg(out, arg);
+    begin_command(out, args.size());
+    for (const Arg& arg : args) append_in_pieces(out, arg.bytes());
     return;
   }
   // One resize to the exact size, then plain stores: no per-argument capacity checks.
@@ -171,16 +180,13 @@ void begin_command(std::string& out, std::size_t count) {
 
 void append_arg(std::string& out, const Arg& arg) {
   const std::string_view bytes = arg.bytes();
+  if (bytes.size() >= kAppendFrom) {
+    append_in_pieces(out, bytes);  // rather than resized and overwritten: see encode_command()
+    return;
+  }
   char header[24];
   const auto header_length =
       static_cast<std::size_t>(write_header(header, '$', bytes.size()) - header);
-  if (bytes.size() >= kAppendFrom) {
-    // Appended in three pieces rather than resized and overwritten: see encode_command().
-    out.append(header, header_length);
-    out.append(bytes);
-    out.append("\r\n", 2);
-    return;
-  }
   const std::size_t start = out.size();
   out.resize(start + header_length + bytes.size() + 2);
   char* at = out.data() + start;
