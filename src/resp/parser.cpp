@@ -74,8 +74,52 @@ ParseStatus Parser::parse(std::string_view data) {
          0);
     return ParseStatus::Failed;
   }
+  if (seen_ == 0 && parse_single_line(data)) return ParseStatus::Complete;
   seen_ = data.size();
   return run(data);
+}
+
+bool Parser::parse_single_line(std::string_view data) noexcept {
+  if (data.size() < 3) return false;
+  const char* base = data.data();
+  const char* end = base + data.size();
+  ReplyType type;
+  const char* lf;
+  switch (data[0]) {
+    case ':': {
+      // Checked as it is scanned: an optional '-', then 1 to 18 digits (valid_integer()
+      // takes those without std::from_chars) and CRLF. Any other integer takes run().
+      type = ReplyType::Integer;
+      const char* at = base + 1;
+      if (*at == '-') ++at;
+      const char* digits = at;
+      while (at < end && static_cast<unsigned char>(*at - '0') <= 9) ++at;
+      if (at == digits || at - digits > 18 || end - at < 2 || at[0] != '\r' || at[1] != '\n') {
+        return false;
+      }
+      lf = at + 1;
+      break;
+    }
+    case '+':
+    case '-':
+      type = data[0] == '+' ? ReplyType::SimpleString : ReplyType::SimpleError;
+      lf = find_lf(base + 1, end);
+      if (lf == nullptr || lf[-1] != '\r') return false;
+      break;
+    default:
+      return false;
+  }
+  const auto line_end = static_cast<std::size_t>(lf - base);
+  if (line_end > limits_.max_line_length + 1) return false;
+  const std::string_view text(base + 1, line_end - 2);
+  std::size_t index;
+  nodes_.add(index) = Node{type, 0, text.size(), text};
+  data_ = base;
+  pos_ = line_end + 1;
+  seen_ = data.size();
+  consumed_ = pos_;
+  complete_ = true;
+  return true;
 }
 
 ParseStatus Parser::run(std::string_view data) {

@@ -114,6 +114,10 @@ class Parser {
   };
 
   ParseStatus run(std::string_view data);
+  /// A new reply that is one whole, valid line of `+`, `-` or `:` (a SET's, an INCR's, most
+  /// errors), parsed without run()'s loop: true when it was. False leaves the parser as it
+  /// was, for run() to parse the bytes (or reject them) the same way it would have.
+  bool parse_single_line(std::string_view data) noexcept;
   ParseStatus need_more(std::string_view data);
   void begin_reply();
   Step parse_line(std::string_view data, std::size_t line_end);

@@ -181,6 +181,62 @@ TEST(ParserSplitTest, EveryReplySplitAtEveryBytePosition) {
   }
 }
 
+// A new reply that is one whole `+`, `-` or `:` line takes a shorter path than one met in
+// pieces (Parser::parse_single_line()); both must give the same reply, consumed count and
+// error, also for the lines that path hands on to the general one.
+TEST(ParserSplitTest, SingleLineRepliesParseAlikeWholeAndInPieces) {
+  const std::string_view inputs[] = {"+OK\r\n",
+                                     "+\r\n",
+                                     "-ERR no\r\n",
+                                     "-\r\n",
+                                     ":0\r\n",
+                                     ":-12\r\n",
+                                     ":+5\r\n",
+                                     ":x\r\n",
+                                     ":\r\n",
+                                     ": 1\r\n",
+                                     ":-\r\n",
+                                     ":1-\r\n",
+                                     ":12\r\r\n",
+                                     ":12\n",
+                                     ":123456789012345678\r\n",
+                                     ":-123456789012345678\r\n",
+                                     ":1234567890123456789\r\n",
+                                     ":9999999999999999999\r\n",
+                                     ":-9999999999999999999\r\n",
+                                     ":99999999999999999999\r\n",
+                                     "+a\rb\r\n",
+                                     "+OK\n",
+                                     ":1\n",
+                                     "+1234567\r\n",
+                                     "+12345678\r\n",
+                                     "-1234567\r\n",
+                                     "-12345678\r\n",
+                                     ":1\r\n:2\r\n",
+                                     ":1\r\n:y\r\n",
+                                     "+OK\r\n*1\r\n:3\r\n"};
+  const auto outcome = [](StreamDriver& driver, bool ok) {
+    std::string out;
+    for (const std::string& reply : driver.rendered()) out += reply + "|";
+    return out + (ok ? "ok" : "FAILED: " + driver.parser().error().message());
+  };
+  for (std::size_t max_line : {std::size_t{8}, ParserLimits{}.max_line_length}) {
+    for (std::string_view input : inputs) {
+      SCOPED_TRACE(std::string(input) + " max_line_length " + std::to_string(max_line));
+      ParserLimits limits;
+      limits.max_line_length = max_line;
+      StreamDriver whole(limits);
+      const std::string at_once = outcome(whole, whole.feed(input));
+      StreamDriver pieces(limits);  // one byte at a time: the general path only
+      bool ok = true;
+      for (std::size_t i = 0; i < input.size() && ok; ++i) ok = pieces.feed(input.substr(i, 1));
+      EXPECT_EQ(at_once, outcome(pieces, ok));
+    }
+  }
+  EXPECT_EQ(render(":-12\r\n"), "-12");
+  EXPECT_EQ(render("-ERR no\r\n"), "(error) ERR no");
+}
+
 TEST(ParserSplitTest, EveryReplySplitInThreeAtEveryPairOfPositions) {
   for (const auto& entry : kCorpus) {
     if (entry.bytes.size() > 80) continue;  // quadratic in the length; short ones suffice
