@@ -74,50 +74,87 @@ ParseStatus Parser::parse(std::string_view data) {
          0);
     return ParseStatus::Failed;
   }
-  if (seen_ == 0 && parse_single_line(data)) return ParseStatus::Complete;
+  if (seen_ == 0 && parse_whole_scalar(data)) return ParseStatus::Complete;
   seen_ = data.size();
   return run(data);
 }
 
-bool Parser::parse_single_line(std::string_view data) noexcept {
+namespace {
+
+/// Scans 1 to 18 decimal digits from `at` followed by CRLF; `value` gets them. Returns the
+/// position of the CR, or nullptr when the bytes are anything else (or not all there).
+const char* short_digits_line(const char* at, const char* end, std::uint64_t& value) noexcept {
+  const char* digits = at;
+  value = 0;
+  for (; at < end; ++at) {
+    const auto digit = static_cast<unsigned char>(*at - '0');
+    if (digit > 9) break;
+    value = value * 10 + digit;
+  }
+  if (at == digits || at - digits > 18 || end - at < 2 || at[0] != '\r' || at[1] != '\n') {
+    return nullptr;
+  }
+  return at;
+}
+
+}  // namespace
+
+bool Parser::parse_whole_scalar(std::string_view data) noexcept {
   if (data.size() < 3) return false;
   const char* base = data.data();
   const char* end = base + data.size();
   ReplyType type;
-  const char* lf;
+  const char* cr;
+  std::string_view value;
+  std::size_t next;  // the first byte after the reply
   switch (data[0]) {
     case ':': {
-      // Checked as it is scanned: an optional '-', then 1 to 18 digits (valid_integer()
-      // takes those without std::from_chars) and CRLF. Any other integer takes run().
+      // An optional '-', then 1 to 18 digits (valid_integer() takes those without
+      // std::from_chars), checked as they are scanned. Any other integer takes run().
       type = ReplyType::Integer;
-      const char* at = base + 1;
-      if (*at == '-') ++at;
-      const char* digits = at;
-      while (at < end && static_cast<unsigned char>(*at - '0') <= 9) ++at;
-      if (at == digits || at - digits > 18 || end - at < 2 || at[0] != '\r' || at[1] != '\n') {
-        return false;
-      }
-      lf = at + 1;
+      std::uint64_t unused;
+      cr = short_digits_line(base + 1 + (base[1] == '-'), end, unused);
+      if (cr == nullptr) return false;
+      value = std::string_view(base + 1, static_cast<std::size_t>(cr - base - 1));
+      next = static_cast<std::size_t>(cr - base) + 2;
       break;
     }
     case '+':
-    case '-':
+    case '-': {
       type = data[0] == '+' ? ReplyType::SimpleString : ReplyType::SimpleError;
-      lf = find_lf(base + 1, end);
+      const char* lf = find_lf(base + 1, end);
       if (lf == nullptr || lf[-1] != '\r') return false;
+      cr = lf - 1;
+      value = std::string_view(base + 1, static_cast<std::size_t>(cr - base - 1));
+      next = static_cast<std::size_t>(lf - base) + 1;
       break;
+    }
+    case '$': {
+      // A length of plain digits within max_bulk_length, and the whole body with its CRLF
+      // in `data`. Null ($-1), streamed ($?), a body still to come and every error: run().
+      type = ReplyType::BulkString;
+      std::uint64_t length;
+      cr = short_digits_line(base + 1, end, length);
+      if (cr == nullptr || length > limits_.max_bulk_length) return false;
+      const auto body = static_cast<std::size_t>(cr - base) + 2;
+      if (data.size() - body < length + 2) return false;
+      const char* body_end = base + body + length;
+      if (body_end[0] != '\r' || body_end[1] != '\n') return false;
+      value = std::string_view(base + body, static_cast<std::size_t>(length));
+      next = body + static_cast<std::size_t>(length) + 2;
+      break;
+    }
     default:
       return false;
   }
-  const auto line_end = static_cast<std::size_t>(lf - base);
-  if (line_end > limits_.max_line_length + 1) return false;
-  const std::string_view text(base + 1, line_end - 2);
+  // The line, CR excluded, is at most max_line_length bytes (run()'s test, on the LF).
+  if (static_cast<std::size_t>(cr - base) > limits_.max_line_length) return false;
   std::size_t index;
-  nodes_.add(index) = Node{type, 0, text.size(), text};
+  nodes_.add(index) = Node{type, 0, value.size(), value};
   data_ = base;
-  pos_ = line_end + 1;
+  pos_ = next;
   seen_ = data.size();
-  consumed_ = pos_;
+  consumed_ = next;
   complete_ = true;
   return true;
 }

@@ -114,10 +114,11 @@ class Parser {
   };
 
   ParseStatus run(std::string_view data);
-  /// A new reply that is one whole, valid line of `+`, `-` or `:` (a SET's, an INCR's, most
-  /// errors), parsed without run()'s loop: true when it was. False leaves the parser as it
-  /// was, for run() to parse the bytes (or reject them) the same way it would have.
-  bool parse_single_line(std::string_view data) noexcept;
+  /// A new reply that is whole in `data` and one of the commonest (a `+`, `-` or `:` line:
+  /// SET's, INCR's, most errors; a `$` bulk string: GET's), parsed without run()'s loop:
+  /// true when it was. False leaves the parser as it was, for run() to parse the bytes (or
+  /// reject them) the same way it would have.
+  bool parse_whole_scalar(std::string_view data) noexcept;
   ParseStatus need_more(std::string_view data);
   void begin_reply();
   Step parse_line(std::string_view data, std::size_t line_end);

@@ -181,10 +181,10 @@ TEST(ParserSplitTest, EveryReplySplitAtEveryBytePosition) {
   }
 }
 
-// A new reply that is one whole `+`, `-` or `:` line takes a shorter path than one met in
-// pieces (Parser::parse_single_line()); both must give the same reply, consumed count and
-// error, also for the lines that path hands on to the general one.
-TEST(ParserSplitTest, SingleLineRepliesParseAlikeWholeAndInPieces) {
+// A new reply that is a whole `+`, `-` or `:` line or `$` bulk string takes a shorter path
+// than one met in pieces (Parser::parse_whole_scalar()); both must give the same replies,
+// consumed counts and error, also for the inputs that path hands on to the general one.
+TEST(ParserSplitTest, WholeScalarRepliesParseAlikeWholeAndInPieces) {
   const std::string_view inputs[] = {"+OK\r\n",
                                      "+\r\n",
                                      "-ERR no\r\n",
@@ -214,7 +214,28 @@ TEST(ParserSplitTest, SingleLineRepliesParseAlikeWholeAndInPieces) {
                                      "-12345678\r\n",
                                      ":1\r\n:2\r\n",
                                      ":1\r\n:y\r\n",
-                                     "+OK\r\n*1\r\n:3\r\n"};
+                                     "+OK\r\n*1\r\n:3\r\n",
+                                     "$3\r\nabc\r\n",
+                                     "$0\r\n\r\n",
+                                     "$03\r\nabc\r\n",
+                                     "$3\r\na\r\n\r\n",
+                                     "$3\r\nab\r\n",
+                                     "$3\r\nabcd\r\n",
+                                     "$3\r\nabc\n\r",
+                                     "$5\r\nabc",
+                                     "$-1\r\n",
+                                     "$-2\r\n",
+                                     "$\r\n",
+                                     "$x\r\n",
+                                     "$3\n",
+                                     "$?\r\n;3\r\nabc\r\n;0\r\n",
+                                     "$1234567\r\n",
+                                     "$12345678\r\n",
+                                     "$600000000\r\n",
+                                     "$1234567890123456789\r\n",
+                                     "$8\r\nabcdefgh\r\n",
+                                     "$9\r\nabcdefghi\r\n",
+                                     "$3\r\nabc\r\n:1\r\n$1\r\nz\r\n"};
   const auto outcome = [](StreamDriver& driver, bool ok) {
     std::string out;
     for (const std::string& reply : driver.rendered()) out += reply + "|";
@@ -225,6 +246,7 @@ TEST(ParserSplitTest, SingleLineRepliesParseAlikeWholeAndInPieces) {
       SCOPED_TRACE(std::string(input) + " max_line_length " + std::to_string(max_line));
       ParserLimits limits;
       limits.max_line_length = max_line;
+      if (max_line == 8) limits.max_bulk_length = 8;
       StreamDriver whole(limits);
       const std::string at_once = outcome(whole, whole.feed(input));
       StreamDriver pieces(limits);  // one byte at a time: the general path only
@@ -235,6 +257,14 @@ TEST(ParserSplitTest, SingleLineRepliesParseAlikeWholeAndInPieces) {
   }
   EXPECT_EQ(render(":-12\r\n"), "-12");
   EXPECT_EQ(render("-ERR no\r\n"), "(error) ERR no");
+  EXPECT_EQ(render("$3\r\na\r\n\r\n"), R"("a\r\n")");
+  // Only the bytes given count: a body whose CRLF lies just past them is still to come.
+  const std::string bytes = "$3\r\nabc\r\n";
+  Parser parser;
+  EXPECT_EQ(parser.parse(std::string_view(bytes).substr(0, bytes.size() - 2)),
+            ParseStatus::NeedMore);
+  EXPECT_EQ(parser.parse(bytes), ParseStatus::Complete);
+  EXPECT_EQ(parser.consumed(), bytes.size());
 }
 
 TEST(ParserSplitTest, EveryReplySplitInThreeAtEveryPairOfPositions) {
