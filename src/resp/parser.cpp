@@ -81,16 +81,19 @@ ParseStatus Parser::parse(std::string_view data) {
 
 namespace {
 
-/// Scans 1 to 18 decimal digits from `at` followed by CRLF; `value` gets them. Returns the
-/// position of the CR, or nullptr when the bytes are anything else (or not all there).
-const char* short_digits_line(const char* at, const char* end, std::uint64_t& value) noexcept {
+/// Scans 1 to 18 decimal digits from `at` followed by CRLF; `value` (if given) gets them.
+/// Returns the position of the CR, or nullptr when the bytes are anything else (or not all
+/// there).
+[[gnu::always_inline]] inline const char* short_digits_line(const char* at, const char* end,
+                                                            std::uint64_t* value) noexcept {
   const char* digits = at;
-  value = 0;
+  std::uint64_t sum = 0;
   for (; at < end; ++at) {
     const auto digit = static_cast<unsigned char>(*at - '0');
     if (digit > 9) break;
-    value = value * 10 + digit;
+    if (value) sum = sum * 10 + digit;
   }
+  if (value) *value = sum;
   if (at == digits || at - digits > 18 || end - at < 2 || at[0] != '\r' || at[1] != '\n') {
     return nullptr;
   }
@@ -112,8 +115,7 @@ bool Parser::parse_whole_scalar(std::string_view data) noexcept {
       // An optional '-', then 1 to 18 digits (valid_integer() takes those without
       // std::from_chars), checked as they are scanned. Any other integer takes run().
       type = ReplyType::Integer;
-      std::uint64_t unused;
-      cr = short_digits_line(base + 1 + (base[1] == '-'), end, unused);
+      cr = short_digits_line(base + 1 + (base[1] == '-'), end, nullptr);
       if (cr == nullptr) return false;
       value = std::string_view(base + 1, static_cast<std::size_t>(cr - base - 1));
       next = static_cast<std::size_t>(cr - base) + 2;
@@ -134,7 +136,7 @@ bool Parser::parse_whole_scalar(std::string_view data) noexcept {
       // in `data`. Null ($-1), streamed ($?), a body still to come and every error: run().
       type = ReplyType::BulkString;
       std::uint64_t length;
-      cr = short_digits_line(base + 1, end, length);
+      cr = short_digits_line(base + 1, end, &length);
       if (cr == nullptr || length > limits_.max_bulk_length) return false;
       const auto body = static_cast<std::size_t>(cr - base) + 2;
       if (data.size() - body < length + 2) return false;
