@@ -102,7 +102,7 @@ namespace {
 
 }  // namespace
 
-bool Parser::parse_whole_scalar(std::string_view data) noexcept {
+bool Parser::parse_whole_scalar(std::string_view data) {
   if (data.size() < 3) return false;
   const char* base = data.data();
   const char* end = base + data.size();

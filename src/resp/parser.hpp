@@ -118,7 +118,7 @@ class Parser {
   /// SET's, INCR's, most errors; a `$` bulk string: GET's), parsed without run()'s loop:
   /// true when it was. False leaves the parser as it was, for run() to parse the bytes (or
   /// reject them) the same way it would have.
-  bool parse_whole_scalar(std::string_view data) noexcept;
+  bool parse_whole_scalar(std::string_view data);
   ParseStatus need_more(std::string_view data);
   void begin_reply();
   Step parse_line(std::string_view data, std::size_t line_end);
