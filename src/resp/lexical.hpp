@@ -74,6 +74,26 @@ inline bool short_digits(std::string_view text) noexcept {
   return true;
 }
 
+/// The parser's short path (Parser::parse_whole_scalar()): 1 to 18 decimal digits from `at`
+/// (the digits short_digits() takes) followed by CRLF, scanned once; `value`, if given, gets
+/// their number. Returns the position of the CR, or nullptr when the bytes are anything
+/// else or not all there.
+[[gnu::always_inline]] inline const char* digits_then_crlf(const char* at, const char* end,
+                                                           unsigned long long* value) noexcept {
+  const char* digits = at;
+  unsigned long long sum = 0;
+  for (; at < end; ++at) {
+    const auto digit = static_cast<unsigned char>(*at - '0');
+    if (digit > 9) break;
+    if (value) sum = sum * 10 + digit;
+  }
+  if (value) *value = sum;
+  if (at == digits || at - digits > 18 || end - at < 2 || at[0] != '\r' || at[1] != '\n') {
+    return nullptr;
+  }
+  return at;
+}
+
 inline bool valid_integer(std::string_view text) noexcept {
   if (short_digits(text)) return true;
   const std::size_t original = text.size();

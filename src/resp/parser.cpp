@@ -79,29 +79,6 @@ ParseStatus Parser::parse(std::string_view data) {
   return run(data);
 }
 
-namespace {
-
-/// Scans 1 to 18 decimal digits from `at` followed by CRLF; `value` (if given) gets them.
-/// Returns the position of the CR, or nullptr when the bytes are anything else (or not all
-/// there).
-[[gnu::always_inline]] inline const char* short_digits_line(const char* at, const char* end,
-                                                            std::uint64_t* value) noexcept {
-  const char* digits = at;
-  std::uint64_t sum = 0;
-  for (; at < end; ++at) {
-    const auto digit = static_cast<unsigned char>(*at - '0');
-    if (digit > 9) break;
-    if (value) sum = sum * 10 + digit;
-  }
-  if (value) *value = sum;
-  if (at == digits || at - digits > 18 || end - at < 2 || at[0] != '\r' || at[1] != '\n') {
-    return nullptr;
-  }
-  return at;
-}
-
-}  // namespace
-
 bool Parser::parse_whole_scalar(std::string_view data) {
   if (data.size() < 3) return false;
   const char* base = data.data();
@@ -115,7 +92,7 @@ bool Parser::parse_whole_scalar(std::string_view data) {
       // An optional '-', then 1 to 18 digits (valid_integer() takes those without
       // std::from_chars), checked as they are scanned. Any other integer takes run().
       type = ReplyType::Integer;
-      cr = short_digits_line(base + 1 + (base[1] == '-'), end, nullptr);
+      cr = digits_then_crlf(base + 1 + (base[1] == '-'), end, nullptr);
       if (cr == nullptr) return false;
       value = std::string_view(base + 1, static_cast<std::size_t>(cr - base - 1));
       next = static_cast<std::size_t>(cr - base) + 2;
@@ -135,8 +112,8 @@ bool Parser::parse_whole_scalar(std::string_view data) {
       // A length of plain digits within max_bulk_length, and the whole body with its CRLF
       // in `data`. Null ($-1), streamed ($?), a body still to come and every error: run().
       type = ReplyType::BulkString;
-      std::uint64_t length;
-      cr = short_digits_line(base + 1, end, &length);
+      unsigned long long length;
+      cr = digits_then_crlf(base + 1, end, &length);
       if (cr == nullptr || length > limits_.max_bulk_length) return false;
       const auto body = static_cast<std::size_t>(cr - base) + 2;
       if (data.size() - body < length + 2) return false;
