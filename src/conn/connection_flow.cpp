@@ -153,7 +153,7 @@ ConnectionMachine::Actions ConnectionMachine::on_rearm(Clock::time_point deadlin
 }
 
 void ConnectionMachine::write_more() {
-  writer_.yield_for_released(queue_);
+  writer_.yield_for_released(queue_, pipeline_.size());
   absorb_inline_writes();
   const Writer::Take take = writer_.take(queue_, pipeline_.size());
   if (take == Writer::Take::Held) return;

@@ -12,8 +12,10 @@ namespace {
 constexpr std::size_t kCoalesceInFlight = 16;
 constexpr std::size_t kCoalesceBatch = 64;
 // Blocked callers released by the replies since the last write, from which the I/O thread
-// lets them run before it writes (see yield_for_released()).
+// lets them run before it writes (see yield_for_released()), and the least share of the
+// commands still awaiting replies they must be: released ≥ in flight ÷ kYieldShare.
 constexpr std::size_t kYieldForReleased = 4;
+constexpr std::size_t kYieldShare = 4;
 
 }  // namespace
 
@@ -41,9 +43,9 @@ void Writer::restart() {
   written_.store(0, std::memory_order_release);
 }
 
-void Writer::yield_for_released(const SubmissionQueue& queue) {
-  if (released_waiters_ >= kYieldForReleased && wait_policy() == WaitPolicy::Adaptive &&
-      queue.snapshot().commands < released_waiters_) {
+void Writer::yield_for_released(const SubmissionQueue& queue, std::size_t in_flight) {
+  if (released_waiters_ >= kYieldForReleased && released_waiters_ * kYieldShare >= in_flight &&
+      wait_policy() == WaitPolicy::Adaptive && queue.snapshot().commands < released_waiters_) {
     // The last replies released blocked callers that have not queued their next commands
     // yet: give them the CPU once, so that their commands leave in this write instead of
     // the next one. On a machine with more CPUs than runnable threads the yield returns at
@@ -51,6 +53,11 @@ void Writer::yield_for_released(const SubmissionQueue& queue) {
     // (each one a wake-up of the server and of this thread) into few large ones. Under
     // WaitPolicy::Sleep nothing in redmux yields: that policy is for machines where CPU-bound
     // threads would take the CPU for a whole time slice.
+    //
+    // Only when the released callers are a fair share of those still waiting for replies
+    // (`in_flight`): the yield puts this thread behind every runnable thread, and the
+    // waiters whose replies are still to come spin through their turns meanwhile, finding
+    // nothing. After a read that released a few of many waiters, the write goes out at once.
     counters_.yields_for_callers.fetch_add(1, std::memory_order_relaxed);
     std::this_thread::yield();
   }

@@ -145,21 +145,34 @@ TEST(WriterTest, ASealedWriterNeverTouchesTheSocket) {
 TEST(WriterTest, TheIoThreadYieldsOnlyForEnoughReleasedCallersThatHaveNotQueuedYet) {
   Fixture f;
   f.writer.note_released(3);
-  f.writer.yield_for_released(f.queue);
+  f.writer.yield_for_released(f.queue, 0);
   EXPECT_EQ(f.counters.yields_for_callers.load(), 0u);
   f.writer.note_released(4);
-  f.writer.yield_for_released(f.queue);
+  f.writer.yield_for_released(f.queue, 0);
   EXPECT_EQ(f.counters.yields_for_callers.load(), 1u);
-  f.writer.yield_for_released(f.queue);  // the count was reset
+  f.writer.yield_for_released(f.queue, 0);  // the count was reset
   EXPECT_EQ(f.counters.yields_for_callers.load(), 1u);
   for (int i = 0; i < 4; ++i) f.queue.push(-1, f.ping, fire_and_forget());
   f.writer.note_released(4);
-  f.writer.yield_for_released(f.queue);  // they have queued already: no need
+  f.writer.yield_for_released(f.queue, 0);  // they have queued already: no need
   EXPECT_EQ(f.counters.yields_for_callers.load(), 1u);
   set_wait_policy(WaitPolicy::Sleep);
   f.writer.note_released(100);
-  f.writer.yield_for_released(f.queue);
+  f.writer.yield_for_released(f.queue, 0);
   set_wait_policy(WaitPolicy::Adaptive);
+  EXPECT_EQ(f.counters.yields_for_callers.load(), 1u);
+}
+
+TEST(WriterTest, TheIoThreadDoesNotYieldForAFewOfManyWaitingCallers) {
+  Fixture f;
+  // 20 released while 100 commands still await replies: their waiters would spin through
+  // the yield's turns for nothing, so the write goes out at once.
+  f.writer.note_released(20);
+  f.writer.yield_for_released(f.queue, 100);
+  EXPECT_EQ(f.counters.yields_for_callers.load(), 0u);
+  // A quarter of those still waiting is enough.
+  f.writer.note_released(25);
+  f.writer.yield_for_released(f.queue, 100);
   EXPECT_EQ(f.counters.yields_for_callers.load(), 1u);
 }
 
