@@ -106,8 +106,8 @@ struct MultiplexerStatus {
   /// redmux's own (PING, SELECT, READONLY …). At least `writes`.
   std::uint64_t commands_written = 0;
   /// Writes before which the I/O thread yielded its CPU once, because the replies it had
-  /// just read released blocked callers that had not queued their next commands yet
-  /// (never under WaitPolicy::Sleep).
+  /// just read released blocked callers that had not queued their next commands yet, at
+  /// least a quarter as many as the commands still in flight (never under WaitPolicy::Sleep).
   std::uint64_t yields_for_callers = 0;
   std::uint64_t bytes_written = 0;
   std::uint64_t bytes_read = 0;

@@ -1,4 +1,4 @@
-// cache (issue: client-side caching): T threads of GET for D seconds over 100 keys, on a
+// cache: T threads of GET for D seconds over 100 keys, on a
 // multiplexer without the client-side cache, with it, and with it while a second client
 // writes one of the keys as fast as it can (invalidations arriving all the time). rueidis
 // publishes about 155 ns per cached GET (Go's b.RunParallel ns/op: wall time over every

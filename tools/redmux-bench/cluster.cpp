@@ -1,4 +1,4 @@
-// cluster (issue 18, item 7): the callers experiment on one server (--url) and on a Redis
+// cluster: the callers experiment on one server (--url) and on a Redis
 // Cluster (--cluster-url; e.g. what `scripts/lab start cluster` prints: 3 primaries with a
 // replica each), alternated run by run, at 200 threads. The threads INCR --keys counters
 // (default 64; thread t: counter t mod 64), so the cluster's load spreads over its primaries.

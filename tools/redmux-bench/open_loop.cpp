@@ -1,4 +1,4 @@
-// open-loop (issue 18, item 4): tail latency at fixed arrival rates. Each client's capacity
+// open-loop: tail latency at fixed arrival rates. Each client's capacity
 // is measured first (500 callers, closed loop, as `callers` runs them); then 500 callers
 // send at 25, 50 and 80 % of it (--percents), INCR and GET (of a 64-byte value), for
 // --seconds per row. Caller c's k-th command has an intended send time, start + (c + k ×

@@ -77,7 +77,7 @@ struct Row {
   Field& add_text(std::string name, std::string value);
 };
 
-/// A derived ratio the issue asks for, with its target.
+/// A derived ratio with its target.
 struct Comparison {
   std::string scenario;
   std::string name;  ///< "await-each ops/s redmux ÷ hiredis sync"

@@ -1,4 +1,4 @@
-// rtt (issue 18, item 6): seed 000's table — 10,000 INCRs awaited one by one took 2,144 ms
+// rtt: seed 000's table — 10,000 INCRs awaited one by one took 2,144 ms
 // there, issued together 7 ms — at a round trip like a network's. Loopback answers in tens
 // of microseconds, which hides what pipelining is for; this kernel has no netem, so the
 // commands go through a DelayRelay (delay_relay.hpp) that holds each direction's bytes for

@@ -1,4 +1,4 @@
-// sizes (issue 18, item 5): SET and GET of values of 16 B, 1 KiB, 64 KiB and 1 MiB (--sizes),
+// sizes: SET and GET of values of 16 B, 1 KiB, 64 KiB and 1 MiB (--sizes),
 // redmux next to hiredis, one caller each. The caller keeps a window of commands in flight
 // (W = 4 MiB ÷ size, between 1 and 100, the same for both clients: a pipelined caller, so
 // the client's own cost per byte shows rather than the round trip) for --seconds per row.
