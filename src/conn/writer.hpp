@@ -82,8 +82,8 @@ class Writer {
   /// The replies just read released `count` blocked callers.
   void note_released(std::size_t count) noexcept { released_waiters_ += count; }
   /// Before a take(): when the replies since the last write released enough blocked callers
-  /// that have not queued yet, and enough next to the `in_flight` commands still awaiting
-  /// replies, gives them the CPU once (see writer.cpp). Resets the count.
+  /// that have not queued yet, at least a quarter as many as the `in_flight` commands still
+  /// awaiting replies, gives them the CPU once (see writer.cpp). Resets the count.
   void yield_for_released(const SubmissionQueue& queue, std::size_t in_flight);
 
   enum class Take {

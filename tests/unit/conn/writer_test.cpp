@@ -165,8 +165,8 @@ TEST(WriterTest, TheIoThreadYieldsOnlyForEnoughReleasedCallersThatHaveNotQueuedY
 
 TEST(WriterTest, TheIoThreadDoesNotYieldForAFewOfManyWaitingCallers) {
   Fixture f;
-  // 20 released while 100 commands still await replies: their waiters would spin through
-  // the yield's turns for nothing, so the write goes out at once.
+  // 20 released while 100 commands still await replies: the waiters of those 100 would
+  // spin through the yield's turns for nothing, so the write goes out at once.
   f.writer.note_released(20);
   f.writer.yield_for_released(f.queue, 100);
   EXPECT_EQ(f.counters.yields_for_callers.load(), 0u);
