@@ -1,12 +1,11 @@
 // open-loop: tail latency at fixed arrival rates. Each client's capacity is measured first
 // (500 callers, closed loop, each awaiting each command; redmux's once, for both faces, so
-// that they run at the same rates); then 500 callers
-// send at 25, 50 and 80 % of it (--percents), INCR and GET (of a 64-byte value), for
-// --seconds per row. Caller c's k-th command has an intended send time, start + (c + k ×
-// callers) ÷ rate: the commands of all callers together arrive evenly at the rate. A
-// command's latency is its reply time − its intended send time, so a caller that falls
-// behind (its previous reply was late, or the machine did not run it in time) counts the
-// wait against the command (no coordinated omission).
+// that they run at the same rates); then 500 callers send at 25, 50 and 80 % of it
+// (--percents), INCR and GET (of a 64-byte value), for --seconds per row. Caller c's k-th command
+// has an intended send time, start + (c + k × callers) ÷ rate: the commands of all callers together
+// arrive evenly at the rate. A command's latency is its reply time − its intended send time, so a
+// caller that falls behind (its previous reply was late, or the machine did not run it in time)
+// counts the wait against the command (no coordinated omission).
 //   blocking-face   db.incr(key).get() at each intended time (one command per caller at a
 //                   time; a late reply delays the caller's next send, and that is measured);
 //   deferred-face   the caller issues every command whose intended time has come without
@@ -227,11 +226,10 @@ double capacity(Bench& bench, const std::string& variant, Command command, int c
       command == Command::Incr ? (void)plain[t]->incr(key) : (void)plain[t]->get_length(key);
     });
   } else {
-    // redmux, for both faces: each caller awaits each command, as ioredis's capacity is
-    // measured, so that the two faces run at the same rates. The deferred face's rows send
-    // without awaiting, but every send is a caller woken for it: rates from its windowed
-    // capacity (2-3 M/s) asked 500 sleeping threads for more wake-ups a second than two
-    // cores give, and measured the generator rather than the client.
+    // redmux, for both faces: each caller awaits each command, as for ioredis. The deferred
+    // face's rows send without awaiting, but every send is a caller woken for it: rates from
+    // its windowed capacity (2-3 M/s) asked 500 sleeping threads for more wake-ups a second
+    // than two cores give, and measured the generator rather than the client.
     run = run_callers_loop(callers, 1.0, what, [&](int) {
       command == Command::Incr ? (void)db.incr(key).get() : (void)db.get(key).get();
     });
