@@ -11,13 +11,18 @@ constexpr std::string_view kSelect = "SELECT";
 
 }  // namespace
 
-SubmissionQueue::Pushed SubmissionQueue::note_push_locked(Clock::time_point deadline) {
+SubmissionQueue::Pushed SubmissionQueue::note_push_locked(Clock::time_point deadline,
+                                                          std::size_t bytes) {
   const Clock::rep armed = armed_until_.load(std::memory_order_acquire);
   if (!io_pending_) {
     io_pending_ = true;
     const bool timer_covers = deadline.time_since_epoch().count() >= armed;
-    const bool quiet = in_flight_.load(std::memory_order_acquire) == 0;
-    return inline_allowed_ && timer_covers && quiet ? Pushed::WriteInline : Pushed::QueuedWake;
+    // Inline when no reply is awaited (a lone caller), or when the bytes make a large write
+    // on their own: waiting for the I/O thread would gain no batching, only a hand-off.
+    const bool inline_worth_it =
+        bytes >= kInlineWriteBytes || in_flight_.load(std::memory_order_acquire) == 0;
+    return inline_allowed_ && timer_covers && inline_worth_it ? Pushed::WriteInline
+                                                              : Pushed::QueuedWake;
   }
   // Somebody owns the writer role. If the I/O thread's timer would fire after this deadline,
   // it must re-arm (but must not write: the role is not its to take).
@@ -55,7 +60,7 @@ SubmissionQueue::Pushed SubmissionQueue::push(int db, std::span<const Arg> args,
     command.state->retained_command.assign(bytes_, command.bytes_begin,
                                            command.bytes_end - command.bytes_begin);
   }
-  const Pushed pushed = note_push_locked(command.deadline);
+  const Pushed pushed = note_push_locked(command.deadline, command.bytes_end - command.bytes_begin);
   commands_.push_back(command);
   return pushed;
 }
@@ -82,7 +87,7 @@ SubmissionQueue::Pushed SubmissionQueue::push_batch(int db, std::string_view byt
     if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
     commands_.push_back(command);
   }
-  return note_push_locked(earliest);
+  return note_push_locked(earliest, bytes.size());
 }
 
 bool SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& commands,

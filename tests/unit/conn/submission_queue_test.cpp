@@ -321,3 +321,43 @@ TEST(SubmissionQueueTest, IdleReadyQueueLetsThePusherWriteInlineAndOnlyOneWriter
 
 }  // namespace
 }  // namespace redmux::detail
+
+namespace redmux::detail {
+namespace {
+
+TEST(SubmissionQueueTest, LargeCommandIsWrittenInlineEvenWithRepliesAwaited) {
+  SubmissionQueue queue;
+  queue.set_inline(true);
+  const Clock::time_point t0 = Clock::now();
+  queue.set_timer_armed_until(t0 + std::chrono::seconds(1));
+  queue.publish_in_flight(3);  // replies awaited: the I/O thread is busy with this connection
+  PendingCommand command;
+  command.kind = PendingKind::FireAndForget;
+  command.deadline = Clock::time_point::max();
+  // A small command waits for the I/O thread, which batches it with whatever else arrives.
+  const Arg small[] = {"SET", "k", std::string(SubmissionQueue::kInlineWriteBytes / 2, 'v')};
+  EXPECT_EQ(queue.push(-1, small, command), SubmissionQueue::Pushed::QueuedWake);
+  std::string bytes;
+  std::vector<PendingCommand> taken, dropped;
+  queue.take(bytes, taken, dropped);
+  ASSERT_TRUE(queue.take(bytes, taken, dropped));  // empty: the role is given up
+  // A large one is a large write on its own: the caller sends it, saving the hand-off.
+  const Arg large[] = {"SET", "k", std::string(SubmissionQueue::kInlineWriteBytes, 'v')};
+  EXPECT_EQ(queue.push(-1, large, command), SubmissionQueue::Pushed::WriteInline);
+  EXPECT_FALSE(queue.take_inline(bytes));
+  EXPECT_GT(bytes.size(), SubmissionQueue::kInlineWriteBytes);
+  EXPECT_FALSE(queue.finish_inline());
+  // Still one writer at a time: while a caller writes inline, the next large one queues.
+  EXPECT_EQ(queue.push(-1, large, command), SubmissionQueue::Pushed::WriteInline);
+  EXPECT_FALSE(queue.take_inline(bytes));
+  EXPECT_EQ(queue.push(-1, large, command), SubmissionQueue::Pushed::Queued);
+  EXPECT_TRUE(queue.finish_inline());  // it arrived meanwhile: the I/O thread must write it
+  // And never when the connection does not allow inline writes (not ready, or TLS).
+  queue.take(bytes, taken, dropped);
+  ASSERT_TRUE(queue.take(bytes, taken, dropped));
+  queue.set_inline(false);
+  EXPECT_EQ(queue.push(-1, large, command), SubmissionQueue::Pushed::QueuedWake);
+}
+
+}  // namespace
+}  // namespace redmux::detail
