@@ -113,6 +113,15 @@ bool SubmissionQueue::take(std::string& bytes, std::vector<PendingCommand>& comm
   return true;
 }
 
+void SubmissionQueue::give_back_buffer(std::string& spent) {
+  spent.clear();
+  {
+    std::lock_guard lock(mutex_);
+    if (bytes_.empty() && bytes_.capacity() < spent.capacity()) bytes_.swap(spent);
+  }
+  std::string().swap(spent);
+}
+
 void SubmissionQueue::trim_bytes(std::size_t above) {
   std::lock_guard lock(mutex_);
   if (bytes_.empty() && bytes_.capacity() > above) std::string().swap(bytes_);

@@ -143,6 +143,11 @@ class SubmissionQueue {
   /// Gives back the queue's byte buffer when it is empty and its capacity exceeds `above`
   /// (Writer::trim(): the large commands that grew it are over).
   void trim_bytes(std::size_t above);
+  /// Pusher after an inline write of a large command: `spent` (its bytes sent, or copied
+  /// elsewhere) becomes the queue's buffer when the queue's own is empty and smaller, so the
+  /// next large command is encoded into memory already grown and trim_bytes() decides when
+  /// to give it back; `spent` is left empty, holding no large buffer either way.
+  void give_back_buffer(std::string& spent);
 
   /// For status(): accepted commands whose callers still wait (awaited_by_caller()) —
   /// queued and not yet written, and written inline but not yet in the pipeline.

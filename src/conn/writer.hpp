@@ -9,8 +9,9 @@
 // - The yield: when the last replies released several blocked callers that have not queued
 //   their next commands yet, the I/O thread lets them run once before it takes
 //   (yield_for_released()).
-// - Inline writes: a caller that finds the connection idle sends its own bytes
-//   (write_inline()); what the socket did not take the I/O thread writes (resume_inline()).
+// - Inline writes: a caller that finds the connection idle, or has a large command, sends its
+//   own bytes (write_inline()); what the socket did not take the I/O thread writes
+//   (resume_inline()).
 //
 // Stream offsets count the bytes of callers' commands since the connection became ready;
 // written() is how many the socket accepted. A command whose first byte is at or past it
@@ -217,14 +218,17 @@ Writer::Inline Writer::write_inline(SubmissionQueue& queue, Ready&& ready, Send&
     count_write(taken);
     last_write_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
   }
-  if (result.ready && result.error == 0 && sent == bytes.size()) {
-    result.then = queue.finish_inline() ? Inline::Then::Wake
-                  : needs_absorb        ? Inline::Then::Absorb
-                                        : Inline::Then::Done;
-    return result;
+  if (!(result.ready && result.error == 0 && sent == bytes.size())) {
+    result.then = Inline::Then::HandOver;
+    result.rest = bytes.substr(sent);
   }
-  result.then = Inline::Then::HandOver;
-  result.rest = bytes.substr(sent);
+  // A buffer a large command grew goes back to the queue (whose ticks give it back when large
+  // commands stop), never stays with this thread.
+  if (bytes.capacity() > kShrinkAbove) queue.give_back_buffer(bytes);
+  if (result.then == Inline::Then::HandOver) return result;
+  result.then = queue.finish_inline() ? Inline::Then::Wake
+                : needs_absorb        ? Inline::Then::Absorb
+                                      : Inline::Then::Done;
   return result;
 }
 

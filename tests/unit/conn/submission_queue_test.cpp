@@ -361,3 +361,38 @@ TEST(SubmissionQueueTest, LargeCommandIsWrittenInlineEvenWithRepliesAwaited) {
 
 }  // namespace
 }  // namespace redmux::detail
+
+namespace redmux::detail {
+namespace {
+
+TEST(SubmissionQueueTest, ABufferGrownByALargeInlineWriteGoesBackToTheQueue) {
+  SubmissionQueue queue;
+  queue.set_inline(true);
+  queue.set_timer_armed_until(Clock::now() + std::chrono::seconds(1));
+  PendingCommand command;
+  command.kind = PendingKind::FireAndForget;
+  command.deadline = Clock::time_point::max();
+  const std::string value(2 * 1024 * 1024, 'v');
+  const Arg args[] = {"SET", "k", value};
+  ASSERT_EQ(queue.push(-1, args, command), SubmissionQueue::Pushed::WriteInline);
+  std::string spent;
+  queue.take_inline(spent);
+  ASSERT_GT(spent.capacity(), value.size());
+  const char* grown = spent.data();
+  EXPECT_FALSE(queue.finish_inline());
+  // The writer keeps no large buffer: the queue takes it, for the next large command.
+  queue.give_back_buffer(spent);
+  EXPECT_LT(spent.capacity(), 1024u);
+  ASSERT_EQ(queue.push(-1, args, command), SubmissionQueue::Pushed::WriteInline);
+  std::string next;
+  queue.take_inline(next);
+  EXPECT_EQ(next.data(), grown);  // encoded into the memory already grown
+  // When the queue's own buffer is busy, the spent one is simply freed.
+  EXPECT_EQ(queue.push(-1, args, command), SubmissionQueue::Pushed::Queued);
+  queue.give_back_buffer(next);
+  EXPECT_LT(next.capacity(), 1024u);
+  EXPECT_TRUE(queue.finish_inline());
+}
+
+}  // namespace
+}  // namespace redmux::detail
