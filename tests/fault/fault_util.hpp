@@ -3,6 +3,9 @@
 // values; OutcomeTally is thread-safe.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -11,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "redmux/redmux.hpp"
 
@@ -109,6 +113,32 @@ class OutcomeTally {
 /// a passing run still shows that the fault actually hit something.
 inline void report(const std::string& what) {
   std::printf("[ observed ] %s\n", what.c_str());
+}
+
+/// Checks one counter that many callers INCRed while their connections broke against what
+/// they were told: it is at least the INCRs that returned a value and at most those plus the
+/// ones whose outcome is unknown (`unknown_timeouts`: timeouts of commands that were, or were
+/// being, sent), so an INCR reported "not sent" never ran; and every value returned (`values`)
+/// was returned once, none above the counter. Reports what it saw (`extra` appended).
+inline void expect_counter_matches_outcomes(long long final_value, const OutcomeTally& tally,
+                                            long long unknown_timeouts,
+                                            std::vector<long long> values,
+                                            const std::string& extra = "") {
+  const auto acknowledged = static_cast<long long>(tally.count(errc::ok));
+  const auto unknown =
+      static_cast<long long>(tally.count(errc::outcome_unknown)) + unknown_timeouts;
+  const std::string observed = "outcomes: " + tally.describe() +
+                               ", timeouts while sent: " + std::to_string(unknown_timeouts) +
+                               ", final counter " + std::to_string(final_value) + extra;
+  report(observed);
+  SCOPED_TRACE(observed);
+  EXPECT_GE(final_value, acknowledged);
+  EXPECT_LE(final_value, acknowledged + unknown);
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(std::adjacent_find(values.begin(), values.end()), values.end())
+      << "one INCR result was delivered to two callers";
+  ASSERT_FALSE(values.empty());
+  EXPECT_LE(values.back(), final_value);
 }
 
 /// This process's resident set size in KiB (VmRSS of /proc/self/status); -1 if unknown.

@@ -319,17 +319,15 @@ TEST(SubmissionQueueTest, IdleReadyQueueLetsThePusherWriteInlineAndOnlyOneWriter
   b->release();
 }
 
-}  // namespace
-}  // namespace redmux::detail
-
-namespace redmux::detail {
-namespace {
+// A queue whose connection is ready for inline writes, its I/O thread's timer armed 1 s ahead.
+void allow_inline(SubmissionQueue& queue) {
+  queue.set_inline(true);
+  queue.set_timer_armed_until(Clock::now() + std::chrono::seconds(1));
+}
 
 TEST(SubmissionQueueTest, LargeCommandIsWrittenInlineEvenWithRepliesAwaited) {
   SubmissionQueue queue;
-  queue.set_inline(true);
-  const Clock::time_point t0 = Clock::now();
-  queue.set_timer_armed_until(t0 + std::chrono::seconds(1));
+  allow_inline(queue);
   queue.publish_in_flight(3);  // replies awaited: the I/O thread is busy with this connection
   PendingCommand command;
   command.kind = PendingKind::FireAndForget;
@@ -359,16 +357,9 @@ TEST(SubmissionQueueTest, LargeCommandIsWrittenInlineEvenWithRepliesAwaited) {
   EXPECT_EQ(queue.push(-1, large, command), SubmissionQueue::Pushed::QueuedWake);
 }
 
-}  // namespace
-}  // namespace redmux::detail
-
-namespace redmux::detail {
-namespace {
-
 TEST(SubmissionQueueTest, ABufferGrownByALargeInlineWriteGoesBackToTheQueue) {
   SubmissionQueue queue;
-  queue.set_inline(true);
-  queue.set_timer_armed_until(Clock::now() + std::chrono::seconds(1));
+  allow_inline(queue);
   PendingCommand command;
   command.kind = PendingKind::FireAndForget;
   command.deadline = Clock::time_point::max();
