@@ -333,14 +333,16 @@ TEST(SubmissionQueueTest, LargeCommandIsWrittenInlineEvenWithRepliesAwaited) {
   command.kind = PendingKind::FireAndForget;
   command.deadline = Clock::time_point::max();
   // A small command waits for the I/O thread, which batches it with whatever else arrives.
-  const Arg small[] = {"SET", "k", std::string(SubmissionQueue::kInlineWriteBytes / 2, 'v')};
+  const std::string small_value(SubmissionQueue::kInlineWriteBytes / 2, 'v');
+  const Arg small[] = {"SET", "k", small_value};
   EXPECT_EQ(queue.push(-1, small, command), SubmissionQueue::Pushed::QueuedWake);
   std::string bytes;
   std::vector<PendingCommand> taken, dropped;
   queue.take(bytes, taken, dropped);
   ASSERT_TRUE(queue.take(bytes, taken, dropped));  // empty: the role is given up
   // A large one is a large write on its own: the caller sends it, saving the hand-off.
-  const Arg large[] = {"SET", "k", std::string(SubmissionQueue::kInlineWriteBytes, 'v')};
+  const std::string large_value(SubmissionQueue::kInlineWriteBytes, 'v');
+  const Arg large[] = {"SET", "k", large_value};
   EXPECT_EQ(queue.push(-1, large, command), SubmissionQueue::Pushed::WriteInline);
   EXPECT_FALSE(queue.take_inline(bytes));
   EXPECT_GT(bytes.size(), SubmissionQueue::kInlineWriteBytes);
