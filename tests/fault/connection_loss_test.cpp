@@ -340,8 +340,9 @@ TEST(LargeCommandCutTest, CallersWritingLargeCommandsKeepOrderAndNeverRunWhatWas
   fault::expect_counter_matches_outcomes(std::stoll(server.cli({"GET", key})), tally,
                                          unknown_timeouts.load(), values, writers);
   SCOPED_TRACE("outcomes: " + tally.describe() + writers);
-  // Callers wrote a fair share (only a lone caller on an idle connection would otherwise).
-  EXPECT_GE(caller_writes.load() * 20, mux->status().writes) << "large commands were handed off";
+  // Callers wrote a fair share: 7-25 % of the writes here (under TSan too), under 1 % when
+  // only a lone caller on an idle connection writes its own command.
+  EXPECT_GE(caller_writes.load() * 40, mux->status().writes) << "large commands were handed off";
   EXPECT_EQ(out_of_order.load(), 0);
   // Only connection trouble: no other kind of failure, and no command stuck until its 10 s
   // deadline in a run of a fraction of a second.
