@@ -74,7 +74,7 @@ struct WriteEvent {
   int server_port = 0;              ///< server.port
   std::size_t batch_size = 0;       ///< db.operation.batch.size: commands it carried
   std::size_t bytes = 0;            ///< bytes it carried
-  /// The caller's thread wrote it itself (the connection was idle, or the command was 16 KiB
+  /// The caller's thread wrote it itself (the connection was idle, or the command was 1 MiB
   /// or more and no other thread was writing), else the I/O thread.
   bool from_caller = false;
   std::chrono::steady_clock::time_point at{};  ///< when it started

@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -266,10 +267,10 @@ TEST(ResendTest, NeverSentCommandsAreResentInOrderAfterReconnect) {
 // --- large commands written by their callers while replies are awaited --------------------
 
 TEST(LargeCommandCutTest, CallersWritingLargeCommandsKeepOrderAndNeverRunWhatWasNotSent) {
-  // A command of 16 KiB or more is written by its caller's thread whenever no other thread is
+  // A command of 1 MiB or more is written by its caller's thread whenever no other thread is
   // writing, even with replies awaited (SubmissionQueue::kInlineWriteBytes), so callers and
-  // the I/O thread take turns on the socket under load. Eight threads each keep a window of
-  // four INCRs of one counter whose key is 20 KiB long (large commands, small replies) while
+  // the I/O thread take turns on the socket under load. Four threads each keep a window of
+  // three INCRs of one counter whose key is 1 MiB long (large commands, small replies) while
   // the proxy cuts the connection three times. Afterwards the counter is at least the INCRs
   // that returned a value and at most those plus the ones whose outcome was unknown (an INCR
   // reported "not sent" never ran); no value was returned twice; and within each window the
@@ -284,10 +285,10 @@ TEST(LargeCommandCutTest, CallersWritingLargeCommandsKeepOrderAndNeverRunWhatWas
   });
   Database db = mux->database();
   ASSERT_EQ(db.ping().get(), "PONG");
-  const std::string key = "large:" + std::string(20 * 1024, 'k');
+  const std::string key = "large:" + std::string(1024 * 1024, 'k');
 
-  constexpr int kThreads = 8;
-  constexpr int kWindow = 4;
+  constexpr int kThreads = 4;
+  constexpr int kWindow = 3;
   std::atomic<bool> stop{false};
   std::atomic<long long> unknown_timeouts{0};  // timeouts of commands that were (being) sent
   std::atomic<long long> out_of_order{0};
@@ -321,7 +322,7 @@ TEST(LargeCommandCutTest, CallersWritingLargeCommandsKeepOrderAndNeverRunWhatWas
   }
   for (int round = 0; round < 3; ++round) {
     const auto ok_before = tally.count(errc::ok);
-    ASSERT_TRUE(test::wait_until([&] { return tally.count(errc::ok) > ok_before + 300; }, 30s))
+    ASSERT_TRUE(test::wait_until([&] { return tally.count(errc::ok) > ok_before + 60; }, 30s))
         << tally.describe() << "\n"
         << mux->status_text();
     const auto reconnects_before = mux->status().reconnects;
@@ -330,17 +331,21 @@ TEST(LargeCommandCutTest, CallersWritingLargeCommandsKeepOrderAndNeverRunWhatWas
         << mux->status_text();
   }
   const auto ok_after_cuts = tally.count(errc::ok);
-  EXPECT_TRUE(test::wait_until([&] { return tally.count(errc::ok) > ok_after_cuts + 300; }, 30s))
+  EXPECT_TRUE(test::wait_until([&] { return tally.count(errc::ok) > ok_after_cuts + 60; }, 30s))
       << tally.describe();
   stop = true;
   for (auto& th : threads) th.join();
 
   const std::string writers = ", writes by callers " + std::to_string(caller_writes.load()) +
                               " of " + std::to_string(mux->status().writes);
-  fault::expect_counter_matches_outcomes(std::stoll(server.cli({"GET", key})), tally,
-                                         unknown_timeouts.load(), values, writers);
+  // Read straight from the server (a key of 1 MiB is too long for redis-cli's command line).
+  auto direct = fault::connect_to("127.0.0.1:" + std::to_string(server.port()));
+  const std::optional<std::string> counter = direct->database().get(key).get();
+  ASSERT_TRUE(counter.has_value());
+  fault::expect_counter_matches_outcomes(std::stoll(*counter), tally, unknown_timeouts.load(),
+                                         values, writers);
   SCOPED_TRACE("outcomes: " + tally.describe() + writers);
-  // Callers wrote a fair share: 7-25 % of the writes here (under TSan too), under 1 % when
+  // Callers wrote a fair share: 28-33 % of the writes here, about 1 % when
   // only a lone caller on an idle connection writes its own command.
   EXPECT_GE(caller_writes.load() * 40, mux->status().writes) << "large commands were handed off";
   EXPECT_EQ(out_of_order.load(), 0);
