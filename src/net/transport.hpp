@@ -101,9 +101,8 @@ struct TlsWriteAll {
 /// asio::async_write's completion condition without its 64 KiB step: each send() offers the
 /// kernel everything not yet written. asio::transfer_all offers at most 64 KiB per send(), so
 /// the I/O thread's writes under load (hundreds of KiB of small commands from hundreds of
-/// threads) left in a score of sends each, the server woke to each piece and answered it on
-/// its own, and the I/O thread read 6 × as often per write. Offered whole, 500 threads'
-/// INCRs ran about 1.2 × faster (docs/performance.md).
+/// threads) left in about 25 sends each, and the I/O thread read 6 × as often per write.
+/// Offered whole, 500 threads' INCRs ran about 1.2 × faster (docs/performance.md).
 struct TransferAllAtOnce {
   std::size_t operator()(const asio::error_code& error, std::size_t) const noexcept {
     return error ? 0 : std::numeric_limits<std::size_t>::max();
