@@ -17,7 +17,7 @@ namespace redmux {
 /// How a thread blocked in get(), wait(), wait_for() or result() waits. Process-wide.
 enum class WaitPolicy {
   /// The default. The thread first yields the CPU to other threads, checking for its reply
-  /// in between, for about four times as long as recent waits took — but only while the
+  /// in between, for about four times as long as its recent waits took — but only while the
   /// yields find other threads with work (at most 50 µs on an otherwise idle CPU), for at
   /// most two turns of the CPU to other threads, and never when replies typically take more
   /// than 5 ms; then it sleeps until woken. With many blocked threads on few CPUs this saves
@@ -40,10 +40,10 @@ bool on_io_thread() noexcept;
 
 /// Under WaitPolicy::Adaptive, the longest a blocking wait starting now would yield before
 /// sleeping (it also stops sooner when its yields find nobody else to run): four times what
-/// recent waits took, or zero when that is more than 20 ms.
+/// this thread's recent waits took, or zero when that is more than 20 ms.
 std::chrono::nanoseconds wait_spin_budget() noexcept;
-/// Feeds how long one blocking wait took into that average (every adaptive wait that found
-/// its command still running does; public for tests).
+/// Feeds how long one blocking wait took into this thread's average (every adaptive wait
+/// that found its command still running does; public for tests).
 void record_wait(std::chrono::nanoseconds waited) noexcept;
 /// How many completions on this thread released a thread blocked waiting for them (yielding
 /// or asleep) since the last call; resets the count. An I/O thread reads it after a read's

@@ -47,9 +47,9 @@ thread_local bool t_on_io_thread = false;
 // many blocking callers a machine can serve; a yield that hands the CPU to a thread with
 // work costs neither.
 //
-// What the waits recently took: an exponential moving average over the waits that found
-// their command still running, updated without synchronisation (a heuristic).
-std::atomic<std::int64_t> g_typical_wait_ns{100'000};
+// What this thread's waits recently took: an exponential moving average over its waits that
+// found their command still running.
+thread_local std::int64_t t_typical_wait_ns = 100'000;
 // Replies typically slower than a quarter of this: sleep at once.
 constexpr nanoseconds kMaxSpin = 20ms;
 // A yield back this fast found nobody else to run: the spin is burning an idle CPU, which
@@ -78,7 +78,7 @@ thread_local DeferredWakes t_deferred_wakes;
 }  // namespace
 
 nanoseconds wait_spin_budget() noexcept {
-  const std::int64_t typical = g_typical_wait_ns.load(std::memory_order_relaxed);
+  const std::int64_t typical = t_typical_wait_ns;
   if (typical > kMaxSpin.count() / 4) return 0ns;
   return nanoseconds(typical * 4);
 }
@@ -88,20 +88,19 @@ std::size_t take_released_waiters() noexcept {
 }
 
 void record_wait(nanoseconds waited) noexcept {
-  const std::int64_t typical = g_typical_wait_ns.load(std::memory_order_relaxed);
-  g_typical_wait_ns.store(typical + (waited.count() - typical) / 16, std::memory_order_relaxed);
+  t_typical_wait_ns += (waited.count() - t_typical_wait_ns) / 16;
 }
 
 namespace {
 
-// Yields until `state` is ready (true), or until the budget or `give_up` passes, or the
-// yields stop finding other work (false).
-bool spin_until_ready(const CommandState& state, Clock::time_point start,
+// Yields until `state` is ready (true, with `now` the time it was last read), or until the
+// budget or `give_up` passes, or the yields stop finding other work (false).
+bool spin_until_ready(const CommandState& state, Clock::time_point& now,
                       Clock::time_point give_up) noexcept {
-  const Clock::time_point until = std::min(give_up, start + wait_spin_budget());
+  const Clock::time_point until = std::min(give_up, now + wait_spin_budget());
   nanoseconds idle = 0ns;
   int turns_given = 0;
-  for (Clock::time_point now = start; !state.ready();) {
+  while (!state.ready()) {
     if (now >= until || idle > kIdleSpinLimit || turns_given >= kMaxTurnsGiven) return false;
     ::sched_yield();
     const Clock::time_point after = Clock::now();
@@ -183,8 +182,9 @@ bool CommandState::wait_for(nanoseconds timeout) const noexcept {
   const Clock::time_point deadline = forever ? Clock::time_point::max() : start + timeout;
   const bool adaptive = wait_policy() == WaitPolicy::Adaptive;
   if (adaptive) phase_.fetch_or(kSpinnerBit, std::memory_order_relaxed);
-  if (adaptive && spin_until_ready(*this, start, deadline)) {
-    record_wait(Clock::now() - start);
+  Clock::time_point now = start;
+  if (adaptive && spin_until_ready(*this, now, deadline)) {
+    record_wait(now - start);  // `now` was read after the yield that found the reply
     return true;
   }
   for (;;) {

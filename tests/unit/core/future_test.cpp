@@ -124,6 +124,21 @@ TEST(FutureWaitTest, AdaptiveBudgetIsFourRecentWaitsAndNoneForSlowReplies) {
   EXPECT_NEAR(detail::wait_spin_budget().count(), 2'000'000, 50'000);
 }
 
+TEST(FutureWaitTest, EachThreadsBudgetFollowsItsOwnWaits) {
+  // A thread's budget comes from its own waits: another thread whose replies take 6 ms
+  // neither stops this one's yielding nor writes anything this one reads.
+  set_typical_wait(std::chrono::microseconds(250));
+  const auto mine = detail::wait_spin_budget();
+  ASSERT_NEAR(mine.count(), 1'000'000, 50'000);
+  std::thread slow([] {
+    EXPECT_NEAR(detail::wait_spin_budget().count(), 400'000, 50'000);  // a new thread's
+    set_typical_wait(std::chrono::milliseconds(6));
+    EXPECT_EQ(detail::wait_spin_budget(), std::chrono::nanoseconds::zero());
+  });
+  slow.join();
+  EXPECT_EQ(detail::wait_spin_budget(), mine);
+}
+
 TEST(FutureWaitTest, BlockingWaitsFeedTheBudget) {
   WaitPolicyScope adaptive(WaitPolicy::Adaptive);
   set_typical_wait(std::chrono::microseconds(100));
