@@ -48,8 +48,21 @@ thread_local bool t_on_io_thread = false;
 // work costs neither.
 //
 // What this thread's waits recently took: an exponential moving average over its waits that
-// found their command still running.
-thread_local std::int64_t t_typical_wait_ns = 100'000;
+// found their command still running (-1: none yet). A thread starts from the value threads
+// last published, and publishes its own every kPublishEvery waits, so that the process's
+// threads do not all write one cache line on every wait.
+thread_local std::int64_t t_typical_wait_ns = -1;
+thread_local std::uint32_t t_waits_recorded = 0;
+std::atomic<std::int64_t> g_published_wait_ns{100'000};
+constexpr std::uint32_t kPublishEvery = 64;
+
+std::int64_t typical_wait_ns() noexcept {
+  if (t_typical_wait_ns < 0) {
+    t_typical_wait_ns = g_published_wait_ns.load(std::memory_order_relaxed);
+  }
+  return t_typical_wait_ns;
+}
+
 // Replies typically slower than a quarter of this: sleep at once.
 constexpr nanoseconds kMaxSpin = 20ms;
 // A yield back this fast found nobody else to run: the spin is burning an idle CPU, which
@@ -78,7 +91,7 @@ thread_local DeferredWakes t_deferred_wakes;
 }  // namespace
 
 nanoseconds wait_spin_budget() noexcept {
-  const std::int64_t typical = t_typical_wait_ns;
+  const std::int64_t typical = typical_wait_ns();
   if (typical > kMaxSpin.count() / 4) return 0ns;
   return nanoseconds(typical * 4);
 }
@@ -88,7 +101,11 @@ std::size_t take_released_waiters() noexcept {
 }
 
 void record_wait(nanoseconds waited) noexcept {
-  t_typical_wait_ns += (waited.count() - t_typical_wait_ns) / 16;
+  const std::int64_t typical = typical_wait_ns();
+  t_typical_wait_ns = typical + (waited.count() - typical) / 16;
+  if (++t_waits_recorded % kPublishEvery == 0) {
+    g_published_wait_ns.store(t_typical_wait_ns, std::memory_order_relaxed);
+  }
 }
 
 namespace {

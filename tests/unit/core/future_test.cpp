@@ -125,18 +125,21 @@ TEST(FutureWaitTest, AdaptiveBudgetIsFourRecentWaitsAndNoneForSlowReplies) {
 }
 
 TEST(FutureWaitTest, EachThreadsBudgetFollowsItsOwnWaits) {
-  // A thread's budget comes from its own waits: another thread whose replies take 6 ms
-  // neither stops this one's yielding nor writes anything this one reads.
+  // A thread's budget comes from its own waits: another thread whose replies take 6 ms does
+  // not stop this one's yielding. A new thread starts from what the others last published.
   set_typical_wait(std::chrono::microseconds(250));
   const auto mine = detail::wait_spin_budget();
   ASSERT_NEAR(mine.count(), 1'000'000, 50'000);
   std::thread slow([] {
-    EXPECT_NEAR(detail::wait_spin_budget().count(), 400'000, 50'000);  // a new thread's
+    EXPECT_NEAR(detail::wait_spin_budget().count(), 1'000'000, 50'000);
     set_typical_wait(std::chrono::milliseconds(6));
     EXPECT_EQ(detail::wait_spin_budget(), std::chrono::nanoseconds::zero());
   });
   slow.join();
   EXPECT_EQ(detail::wait_spin_budget(), mine);
+  std::thread next([] { EXPECT_EQ(detail::wait_spin_budget(), std::chrono::nanoseconds::zero()); });
+  next.join();
+  set_typical_wait(std::chrono::microseconds(100));  // publish a quick value again
 }
 
 TEST(FutureWaitTest, BlockingWaitsFeedTheBudget) {
