@@ -40,7 +40,7 @@ bool on_io_thread() noexcept;
 
 /// Under WaitPolicy::Adaptive, the longest a blocking wait starting now would yield before
 /// sleeping (it also stops sooner when its yields find nobody else to run): four times what
-/// this thread's recent waits took (a new thread's start from the average threads last
+/// this thread's recent waits took (a new thread starts from the average other threads last
 /// published), or zero when that is more than 20 ms.
 std::chrono::nanoseconds wait_spin_budget() noexcept;
 /// Feeds how long one blocking wait took into this thread's average (every adaptive wait
