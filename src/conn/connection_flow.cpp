@@ -465,10 +465,12 @@ void ConnectionMachine::on_health_tick() {
   const Health::Tick tick =
       health_.on_tick(now_, pipeline_, server_->is_replica(), quiet, writer_.last_write());
   if (tick.dead) {
-    shared_->counters().dead_connections.fetch_add(1, std::memory_order_relaxed);
     const Error cause = break_cause::dead(endpoint_text_, tick.silent_ms, config_);
     if (observer_.logs(LogLevel::Warning)) log(LogLevel::Warning, cause.message());
     connection_broken(cause);
+    // Counted once broken (release; status() reads it with acquire): whoever sees the count
+    // sees the connection no longer ready.
+    shared_->counters().dead_connections.fetch_add(1, std::memory_order_release);
     return;
   }
   // A READONLY or MASTERDOWN reply asks at once (on_reply()).

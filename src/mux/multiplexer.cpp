@@ -342,7 +342,7 @@ MultiplexerStatus Multiplexer::status() const {
   s.fire_and_forget_errors = c.fire_and_forget_errors.load(std::memory_order_relaxed);
   s.resent = c.resent.load(std::memory_order_relaxed);
   s.heartbeats = c.heartbeats.load(std::memory_order_relaxed);
-  s.dead_connections = c.dead_connections.load(std::memory_order_relaxed);
+  s.dead_connections = c.dead_connections.load(std::memory_order_acquire);
   s.connection_failures = c.connection_failures.load(std::memory_order_relaxed);
   s.loading_waits = c.loading_waits.load(std::memory_order_relaxed);
   s.redirects = c.redirects.load(std::memory_order_relaxed);
