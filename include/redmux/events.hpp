@@ -11,8 +11,10 @@
 namespace redmux {
 
 enum class ConnectionEventKind {
-  Connected,     ///< first successful handshake of a connection
-  Failed,        ///< a connection attempt failed, or a ready connection broke (`error` says why)
+  Connected,  ///< first successful handshake of a connection
+  /// A connection attempt failed, or a ready connection broke (`error` says why). A broken
+  /// connection is already out of the ready state when this is reported.
+  Failed,
   Reconnecting,  ///< the next attempt is scheduled after `delay`
   Restored,      ///< a connection is ready again after a break
   /// A ready connection's re-authentication (AUTH with the credential provider's new

@@ -464,6 +464,11 @@ void ConnectionMachine::connection_broken(const Error& cause) {
     return;
   }
   if (cache_) cache_->set_active(false);  // first: no hit from a session known to be gone
+  // Other threads, and the handlers this break calls, see the connection down from here on
+  // (callers stop writing inline, failFast refuses at submit). phase_ stays Ready until
+  // schedule_reconnect(): absorb_inline_writes() below must still take what callers wrote
+  // inline into the pipeline that fails with this session.
+  state_.store(ConnectionState::Reconnecting, std::memory_order_release);
   ++generation_;
   report_connected();  // it was ready: the replica's first probe that start() awaited is moot
   close_socket();
@@ -475,7 +480,8 @@ void ConnectionMachine::connection_broken(const Error& cause) {
   settle_broken(broken_, cause);
   attempts_.broke(cause);
   note_failure(cause);
-  shared_->counters().connection_failures.fetch_add(1, std::memory_order_relaxed);
+  // Release: status() reads it with acquire, and then sees this session's end (state_ above).
+  shared_->counters().connection_failures.fetch_add(1, std::memory_order_release);
   report_event(ConnectionEventKind::Failed, cause);
   if (config_.backlog_policy == BacklogPolicy::FailFast) {
     fail_queued(cause, errc::disconnected, " (backlogPolicy=failFast)");

@@ -343,7 +343,7 @@ MultiplexerStatus Multiplexer::status() const {
   s.resent = c.resent.load(std::memory_order_relaxed);
   s.heartbeats = c.heartbeats.load(std::memory_order_relaxed);
   s.dead_connections = c.dead_connections.load(std::memory_order_acquire);
-  s.connection_failures = c.connection_failures.load(std::memory_order_relaxed);
+  s.connection_failures = c.connection_failures.load(std::memory_order_acquire);
   s.loading_waits = c.loading_waits.load(std::memory_order_relaxed);
   s.redirects = c.redirects.load(std::memory_order_relaxed);
   s.cluster_retries = c.cluster_retries.load(std::memory_order_relaxed);

@@ -240,6 +240,35 @@ TEST(ConnectionMachineTest, ABreakDuringAWriteCountsAllOfItAsPossiblySent) {
   EXPECT_EQ(r.counters().resent.load(), 0u);
 }
 
+// A broken connection stops being ready before anyone hears of the break: an event handler
+// reacting to Failed, or a thread that sees the failure counted, never finds it ready, and
+// under failFast a command submitted from that handler is refused at once.
+TEST(ConnectionMachineTest, ABrokenConnectionIsNoLongerReadyWhenItsFailureIsReported) {
+  Config config;
+  config.backlog_policy = BacklogPolicy::FailFast;
+  ScriptedRunner r(config);
+  r.ready();
+  auto& call = r.get("k");
+  r.complete_write();
+  std::optional<ConnectionState> state_at_failed;
+  std::optional<Error> late_error_at_failed;
+  r.shared->set_event_handler([&](const ConnectionEvent& event) {
+    r.events.push_back(event);
+    if (event.kind != ConnectionEventKind::Failed) return;
+    state_at_failed = r.machine.state();
+    EXPECT_EQ(r.counters().connection_failures.load(), 1u);
+    const auto& late = r.get("late");
+    if (late.state->ready()) late_error_at_failed = error_of(late);
+  });
+  r.server_closes();
+  ASSERT_TRUE(state_at_failed.has_value());
+  EXPECT_EQ(*state_at_failed, ConnectionState::Reconnecting);
+  ASSERT_TRUE(late_error_at_failed.has_value());  // refused at once, not queued and failed later
+  EXPECT_EQ(late_error_at_failed->code(), errc::disconnected);
+  EXPECT_EQ(error_of(call).code(), errc::outcome_unknown);
+  EXPECT_EQ(r.machine.state(), ConnectionState::Reconnecting);
+}
+
 // An inline write the socket took nothing of, and the connection breaks before the I/O
 // thread takes over: the command never reached the server, so it is resent.
 TEST(ConnectionMachineTest, AnInlineWriteTheSocketDidNotTakeIsResentAfterABreak) {
