@@ -348,6 +348,8 @@ class ConnectionMachine {
   mutable std::mutex endpoint_mutex_;
 
   Phase phase_ = Phase::Idle;
+  /// What other threads see of phase_ (set_phase()); ahead of it during a break, which
+  /// publishes Reconnecting before it reports anything (connection_broken()).
   std::atomic<ConnectionState> state_{ConnectionState::Idle};
   /// Bumps on every new socket and every break; stale completions and actions check it.
   /// Atomic: an inline write (on a caller thread) reads it too.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -21,7 +23,12 @@ using Clock = std::chrono::steady_clock;
 using fault::code_of;
 using fault::OutcomeTally;
 
-TEST(ServerKillTest, CounterStaysWithinWhatCallersWereTold) {
+// The backlog policy: "queue" (the default) holds commands while the server is down,
+// "failFast" refuses them at submit and fails those queued when the connection breaks, with
+// `disconnected` (never sent).
+class ServerKillTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ServerKillTest, CounterStaysWithinWhatCallersWereTold) {
   // Every INCR acknowledged by the server is on disk before its reply is sent (appendonly
   // with appendfsync always), so the counter survives SIGKILL exactly as far as the server
   // got. Afterwards the counter must be at least the number of INCRs that returned a value
@@ -32,8 +39,10 @@ TEST(ServerKillTest, CounterStaysWithinWhatCallersWereTold) {
   options.args = {"--appendonly", "yes", "--appendfsync", "always"};
   test::RedisServer server(options);
   constexpr auto kTimeout = 2000ms;
-  auto mux = fault::connect_to(server.address(),
-                               ",asyncTimeout=2000,reconnectBaseDelay=20,reconnectMaxDelay=200");
+  auto mux = fault::connect_to(
+      server.address(),
+      std::string(",asyncTimeout=2000,reconnectBaseDelay=20,reconnectMaxDelay=200,backlogPolicy=") +
+          GetParam());
   const std::string counter = "fault:counter";
 
   constexpr int kThreads = 50;
@@ -101,7 +110,15 @@ TEST(ServerKillTest, CounterStaysWithinWhatCallersWereTold) {
   EXPECT_EQ(tally.errors(), tally.count(errc::outcome_unknown) + tally.count(errc::not_sent) +
                                 tally.count(errc::timeout) + tally.count(errc::disconnected))
       << tally.describe() << (server_errors.empty() ? "" : "; e.g. " + server_errors.front());
+  if (std::string_view(GetParam()) == "failFast") {
+    EXPECT_GT(tally.count(errc::disconnected), 0u) << "failFast refused nothing while down";
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(BacklogPolicy, ServerKillTest, ::testing::Values("queue", "failFast"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 TEST(ServerPauseTest, TimeoutsExplainThemselvesAndRepliesReachTheirOwnCallers) {
   test::RedisServer server;
