@@ -169,8 +169,8 @@ bool iequals(std::string_view a, std::string_view b) {
 
 // SELECT changes the shared connection's state, which the multiplexer refuses; the CLI
 // switches the Database it sends through instead (redmux SELECTs per command as needed).
-// The index is checked against CONFIG GET databases first: a failing per-command SELECT is
-// not reported to the command behind it (see docs/cli.md).
+// An index the server lacks gets redis-cli's own answer, checked against CONFIG GET
+// databases, and the prompt stays where it was.
 int select_database(Multiplexer& mux, Database& db, const std::vector<std::string>& words,
                     OutputFormat format) {
   int index = -1;

@@ -197,7 +197,7 @@ Connection:
   -h HOST             server host (default 127.0.0.1)
   -p PORT             server port (default 6379)
   -u URL|CONFIG       redis://user:pass@host:port/db URL or redmux configuration string
-  -a PASSWORD         password (or set REDISCLI_AUTH to keep it out of the process list)
+  -a, --pass PASSWORD password (or set REDISCLI_AUTH to keep it out of the process list)
   --user USER         ACL user (needs a password)
   -n DB               database number
   -2 | -3             RESP2 (the default, like redis-cli) or RESP3
