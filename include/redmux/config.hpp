@@ -96,7 +96,7 @@ struct Config {
   Milliseconds sync_timeout{5000};        ///< syncTimeout=: bound of connect() and close()
   Milliseconds async_timeout{5000};       ///< asyncTimeout=: every command's deadline
   Seconds keep_alive{60};                 ///< keepAlive=: TCP keepalive idle time; 0 = off
-  Milliseconds heartbeat_interval{1000};  ///< heartbeatInterval=: idle PING (resilience issue)
+  Milliseconds heartbeat_interval{1000};  ///< heartbeatInterval=: idle PING (docs/resilience.md)
 
   // --- queueing --------------------------------------------------------------------------
   std::size_t max_queued_commands = 100000;                   ///< maxQueuedCommands=: 1 … 2^32-1
@@ -112,7 +112,7 @@ struct Config {
   Milliseconds reconnect_base_delay{100};               ///< reconnectBaseDelay=
   Milliseconds reconnect_max_delay{10000};              ///< reconnectMaxDelay=
   BacklogPolicy backlog_policy = BacklogPolicy::Queue;  ///< backlogPolicy=queue|failFast
-  bool retry_read_only_commands = false;  ///< retryReadOnlyCommands= (resilience issue)
+  bool retry_read_only_commands = false;  ///< retryReadOnlyCommands= (docs/resilience.md)
   /// retryClusterDown=: Redis Cluster — a command refused with CLUSTERDOWN or TRYAGAIN (it did
   /// not run) is sent again after a pause, until its own deadline (docs/topology.md).
   bool retry_cluster_down = true;
