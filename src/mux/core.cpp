@@ -282,12 +282,27 @@ Error MuxCore::check_database(int db, const Connection& connection, const Comman
   if (db == shared_->config().default_database) return Error();
   // A SELECT that fails would let the commands pipelined behind it run in the wrong
   // database, so an index the server does not have is refused here, before sending.
-  const int databases = connection.databases();
+  int databases = connection.databases();
+  if (databases == 0) databases = known_databases(connection.endpoint());
   if (db >= 0 && (databases == 0 || db < databases)) return Error();
   return Error(errc::invalid_argument, std::string(info.name) + " refused: database " +
                                            std::to_string(db) + " does not exist on " +
                                            connection.describe_endpoint() +
                                            " (databases=" + std::to_string(databases) + ")");
+}
+
+int MuxCore::known_databases(const Endpoint& endpoint) const {
+  // A dedicated connection is leased before its handshake has counted the server's databases
+  // (a blocking command's or a transaction's first lease): the interactive connections to
+  // that server have. A cluster has database 0 only.
+  if (cluster()) return 1;
+  for (const auto& group : groups_) {
+    for (const auto& connection : group) {
+      const int databases = connection->databases();
+      if (databases != 0 && connection->endpoint() == endpoint) return databases;
+    }
+  }
+  return 0;
 }
 
 Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg> args,

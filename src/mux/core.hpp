@@ -83,6 +83,9 @@ class MuxCore final : public ShardRouter {
   Error check_allowed(const CommandInfo& info, std::span<const Arg> args, Site site) const;
   /// Refuses a database index the connection's server does not have (or a negative one).
   Error check_database(int db, const Connection& connection, const CommandInfo& info) const;
+  /// How many databases the server at `endpoint` has, as the multiplexer's interactive
+  /// connections learned it (1 in a cluster; 0: unknown).
+  int known_databases(const Endpoint& endpoint) const;
   /// Takes one maxQueuedCommands slot (waiting until `deadline` under queueFullPolicy=wait);
   /// false, counted in status().queue_full, when none could be had (see queue_full_error()).
   bool take_slot(Clock::time_point deadline) {

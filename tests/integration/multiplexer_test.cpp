@@ -576,6 +576,25 @@ TEST(MultiplexerDatabaseTest, MissingDatabaseIsRefusedAndNothingRunsElsewhere) {
   EXPECT_EQ(mux->database(5).get("five").get(), std::optional<std::string>("1"));
 }
 
+TEST(MultiplexerDatabaseTest,
+     MissingDatabaseIsRefusedOnADedicatedConnectionLeasedBeforeItsHandshake) {
+  // A transaction's or a blocking command's first lease opens a dedicated connection, which
+  // has not counted the server's databases yet: the multiplexer's own connection has.
+  test::RedisServer server;
+  {
+    auto mux = Multiplexer::connect(server.address());
+    Transaction tx = mux->database(99).transaction();
+    auto incr = tx.incr("tx-ninety");
+    EXPECT_THROW(tx.execute(), InvalidArgumentError);
+    EXPECT_EQ(incr.result().error().code(), errc::invalid_argument);
+  }
+  {
+    auto mux = Multiplexer::connect(server.address());
+    EXPECT_THROW(mux->database(99).blpop("blocking-ninety", 1s).get(), InvalidArgumentError);
+  }
+  EXPECT_EQ(server.cli({"EXISTS", "tx-ninety"}), "0");  // nothing ran in database 0
+}
+
 TEST(MultiplexerDatabaseTest, FailingSelectResetsTheConnectionInsteadOfRunningInTheWrongDatabase) {
   // An ACL that forbids SELECT (and CONFIG, so redmux cannot learn the database count).
   test::ServerOptions options;
