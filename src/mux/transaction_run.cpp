@@ -204,10 +204,15 @@ void TransactionRun::on_reply(int round, std::size_t index, NodeSpan reply) {
   if (--pending_ == 0) after_exec();
 }
 
-void TransactionRun::on_failure(int round, std::size_t, Error error) {
+void TransactionRun::on_failure(int round, std::size_t index, Error error) {
   // After a timeout the connection may still owe replies: it is replaced, not reused.
   if (error.code() == errc::timeout || error.code() == errc::shut_down) reusable_ = false;
-  if (!failure_) failure_ = std::move(error);
+  // EXEC's own failure decides what the caller may assume: it says whether EXEC was sent
+  // (the transaction may have committed) or not (nothing ran: MULTI without EXEC is dropped
+  // with the connection). MULTI, before it in the same write, fails first. A server's
+  // refusal of an earlier step stays the cause.
+  const bool exec = round == kExec && index == work_.commands.size() + 1;
+  if (!failure_ || (exec && failure_->code() != errc::server_error)) failure_ = std::move(error);
   if (--pending_ != 0) return;
   if (round == kChecks) {
     after_checks();

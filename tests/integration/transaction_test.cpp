@@ -1,6 +1,6 @@
 // Transactions against a real redis-server: commit, every condition kind both ways, a lost
 // WATCH race, EXECABORT, a runtime error inside EXEC, a non-default database, local
-// refusals, optimistic-locking retries from several threads.
+// refusals, optimistic-locking retries from several threads, a timeout after EXEC was sent.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,6 +10,7 @@
 #include "mux/transaction.hpp"  // set_transaction_test_hook
 #include "redmux/redmux.hpp"
 #include "support/redis_server.hpp"
+#include "support/wait.hpp"
 
 namespace redmux {
 namespace {
@@ -292,6 +293,34 @@ TEST(TransactionTest, ExecuteAsyncCompletesFromACallback) {
   ASSERT_EQ(done.wait_for(5s), std::future_status::ready);
   EXPECT_TRUE(done.get());
   EXPECT_EQ(value.get(), 1);
+}
+
+TEST(TransactionTest, ATimeoutAfterExecWasSentSaysSo) {
+  // MULTI, the commands and EXEC leave in one write; the server is frozen, so every step
+  // times out. The caller must learn that EXEC was sent (the transaction may commit later),
+  // not MULTI's timeout alone.
+  RedisServer server;
+  auto mux = connect_to(server, ",asyncTimeout=300ms");
+  {
+    Transaction warm = mux->database().transaction();  // the dedicated connection, ready
+    warm.incr("warm");
+    ASSERT_TRUE(warm.execute().committed());
+  }
+  server.pause();
+  Transaction tx = mux->database().transaction();
+  Future<long long> incr = tx.incr("frozen-tx");
+  try {
+    tx.execute();
+    ADD_FAILURE() << "a transaction on a frozen server did not time out";
+  } catch (const TimeoutError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("reply to EXEC"), std::string::npos) << message;
+    EXPECT_NE(message.find("command was sent"), std::string::npos) << message;
+  }
+  EXPECT_EQ(incr.result().error().code(), errc::timeout);
+  server.resume();
+  // What the message warned of: the server runs it once it can.
+  EXPECT_TRUE(test::wait_until([&] { return server.cli({"GET", "frozen-tx"}) == "1"; }));
 }
 
 TEST(TransactionTest, DestroyedWithoutExecuteFailsItsFutures) {
