@@ -531,6 +531,9 @@ TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
         return wait_until([&] { return cluster_->is_primary(old_primary); }, 5s);
       },
       60s));
+  // Until the promoted node has stepped down, both report "master", and the next test's
+  // SetUp would FLUSHALL a node that turns replica under it (READONLY).
+  ASSERT_TRUE(wait_until([&] { return !cluster_->is_primary(*replica); }, 30s));
   EXPECT_EQ(cluster_->id_of(old_primary), old_id);
 }
 
