@@ -61,30 +61,36 @@ class Future {
     return Future(state);
   }
 
-  /// False for a default-constructed or moved-from future (or one consumed by then()).
+  /// False for a default-constructed or moved-from future, or one consumed by get(),
+  /// result(), then() or co_await.
   bool valid() const noexcept { return state_ != nullptr; }
   /// True once the command has completed. Never blocks.
   bool ready() const noexcept { return state_ && state_->ready(); }
 
   /// Blocks until complete and returns the value, or throws the typed error (ServerError,
   /// TimeoutError, ConnectionError, QueueFullError …). On an I/O thread: DeadlockError.
+  /// Consumes the future, as std::future::get() does: valid() is false afterwards, and
+  /// another get() throws InvalidArgumentError ("use of an empty Future").
   T get() {
     block("Future::get()");
+    const Consumed consumed(std::exchange(state_, nullptr));
     if constexpr (std::is_void_v<T>) {
-      state_->result().value();
+      consumed.state->result().value();
     } else {
-      return std::move(state_->result()).value();
+      return std::move(consumed.state->result()).value();
     }
   }
 
   /// Blocks until complete; the value or the error, never throwing (on an I/O thread, an
-  /// errc::deadlock error).
+  /// errc::deadlock error, and the future stays valid). Consumes the future, like get():
+  /// another result() returns an errc::invalid_argument error.
   Result<T> result() {
     if (!state_) return Error(errc::invalid_argument, "redmux: result() on an empty Future");
     if (!state_->ready() && detail::on_io_thread())
       return detail::deadlock_error("Future::result()");
     state_->wait();
-    return std::move(state_->result());
+    const Consumed consumed(std::exchange(state_, nullptr));
+    return std::move(consumed.state->result());
   }
 
   /// Blocks until complete. Throws DeadlockError on an I/O thread.
@@ -192,6 +198,15 @@ class Future {
   void reset() noexcept {
     if (state_) std::exchange(state_, nullptr)->release();
   }
+  /// The state taken out of a future that get() or result() consumes: released once the
+  /// value (or the exception) has been built from it.
+  struct Consumed {
+    detail::FutureState<T>* state;
+    explicit Consumed(detail::FutureState<T>* taken) noexcept : state(taken) {}
+    Consumed(const Consumed&) = delete;
+    Consumed& operator=(const Consumed&) = delete;
+    ~Consumed() { state->release(); }
+  };
 
   detail::FutureState<T>* state_ = nullptr;
 };

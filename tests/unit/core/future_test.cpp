@@ -51,6 +51,29 @@ TEST(FutureTest, SecondCompletionIsDropped) {
   EXPECT_EQ(r.error().code(), errc::timeout);
 }
 
+TEST(FutureTest, GetAndResultConsumeTheFutureLikeStdFuture) {
+  // A second read must not hand out a moved-from value (an empty string, a blank error).
+  Future<std::string> value = Future<std::string>::ready_with(std::string("hello"));
+  EXPECT_EQ(value.get(), "hello");
+  EXPECT_FALSE(value.valid());
+  EXPECT_THROW(value.get(), InvalidArgumentError);
+  EXPECT_EQ(value.result().error().code(), errc::invalid_argument);
+
+  Future<std::string> failed =
+      Future<std::string>::ready_with(Error(errc::timeout, "Timeout awaiting reply to GET"));
+  EXPECT_THROW(failed.get(), TimeoutError);
+  EXPECT_FALSE(failed.valid());  // consumed by the get() that threw too
+
+  Future<long long> result = Future<long long>::ready_with(Error(errc::timeout, "too late"));
+  EXPECT_EQ(result.result().error().message(), "too late");
+  EXPECT_FALSE(result.valid());
+  EXPECT_EQ(result.result().error().code(), errc::invalid_argument);
+
+  Future<void> done = Future<void>::ready_with(Result<void>());
+  done.get();
+  EXPECT_FALSE(done.valid());
+}
+
 TEST(FutureTest, ErrorReplyBecomesServerErrorNamingCommand) {
   auto* state = new FutureState<long long>();
   state->command_name = "INCR";
