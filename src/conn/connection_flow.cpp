@@ -402,12 +402,16 @@ void ConnectionMachine::on_deadline(const SocketFacts& facts) {
   queue_.set_timer_armed_until(timer_at_);
   absorb_inline_writes();
   // A command that times out gives its maxQueuedCommands slot back now, before its future
-  // completes: in flight only its entry stays, to skip the late reply.
-  std::size_t timed_out = pipeline_.expire(
+  // completes: in flight only its entry stays, to skip the late reply. It is counted in
+  // status().timeouts before its future completes too, so a caller that reads the status
+  // after its TimeoutError finds its own timeout there.
+  std::atomic<std::uint64_t>& timeouts = shared_->counters().timeouts;
+  const std::size_t timed_out = pipeline_.expire(
       now_,
       [&](const PendingCommand& c, Clock::time_point) {
         Error error = timeout_error_of(c, /*in_flight=*/true, facts);
         if (observer_.wants_events()) observe_failure(c, CommandOutcome::Timeout, error);
+        timeouts.fetch_add(1, std::memory_order_relaxed);
         return error;
       },
       release_slot_);
@@ -418,11 +422,10 @@ void ConnectionMachine::on_deadline(const SocketFacts& facts) {
     if (command.counted) shared_->release_slots(1);  // before its future completes
     const Error error = timeout_error_of(command, /*in_flight=*/false, facts);
     if (observer_.wants_events()) observe_failure(command, CommandOutcome::Timeout, error);
+    timeouts.fetch_add(1, std::memory_order_relaxed);
     command.state->fail(error);
     command.state->release();  // the extra reference collect_expired took
-    ++timed_out;
   }
-  shared_->counters().timeouts.fetch_add(timed_out, std::memory_order_relaxed);
   // Their slots are back, so new commands come in: what timed out while queued leaves the
   // queue too, also while a write is stuck (a stalled server), or memory would grow.
   if (phase_ != Phase::Ready || !expired_.empty()) {
@@ -446,7 +449,9 @@ Error ConnectionMachine::timeout_error_of(const PendingCommand& command, bool in
   timeout.in_flight = pipeline_.size();
   timeout.written = writer_.written();
   timeout.taken = writer_.taken();
-  timeout.unread_bytes = reader_.unparsed() + facts.unread_bytes;
+  // Only a ready session's unread bytes are replies someone is late reading: before that
+  // they are the handshake's (a refused AUTH's rest), which the message explains otherwise.
+  timeout.unread_bytes = phase_ == Phase::Ready ? reader_.unparsed() + facts.unread_bytes : 0;
   timeout.last_read = health_.last_read();
   timeout.last_write = writer_.last_write();
   timeout.io_busy_percent = facts.io_busy_percent;

@@ -109,8 +109,10 @@ Error not_sent_error(const PendingCommand& command, const Error& error, errc cod
 Error refused_at_submit(std::string_view name, std::string_view endpoint, std::string_view state,
                         bool fail_fast) {
   if (fail_fast) {
-    return Error(errc::disconnected, text(name) + " not sent: " + text(endpoint) + " is " +
-                                         text(state) + " and backlogPolicy=failFast");
+    // "idle" is a connection not started yet (abortConnect=false, just connected).
+    return Error(errc::disconnected, text(name) + " not sent: " + text(endpoint) +
+                                         " is not connected (" + text(state) +
+                                         ") and backlogPolicy=failFast");
   }
   return Error(errc::shut_down, text(name) + " not sent: the multiplexer was closed");
 }

@@ -174,7 +174,7 @@ TEST(ConnectionFlowTest, UnderFailFastNothingWaitsForAReconnect) {
   ASSERT_TRUE(early.state->ready());
   EXPECT_EQ(error_of(early).code(), errc::disconnected);
   EXPECT_EQ(error_of(early).message(),
-            "GET not sent: 10.0.0.1:6379 is connecting and backlogPolicy=failFast");
+            "GET not sent: 10.0.0.1:6379 is not connected (connecting) and backlogPolicy=failFast");
   r.connected();
   r.feed(handshake_replies(r.shared->config()));
   auto& sent = r.get("sent");

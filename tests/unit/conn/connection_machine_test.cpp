@@ -324,6 +324,53 @@ TEST(ConnectionMachineTest, ADeadlineWhileAReplyIsHalfReadFailsTheCallerAndLater
   EXPECT_EQ(r.machine.state(), ConnectionState::Ready);
 }
 
+// A command that times out while the connection is not ready: what the socket or the read
+// buffer holds then (the rest of a refused handshake's replies) is not a reply the I/O
+// thread is late reading, so the message does not say so.
+TEST(ConnectionMachineTest, ATimeoutWhileNotReadyReportsNoUnreadBytes) {
+  ScriptedRunner r;
+  r.start();
+  r.connected();         // handshaking: never answered
+  r.feed("-WRONGPASS");  // half a reply in the read buffer
+  r.facts.unread_bytes = 208;
+  auto& queued = r.get("k", 100ms);
+  r.advance(100ms);
+  ASSERT_TRUE(queued.state->ready());
+  const Error& error = error_of(queued);
+  EXPECT_EQ(error.code(), errc::timeout);
+  EXPECT_NE(error.message().find("was still queued, not sent"), std::string::npos)
+      << error.message();
+  EXPECT_NE(error.message().find("bytes-unread=0,"), std::string::npos) << error.message();
+}
+
+// status().timeouts counts a timeout before the caller learns of it, in flight or queued:
+// a caller reading the status after its TimeoutError finds its own timeout counted.
+TEST(ConnectionMachineTest, ATimeoutIsCountedBeforeItsCallerIsTold) {
+  const auto counted_when_told = [](ScriptedRunner& r, testing::Call& call) {
+    auto seen = std::make_shared<std::uint64_t>(0);
+    call.state->add_ref();  // the continuation's reference
+    call.state->then([&r, seen](Result<std::string>) { *seen = r.counters().timeouts.load(); });
+    return seen;
+  };
+  ScriptedRunner in_flight;
+  in_flight.ready();
+  auto& first = in_flight.get("first", 100ms);
+  auto& second = in_flight.get("second", 100ms);
+  if (in_flight.writing) in_flight.complete_write();
+  const auto first_seen = counted_when_told(in_flight, first);
+  const auto second_seen = counted_when_told(in_flight, second);
+  in_flight.advance(100ms);
+  EXPECT_EQ(*first_seen, 1u);
+  EXPECT_EQ(*second_seen, 2u);
+
+  ScriptedRunner queued;
+  queued.start();  // never connected: the command stays queued
+  auto& waiting = queued.get("waiting", 100ms);
+  const auto waiting_seen = counted_when_told(queued, waiting);
+  queued.advance(100ms);
+  EXPECT_EQ(*waiting_seen, 1u);
+}
+
 Config fast_health() {
   Config config;
   config.heartbeat_interval = 100ms;
