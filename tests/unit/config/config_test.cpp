@@ -1070,6 +1070,19 @@ TEST(ConfigCredentials, SetInCodeOnlyAndExclusiveWithUserAndPassword) {
   EXPECT_NE(checked.error().message().find("credential provider"), std::string::npos)
       << checked.error().message();
   EXPECT_EQ(checked.error().message().find("s3cret"), std::string::npos);
+  EXPECT_NE(
+      checked.error().message().find("options \"user\" and \"password\" in configuration are set"),
+      std::string::npos)
+      << checked.error().message();
+  // Only the option that is set is named.
+  Config password_only = Config::from_string("cache.internal:6379,password=s3cret");
+  password_only.credentials = config.credentials;
+  const auto one = password_only.validate();
+  ASSERT_FALSE(one);
+  EXPECT_NE(one.error().message().find("option \"password\" in configuration is set together"),
+            std::string::npos)
+      << one.error().message();
+  EXPECT_EQ(one.error().message().find("\"user\""), std::string::npos) << one.error().message();
 
   Config sentinel = Config::from_string("cache.internal:26379");
   sentinel.sentinel_credentials = config.credentials;
