@@ -319,7 +319,9 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
   // only reads; a write never goes to a replica.
   const bool demand_replica = has_flag(flags, Flags::DemandReplica);
   std::size_t g = 0;
-  if (several_servers_ || demand_replica) {
+  // With one endpoint the roles matter only to the Demand flags: that endpoint may be the
+  // wrong kind of server.
+  if (several_servers_ || demand_replica || has_flag(flags, Flags::DemandMaster)) {
     const bool read_only = info.is(CommandFlag::ReadOnly);
     const bool want_replica =
         read_only && (demand_replica || has_flag(flags, Flags::PreferReplica));

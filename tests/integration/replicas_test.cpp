@@ -117,6 +117,25 @@ TEST(ReplicasTest, PreferReplicaFallsBackToThePrimaryAndDemandReplicaFails) {
   EXPECT_EQ(write.error().code(), errc::not_allowed);
 }
 
+TEST(ReplicasTest, DemandMasterIsRefusedWhenTheOnlyEndpointIsAReplica) {
+  // One endpoint, and it is a replica: DemandMaster must not read there, as DemandReplica
+  // must not read from a lone primary.
+  RedisServer primary;
+  RedisServer replica;
+  replicate(replica, primary);
+  ASSERT_TRUE(wait_until([&] { return in_sync(replica); }, 20s));
+  auto mux = Multiplexer::connect(replica.address());
+  Database db = mux->database();
+  const long long before = replica.command_calls("get");
+  Result<std::optional<std::string>> demanded = db.get("k", Flags::DemandMaster).result();
+  ASSERT_FALSE(demanded.has_value());
+  EXPECT_EQ(demanded.error().code(), errc::not_allowed) << demanded.error().message();
+  EXPECT_NE(demanded.error().message().find("DemandMaster"), std::string::npos)
+      << demanded.error().message();
+  EXPECT_EQ(replica.command_calls("get"), before);  // never sent
+  EXPECT_EQ(db.get("k").get(), std::nullopt);       // without the flag it reads there
+}
+
 TEST(ReplicasTest, WritesFollowAFailoverWithoutAcknowledgedWritesLost) {
   ReplicaSet set;
   auto mux = Multiplexer::connect(set.config() + ",heartbeatInterval=200");
