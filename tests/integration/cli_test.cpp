@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "redmux/redmux.hpp"
+#include "support/local_cluster.hpp"
 #include "support/ports.hpp"
 #include "support/process.hpp"
 #include "support/raw_connection.hpp"
@@ -195,6 +196,11 @@ TEST_F(CliTest, SameOutputAsRedisCli) {
       {"-3", "CONFIG", "GET", "maxmemory*"},
       {"-3", "EVAL", "return {double=1.5}", "0"},
       {"-3", "EVAL", "return true", "0"},
+      // Printed raw by redis-cli even in its human format.
+      {"INFO", "keyspace"},
+      {"-3", "INFO", "keyspace"},
+      {"MEMORY", "DOCTOR"},
+      {"LATENCY", "DOCTOR"},
   };
   for (const auto& command : commands) {
     for (const char* format : {"--no-raw", "--raw"}) {
@@ -271,6 +277,14 @@ TEST_F(CliTest, JsonOutput) {
   EXPECT_EQ(cli(server, {"--json", "GET", "missing"}).out, "null\n");
   EXPECT_EQ(cli(server, {"--json", "LLEN", "l"}).out, "2\n");
   EXPECT_EQ(cli(server, {"-3", "--json", "EVAL", "return {double=0.25}", "0"}).out, "0.25\n");
+}
+
+TEST_F(CliTest, SelectInAClusterGetsRedisCliAnswer) {
+  test::LocalCluster cluster;
+  // What redis-cli 7.0 prints (the server's own refusal), not a refusal of a PING the user
+  // never sent.
+  ProcessResult ours = cli(cluster.node(0), {"--no-raw", "SELECT", "1"});
+  EXPECT_EQ(ours.out, "(error) ERR SELECT is not allowed in cluster mode\n") << ours.err;
 }
 
 TEST_F(CliTest, DatabaseFlagAndSelectAtThePrompt) {
@@ -494,10 +508,9 @@ TEST(LabTest, StandaloneStartsOnLoopbackAndStopsWhatItStarted) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("redmux-lab-test-" + std::to_string(::getpid()));
   const std::uint16_t port = test::free_loopback_port();
-  const std::vector<std::string> env = {"REDMUX_LAB_DIR=" + dir.string(),
-                                        "REDMUX_LAB_PORT=" + std::to_string(port),
-                                        "REDMUX_SKIP_DEPS=1",
-                                        "VALKEY_SERVER=/nonexistent/valkey-server"};
+  const std::vector<std::string> env = {
+      "REDMUX_LAB_DIR=" + dir.string(), "REDMUX_LAB_PORT=" + std::to_string(port),
+      "REDMUX_SKIP_DEPS=1", "VALKEY_SERVER=/nonexistent/valkey-server"};
   ProcessResult r = test::run_process({lab.string(), "start"}, 60s, env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string configuration = "127.0.0.1:" + std::to_string(port) + ",name=lab";

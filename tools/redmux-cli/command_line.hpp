@@ -16,6 +16,9 @@ namespace redmux::cli {
 /// Example: split_command_line(R"(SET "a b" '\x41')") → {"SET", "a b", "\\x41"}.
 std::optional<std::vector<std::string>> split_command_line(std::string_view line);
 
+/// ASCII case-insensitive equality (command names: "select" = "SELECT").
+bool iequals(std::string_view a, std::string_view b);
+
 /// `bytes` quoted the way redis-cli shows a string: "…" with \n \r \t \a \b \\ \" escaped
 /// and any other non-printable byte as \xHH.
 std::string quote_string(std::string_view bytes);

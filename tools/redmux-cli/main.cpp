@@ -103,8 +103,16 @@ Result<Config> build_config(const Options& o) {
   return config;
 }
 
-/// Prints the outcome of one command; returns the exit status it maps to.
-int report(const Result<Reply>& result, OutputFormat format) {
+/// `text` without the raw format's delimiter (its last newline) when `delimiter` is false.
+std::string_view delimited(const std::string& text, bool delimiter) {
+  if (delimiter || text.empty() || text.back() != '\n') return text;
+  return std::string_view(text).substr(0, text.size() - 1);
+}
+
+/// Prints the outcome of one command; returns the exit status it maps to. `delimiter`:
+/// whether the raw format ends its output with redis-cli's delimiter (it does not for the
+/// commands it prints raw in every format).
+int report(const Result<Reply>& result, OutputFormat format, bool delimiter = true) {
   if (result) {
     const Reply& reply = *result;
     switch (format) {
@@ -112,7 +120,7 @@ int report(const Result<Reply>& result, OutputFormat format) {
         print(format_json(reply));
         break;
       case OutputFormat::Raw:
-        print(format_raw(reply));
+        print(delimited(format_raw(reply), delimiter));
         break;
       default:
         print(format_human(reply));
@@ -129,7 +137,7 @@ int report(const Result<Reply>& result, OutputFormat format) {
           print(format_json_error(message));
           break;
         case OutputFormat::Raw:
-          print(format_raw_error(message));
+          print(delimited(format_raw_error(message), delimiter));
           break;
         default:
           print(format_human_error(message));
@@ -156,17 +164,6 @@ Result<Reply> run(Database& db, const std::vector<std::string>& words) {
   return db.execute(std::span<const Arg>(args)).result();
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // SELECT changes the shared connection's state, which the multiplexer refuses; the CLI
 // switches the Database it sends through instead (redmux SELECTs per command as needed).
 // An index the server lacks gets redis-cli's own answer, checked against CONFIG GET
@@ -184,6 +181,11 @@ int select_database(Multiplexer& mux, Database& db, const std::vector<std::strin
         Result<Reply>(Error(errc::server_error,
                             words.size() != 2 ? "ERR wrong number of arguments for 'select' command"
                                               : "ERR value is not an integer or out of range")),
+        format);
+  }
+  if (mux.server_identity().mode == "cluster") {  // redis-cli's answer there
+    return report(
+        Result<Reply>(Error(errc::server_error, "ERR SELECT is not allowed in cluster mode")),
         format);
   }
   Result<Reply> databases = db.execute({"CONFIG", "GET", "databases"}).result();
@@ -207,6 +209,10 @@ int select_database(Multiplexer& mux, Database& db, const std::vector<std::strin
 int run_command(Multiplexer& mux, Database& db, const std::vector<std::string>& words,
                 OutputFormat format) {
   if (iequals(words[0], "select")) return select_database(mux, db, words, format);
+  // Like redis-cli, INFO, CLIENT LIST … print as the text they are, in the human format too.
+  if (format != OutputFormat::Json && printed_raw_by_redis_cli(words)) {
+    return report(run(db, words), OutputFormat::Raw, /*delimiter=*/false);
+  }
   return report(run(db, words), format);
 }
 

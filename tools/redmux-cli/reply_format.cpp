@@ -243,6 +243,27 @@ Json to_json(const Reply& reply) {
   return nullptr;
 }
 
+bool printed_raw_by_redis_cli(const std::vector<std::string>& words) {
+  if (words.empty()) return false;
+  const std::string_view command = words[0];
+  const std::string_view sub = words.size() >= 2 ? std::string_view(words[1]) : "";
+  const std::size_t n = words.size();
+  if (iequals(command, "info") || iequals(command, "lolwut")) return true;
+  if (iequals(command, "debug") && n >= 2) {
+    return iequals(sub, "htstats") || iequals(sub, "htstats-key") ||
+           iequals(sub, "client-eviction");
+  }
+  if (iequals(command, "memory") && n >= 2) {
+    return iequals(sub, "malloc-stats") || iequals(sub, "doctor");
+  }
+  if (iequals(command, "cluster") && n == 2) return iequals(sub, "nodes") || iequals(sub, "info");
+  if (iequals(command, "client") && n >= 2) return iequals(sub, "list") || iequals(sub, "info");
+  if (iequals(command, "latency")) {
+    return (n == 3 && iequals(sub, "graph")) || (n == 2 && iequals(sub, "doctor"));
+  }
+  return false;
+}
+
 std::string utf8_text(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());

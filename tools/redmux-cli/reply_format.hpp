@@ -11,6 +11,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "redmux/reply.hpp"
 
@@ -35,6 +36,11 @@ std::string format_json(const Reply& reply);
 std::string format_human_error(std::string_view message);
 std::string format_raw_error(std::string_view message);
 std::string format_json_error(std::string_view message);
+
+/// True for the commands whose replies redis-cli prints in the raw format even on a terminal
+/// (INFO, LOLWUT, CLIENT LIST/INFO, CLUSTER NODES/INFO, MEMORY DOCTOR/MALLOC-STATS, LATENCY
+/// DOCTOR/GRAPH, the DEBUG reports): text meant to be read as it is, not as a quoted string.
+bool printed_raw_by_redis_cli(const std::vector<std::string>& words);
 
 /// `bytes` as text a JSON writer accepts: valid UTF-8 is kept, every other byte becomes the
 /// character U+00XX (its Latin-1 reading), so no byte is dropped.
