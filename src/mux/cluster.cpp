@@ -88,8 +88,10 @@ void ClusterRouter::ask_shards(Connection& via, std::function<void(const Error&)
   auto on_reply = [weak, done, slots, seed_host, via_ptr](NodeSpan reply) {
     auto self = weak.lock();
     if (!self) return;
+    // CLUSTER SLOTS answers with the ports of the connection's kind (TLS or not) itself.
     Result<std::vector<ClusterShard>> shards =
-        slots ? parse_cluster_slots(reply, seed_host) : parse_cluster_shards(reply, seed_host);
+        slots ? parse_cluster_slots(reply, seed_host)
+              : parse_cluster_shards(reply, seed_host, self->tls_ != nullptr);
     if (!shards && !slots && shards.error().code() == errc::server_error) {
       // Before Redis 7.0 there is no CLUSTER SHARDS.
       self->ask_shards(*via_ptr, done, /*slots=*/true);

@@ -66,7 +66,8 @@ Endpoint make_endpoint(std::string_view host, long long port, std::string_view s
 
 }  // namespace
 
-Result<std::vector<ClusterShard>> parse_cluster_shards(NodeSpan reply, std::string_view seed_host) {
+Result<std::vector<ClusterShard>> parse_cluster_shards(NodeSpan reply, std::string_view seed_host,
+                                                       bool tls) {
   constexpr std::string_view kName = "CLUSTER SHARDS";
   if (Error error = check_top_array(reply, kName)) return error;
   std::vector<ClusterShard> shards;
@@ -93,15 +94,19 @@ Result<std::vector<ClusterShard>> parse_cluster_shards(NodeSpan reply, std::stri
         if (!is_aggregate(reply[value])) return shape_error(kName, "nodes is not an array");
         for (std::size_t node_at : children(reply, value)) {
           std::string_view ip, role, health = "online";
-          long long port = 0;
+          long long port = 0, tls_port = 0;
           for (auto [field, data] : pairs(reply, node_at)) {
             const std::string_view name = reply[field].value;
             if (name == "ip") ip = reply[data].value;
             if (name == "port") to_number(reply[data].value, port);
+            if (name == "tls-port") to_number(reply[data].value, tls_port);
             if (name == "role") role = reply[data].value;
             if (name == "health") health = reply[data].value;
           }
-          if (!valid_port(port)) continue;  // a TLS-only node lists tls-port instead
+          // A node lists "port" for plain text, "tls-port" for TLS, or both: a TLS client
+          // dials the TLS one (a TLS-only node has no "port").
+          if (tls && valid_port(tls_port)) port = tls_port;
+          if (!valid_port(port)) continue;  // a TLS-only node, to a plain-text client
           // Redis 7.0 answers "fail"; its documentation says "failed".
           const bool failed = health == "fail" || health == "failed";
           if (role == "master") {

@@ -28,8 +28,10 @@ struct ClusterShard {
 
 /// CLUSTER SHARDS (Redis 7.0+), RESP3 maps or RESP2 flat arrays. Shards without slots are
 /// left out. A node with an empty address gets `seed_host` (the node we asked). An error
-/// reply or a shape that is not CLUSTER SHARDS' is an error naming what was wrong.
-Result<std::vector<ClusterShard>> parse_cluster_shards(NodeSpan reply, std::string_view seed_host);
+/// reply or a shape that is not CLUSTER SHARDS' is an error naming what was wrong. `tls`: the
+/// client connects with TLS, so a node's "tls-port" is its address when it lists one.
+Result<std::vector<ClusterShard>> parse_cluster_shards(NodeSpan reply, std::string_view seed_host,
+                                                       bool tls = false);
 /// CLUSTER SLOTS (Redis 3.0+): [start, end, [ip, port, id …], [replica …] …] per range.
 Result<std::vector<ClusterShard>> parse_cluster_slots(NodeSpan reply, std::string_view seed_host);
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "resp/parser.hpp"
@@ -60,6 +61,39 @@ TEST(ClusterMapTest, ShardsGivePrimariesRangesAndHealthyReplicas) {
     EXPECT_EQ(first.replicas[0].to_string(), "10.0.0.2:7001");
     EXPECT_EQ((*shards)[1].primary.to_string(), "seed:7003");  // empty ip: the node we asked
   }
+}
+
+TEST(ClusterMapTest, ATlsClientDialsTheTlsPortsOfTheShards) {
+  // Nodes with both ports list "port" and "tls-port"; TLS-only nodes only "tls-port".
+  const auto node = [](std::string_view ip, std::optional<int> port, int tls_port,
+                       std::string_view role) {
+    std::string out = port ? "%4\r\n" : "%3\r\n";
+    if (port) out += bulk("port") + ":" + std::to_string(*port) + "\r\n";
+    out += bulk("tls-port") + ":" + std::to_string(tls_port) + "\r\n";
+    out += bulk("ip") + bulk(ip);
+    out += bulk("role") + bulk(role);
+    return out;
+  };
+  const std::string both =
+      "*1\r\n" +
+      shard(true, "*2\r\n:0\r\n:16383\r\n",
+            node("10.0.0.1", 7000, 7100, "master") + node("10.0.0.2", 7001, 7101, "replica"), 2);
+  const std::string tls_only =
+      "*1\r\n" + shard(true, "*2\r\n:0\r\n:16383\r\n", node("10.0.0.1", {}, 7100, "master"), 1);
+  resp::Parser a, b, c, d;
+  Result<std::vector<ClusterShard>> plain = parse_cluster_shards(parse(a, both), "s");
+  ASSERT_TRUE(plain.has_value()) << plain.error().message();
+  EXPECT_EQ((*plain)[0].primary.to_string(), "10.0.0.1:7000");
+  Result<std::vector<ClusterShard>> tls = parse_cluster_shards(parse(b, both), "s", true);
+  ASSERT_TRUE(tls.has_value()) << tls.error().message();
+  EXPECT_EQ((*tls)[0].primary.to_string(), "10.0.0.1:7100");
+  ASSERT_EQ((*tls)[0].replicas.size(), 1u);
+  EXPECT_EQ((*tls)[0].replicas[0].to_string(), "10.0.0.2:7101");
+  Result<std::vector<ClusterShard>> only = parse_cluster_shards(parse(c, tls_only), "s", true);
+  ASSERT_TRUE(only.has_value()) << only.error().message();
+  EXPECT_EQ((*only)[0].primary.to_string(), "10.0.0.1:7100");
+  // A plain-text client finds no primary it can dial there: an error, not a wrong port.
+  EXPECT_FALSE(parse_cluster_shards(parse(d, tls_only), "s").has_value());
 }
 
 TEST(ClusterMapTest, ShardsWithoutSlotsAreLeftOutAndBadShapesAreErrors) {
