@@ -41,6 +41,7 @@ enum class errc {
   // pub/sub
   subscription_overflow,  ///< a subscription's buffer overflowed (messages dropped, or ended)
   handler_failed,         ///< a pub/sub message handler, then() continuation or Task threw
+  subscription_ended,     ///< the server ended a subscription (a shard channel's slot moved)
 };
 
 /// The std::error_category of redmux::errc ("redmux").

@@ -155,8 +155,9 @@ class MessageQueue {
   ~MessageQueue();
 
   /// Blocks until a message arrives. Throws the error that ended the queue (overflow under
-  /// DisconnectAndReport: errc::subscription_overflow; unsubscribe() or the multiplexer
-  /// closing: errc::shut_down) once nothing is left in it. On an I/O thread: DeadlockError.
+  /// DisconnectAndReport: errc::subscription_overflow; a shard channel whose slot moved:
+  /// errc::subscription_ended; unsubscribe() or the multiplexer closing: errc::shut_down)
+  /// once nothing is left in it. On an I/O thread: DeadlockError.
   Message pop();
   /// Like pop() but waits at most `timeout`; nullopt when nothing arrived in time.
   std::optional<Message> pop_for(std::chrono::milliseconds timeout);

@@ -45,8 +45,9 @@ constexpr ErrcInfo kErrcs[] = {
     {"transaction did not commit", raise_as<TransactionAbortedError>},
     {"subscription buffer overflowed", raise_as<RedmuxError>},
     {"handler threw", raise_as<RedmuxError>},
+    {"subscription ended by the server", raise_as<RedmuxError>},
 };
-static_assert(std::size(kErrcs) == static_cast<std::size_t>(errc::handler_failed) + 1,
+static_assert(std::size(kErrcs) == static_cast<std::size_t>(errc::subscription_ended) + 1,
               "one kErrcs row an errc");
 
 /// The row of `code`; {"unknown redmux error", nullptr} for a value past the enumerators.

@@ -97,6 +97,7 @@ void SubscriptionHub::send_locked(SubscriptionKind kind, bool subscribe, std::st
   if (connection.state() != ConnectionState::Ready) return;
   if (connection.generation() != synced_generation_) return;
   const PubSubVerb verb = subscribe ? subscribe_verb(kind) : unsubscribe_verb(kind);
+  if (!subscribe && kind == SubscriptionKind::ShardChannel) ++unsubscribing_[std::string(name)];
   const Arg args[] = {Arg(verb.command), Arg(name)};
   // The refusal handler's one reference goes to the pipeline.
   CommandState* refusal =

@@ -181,6 +181,9 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   void on_push(NodeSpan push);
   void on_ready(Connection& connection);
   void dispatch(SubscriptionKind kind, std::string_view name, Message message);
+  /// An sunsubscribe push: the answer to ours, or the server ending a shard channel whose
+  /// slot moved to another node (its listeners end with errc::subscription_ended).
+  void on_shard_unsubscribed(std::string_view name);
   void offer_locked(const std::shared_ptr<ChannelEntry>& entry,
                     const std::shared_ptr<SubscriptionState>& member, std::uint64_t seq,
                     const std::shared_ptr<const Message>& message, Deferred& deferred,
@@ -204,6 +207,9 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   EntryMap patterns_;
   EntryMap shard_channels_;
   std::size_t listeners_ = 0;
+  /// Shard channels whose SUNSUBSCRIBE this session sent and the server has not answered:
+  /// an sunsubscribe push for one of them is that answer, any other one the server's own.
+  std::unordered_map<std::string, int> unsubscribing_;
   std::shared_ptr<Connection> connection_;  ///< dedicated, or the interactive one (shared)
   std::optional<Endpoint> moved_to_;        ///< move_to(): where a dedicated one goes
   bool shared_mode_ = false;

@@ -66,6 +66,7 @@ void SubscriptionHub::on_ready(Connection& connection) {
   }
   ++ready_count_;
   synced_generation_ = connection.generation();
+  unsubscribing_.clear();  // a new session: nothing sent on it yet
   std::string bytes;
   std::vector<PendingCommand> commands;
   for (SubscriptionKind kind :
@@ -127,7 +128,41 @@ void SubscriptionHub::on_push(NodeSpan push) {
       deferred.confirm.swap(it->second->waiters);
     }
     finish(deferred);
+  } else if (kind == resp::PushKind::ShardUnsubscribe) {
+    on_shard_unsubscribed(parts[1]);
   }
+}
+
+void SubscriptionHub::on_shard_unsubscribed(std::string_view name) {
+  Deferred deferred;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto ours = unsubscribing_.find(std::string(name)); ours != unsubscribing_.end()) {
+      if (--ours->second == 0) unsubscribing_.erase(ours);
+      return;
+    }
+    auto it = shard_channels_.find(name);
+    if (it == shard_channels_.end() || !it->second->confirmed) return;
+    // Unasked: the server ended it, which Redis does when the channel's slot moves to
+    // another node (a resharding). Its listeners end; nothing is sent (the server has
+    // already dropped it), and a new ssubscribe() goes to the slot's new node.
+    const std::shared_ptr<ChannelEntry> entry = it->second;
+    shard_channels_.erase(it);
+    const std::string where = connection_ ? connection_->describe_endpoint() : std::string();
+    const Error ended(errc::subscription_ended,
+                      describe(SubscriptionKind::ShardChannel, name) + " was ended by " + where +
+                          " (sunsubscribe): its slot moved to another node; subscribe again");
+    for (FutureState<void>* waiter : entry->waiters) deferred.fail.emplace_back(waiter, ended);
+    entry->waiters.clear();
+    for (const auto& member : entry->members) {
+      member->active.store(false, std::memory_order_release);
+      member->buffer.clear();
+      --listeners_;
+      if (member->queue) end_queue_locked(member->queue, ended, deferred);
+    }
+    deferred.reports.push_back(ended);
+  }
+  finish(deferred);
 }
 
 void SubscriptionHub::dispatch(SubscriptionKind kind, std::string_view name, Message message) {

@@ -286,6 +286,83 @@ TEST_F(ClusterTest, ShardChannelsAreSubscribedOnTheNodeServingTheirSlot) {
   }));
 }
 
+TEST_F(ClusterTest, AShardSubscriptionWhoseSlotMovesEndsAndSaysSo) {
+  // Redis ends the shard subscriptions of a slot that moves to another node (an unasked
+  // sunsubscribe push): redmux reports it, ends what listened, and a new ssubscribe() reaches
+  // the new owner.
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  std::mutex mutex;
+  std::vector<Error> errors;
+  mux->on_error([&](const Error& error) {
+    std::lock_guard lock(mutex);
+    errors.push_back(error);
+  });
+  const std::string channel = "{resharded}news";
+  RedisServer& source = cluster_->owner_of(channel);
+  RedisServer* target = nullptr;
+  for (RedisServer* primary : cluster_->primaries()) {
+    if (primary != &source) target = primary;
+  }
+  ASSERT_NE(target, nullptr);
+  Subscription handler = mux->subscriber().ssubscribe(channel, [](const Message&) {});
+  MessageQueue queue = mux->subscriber().ssubscribe_queue({"{resharded}jobs"});
+  handler.confirmed().get();
+  queue.confirmed().get();
+  ASSERT_EQ(mux->subscriber().status().shard_channels, 2u);
+
+  // The slot holds no keys: it changes owner at once, on every primary.
+  const std::string slot = source.cli({"CLUSTER", "KEYSLOT", channel});
+  const std::string target_id = cluster_->id_of(*target);
+  target->cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
+  source.cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
+  for (RedisServer* primary : cluster_->primaries()) {
+    if (primary != target && primary != &source) {
+      primary->cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
+    }
+  }
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return errors.size() >= 2;
+  }));
+  {
+    std::lock_guard lock(mutex);
+    for (const Error& error : errors) {
+      EXPECT_EQ(error.code(), errc::subscription_ended) << error.message();
+      EXPECT_NE(error.message().find("slot moved"), std::string::npos) << error.message();
+    }
+  }
+  try {
+    (void)queue.pop();
+    ADD_FAILURE() << "the queue of an ended shard channel handed out a message";
+  } catch (const RedmuxError& e) {
+    EXPECT_EQ(e.code(), errc::subscription_ended) << e.what();
+  }
+  EXPECT_EQ(mux->subscriber().status().shard_channels, 0u);
+  EXPECT_EQ(mux->subscriber().status().subscriptions, 0u);
+
+  // A command on the slot brings the MOVED that updates the map; a new subscription then
+  // goes to the new owner and gets its messages.
+  EXPECT_TRUE(mux->database().set("{resharded}key", "v").get());
+  std::atomic<int> received{0};
+  Subscription again =
+      mux->subscriber().ssubscribe(channel, [&](const Message&) { received.fetch_add(1); });
+  again.confirmed().get();
+  EXPECT_EQ(target->cli({"PUBSUB", "SHARDNUMSUB", channel}), channel + "\n1");
+  EXPECT_EQ(mux->database().spublish(channel, "after").get(), 1);
+  EXPECT_TRUE(wait_until([&] { return received.load() == 1; }));
+  handler.unsubscribe();  // already ended: nothing is sent to the old owner
+  again.unsubscribe();
+  mux->database().del("{resharded}key").get();
+  // Back to the old owner for the other tests.
+  source.cli({"CLUSTER", "SETSLOT", slot, "NODE", cluster_->id_of(source)});
+  target->cli({"CLUSTER", "SETSLOT", slot, "NODE", cluster_->id_of(source)});
+  for (RedisServer* primary : cluster_->primaries()) {
+    if (primary != target && primary != &source) {
+      primary->cli({"CLUSTER", "SETSLOT", slot, "NODE", cluster_->id_of(source)});
+    }
+  }
+}
+
 TEST_F(ClusterTest, PreferReplicaReadsGoToReplicas) {
   auto mux = Multiplexer::connect(cluster_->seeds());
   Database db = mux->database();

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <string>
 #include <iterator>
+#include <string>
 #include <typeinfo>
 #include <utility>
 
@@ -34,8 +34,9 @@ TEST(ErrcTableTest, EveryCodeHasItsMessage) {
       {errc::transaction_aborted, "transaction did not commit"},
       {errc::subscription_overflow, "subscription buffer overflowed"},
       {errc::handler_failed, "handler threw"},
+      {errc::subscription_ended, "subscription ended by the server"},
   };
-  ASSERT_EQ(std::size(expected), static_cast<std::size_t>(errc::handler_failed) + 1);
+  ASSERT_EQ(std::size(expected), static_cast<std::size_t>(errc::subscription_ended) + 1);
   for (const auto& [code, message] : expected) {
     EXPECT_EQ(make_error_code(code).message(), message) << static_cast<int>(code);
     EXPECT_EQ(make_error_code(code).category().name(), std::string("redmux"));
@@ -43,7 +44,7 @@ TEST(ErrcTableTest, EveryCodeHasItsMessage) {
 }
 
 TEST(ErrcTableTest, ValuesPastTheCodesAreUnknown) {
-  for (int value : {-1, static_cast<int>(errc::handler_failed) + 1, 1000}) {
+  for (int value : {-1, static_cast<int>(errc::subscription_ended) + 1, 1000}) {
     EXPECT_EQ(error_category().message(value), "unknown redmux error") << value;
   }
 }
