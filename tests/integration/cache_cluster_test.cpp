@@ -52,34 +52,6 @@ class CacheClusterTest : public ClusterSuite<CacheClusterTest> {
     }
     return false;
   }
-  /// Moves `slot` from `source` to `target` as redis-cli --cluster reshard does: IMPORTING
-  /// and MIGRATING, the keys with MIGRATE, then SETSLOT NODE on every primary.
-  static void reshard(const std::string& slot, RedisServer& source, RedisServer& target) {
-    const std::string source_id = cluster_->id_of(source);
-    const std::string target_id = cluster_->id_of(target);
-    target.cli({"CLUSTER", "SETSLOT", slot, "IMPORTING", source_id});
-    source.cli({"CLUSTER", "SETSLOT", slot, "MIGRATING", target_id});
-    for (;;) {
-      const std::string keys = source.cli({"CLUSTER", "GETKEYSINSLOT", slot, "100"});
-      if (keys.empty()) break;
-      std::vector<std::string> migrate = {
-          "MIGRATE", "127.0.0.1", std::to_string(target.port()), "", "0", "5000", "KEYS"};
-      for (std::size_t at = 0; at < keys.size();) {
-        const std::size_t end = keys.find('\n', at);
-        migrate.push_back(keys.substr(at, end == std::string::npos ? std::string::npos : end - at));
-        if (end == std::string::npos) break;
-        at = end + 1;
-      }
-      source.cli(migrate);
-    }
-    target.cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
-    source.cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
-    for (RedisServer* primary : cluster_->primaries()) {
-      if (primary != &target && primary != &source) {
-        primary->cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
-      }
-    }
-  }
 };
 
 TEST_F(CacheClusterTest, ReadsAreCachedOnTheNodeThatServesTheirSlotAndSeeItsInvalidations) {
@@ -135,7 +107,7 @@ TEST_F(CacheClusterTest, AReshardedSlotsReadsFollowItAndSeeTheNewOwnersWrites) {
   EXPECT_EQ(db.get(key).get(), "v1");
   EXPECT_EQ(cache_on(*mux, source).entries, 1u);
 
-  reshard(slot, source, *target);
+  cluster_->reshard(slot, source, *target);
   target->cli({"SET", key, "v2"});
   EXPECT_TRUE(wait_until([&] { return db.get(key).get() == std::optional<std::string>("v2"); }));
   EXPECT_EQ(cache_on(*mux, source).entries, 0u);
@@ -146,7 +118,7 @@ TEST_F(CacheClusterTest, AReshardedSlotsReadsFollowItAndSeeTheNewOwnersWrites) {
     return cache_on(*mux, *target).hits > 0;
   }));
 
-  reshard(slot, *target, source);  // and back
+  cluster_->reshard(slot, *target, source);  // and back
   source.cli({"SET", key, "v3"});
   EXPECT_TRUE(wait_until([&] { return db.get(key).get() == std::optional<std::string>("v3"); }));
   EXPECT_EQ(cache_on(*mux, *target).entries, 0u);

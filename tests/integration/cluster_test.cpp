@@ -299,27 +299,15 @@ TEST_F(ClusterTest, AShardSubscriptionWhoseSlotMovesEndsAndSaysSo) {
   });
   const std::string channel = "{resharded}news";
   RedisServer& source = cluster_->owner_of(channel);
-  RedisServer* target = nullptr;
-  for (RedisServer* primary : cluster_->primaries()) {
-    if (primary != &source) target = primary;
-  }
-  ASSERT_NE(target, nullptr);
+  RedisServer& target = cluster_->another_primary(source);
   Subscription handler = mux->subscriber().ssubscribe(channel, [](const Message&) {});
   MessageQueue queue = mux->subscriber().ssubscribe_queue({"{resharded}jobs"});
   handler.confirmed().get();
   queue.confirmed().get();
   ASSERT_EQ(mux->subscriber().status().shard_channels, 2u);
 
-  // The slot holds no keys: it changes owner at once, on every primary.
   const std::string slot = source.cli({"CLUSTER", "KEYSLOT", channel});
-  const std::string target_id = cluster_->id_of(*target);
-  target->cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
-  source.cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
-  for (RedisServer* primary : cluster_->primaries()) {
-    if (primary != target && primary != &source) {
-      primary->cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
-    }
-  }
+  cluster_->reshard(slot, source, target);
   ASSERT_TRUE(wait_until([&] {
     std::lock_guard lock(mutex);
     return errors.size() >= 2;
@@ -347,20 +335,12 @@ TEST_F(ClusterTest, AShardSubscriptionWhoseSlotMovesEndsAndSaysSo) {
   Subscription again =
       mux->subscriber().ssubscribe(channel, [&](const Message&) { received.fetch_add(1); });
   again.confirmed().get();
-  EXPECT_EQ(target->cli({"PUBSUB", "SHARDNUMSUB", channel}), channel + "\n1");
+  EXPECT_EQ(target.cli({"PUBSUB", "SHARDNUMSUB", channel}), channel + "\n1");
   EXPECT_EQ(mux->database().spublish(channel, "after").get(), 1);
   EXPECT_TRUE(wait_until([&] { return received.load() == 1; }));
   handler.unsubscribe();  // already ended: nothing is sent to the old owner
   again.unsubscribe();
-  mux->database().del("{resharded}key").get();
-  // Back to the old owner for the other tests.
-  source.cli({"CLUSTER", "SETSLOT", slot, "NODE", cluster_->id_of(source)});
-  target->cli({"CLUSTER", "SETSLOT", slot, "NODE", cluster_->id_of(source)});
-  for (RedisServer* primary : cluster_->primaries()) {
-    if (primary != target && primary != &source) {
-      primary->cli({"CLUSTER", "SETSLOT", slot, "NODE", cluster_->id_of(source)});
-    }
-  }
+  cluster_->reshard(slot, target, source);  // back, for the other tests
 }
 
 TEST_F(ClusterTest, PreferReplicaReadsGoToReplicas) {

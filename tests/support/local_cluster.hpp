@@ -124,6 +124,41 @@ class LocalCluster {
     }
     return out;
   }
+  /// A primary other than `node`.
+  RedisServer& another_primary(const RedisServer& node) {
+    for (RedisServer* primary : primaries()) {
+      if (primary != &node) return *primary;
+    }
+    throw std::runtime_error("the cluster has no other primary");
+  }
+  /// Moves `slot` from `source` to `target` as redis-cli --cluster reshard does: IMPORTING
+  /// and MIGRATING, the keys with MIGRATE, then SETSLOT NODE on every primary.
+  void reshard(const std::string& slot, RedisServer& source, RedisServer& target) {
+    const std::string source_id = id_of(source);
+    const std::string target_id = id_of(target);
+    target.cli({"CLUSTER", "SETSLOT", slot, "IMPORTING", source_id});
+    source.cli({"CLUSTER", "SETSLOT", slot, "MIGRATING", target_id});
+    for (;;) {
+      const std::string keys = source.cli({"CLUSTER", "GETKEYSINSLOT", slot, "100"});
+      if (keys.empty()) break;
+      std::vector<std::string> migrate = {
+          "MIGRATE", "127.0.0.1", std::to_string(target.port()), "", "0", "5000", "KEYS"};
+      for (std::size_t at = 0; at < keys.size();) {
+        const std::size_t end = keys.find('\n', at);
+        migrate.push_back(keys.substr(at, end == std::string::npos ? std::string::npos : end - at));
+        if (end == std::string::npos) break;
+        at = end + 1;
+      }
+      source.cli(migrate);
+    }
+    target.cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
+    source.cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
+    for (RedisServer* primary : primaries()) {
+      if (primary != &target && primary != &source) {
+        primary->cli({"CLUSTER", "SETSLOT", slot, "NODE", target_id});
+      }
+    }
+  }
   std::vector<RedisServer*> replicas() {
     std::vector<RedisServer*> out;
     for (auto& node : nodes_) {
