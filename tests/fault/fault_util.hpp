@@ -75,6 +75,8 @@ inline const char* name_of(errc code) {
       return "subscription_overflow";
     case errc::handler_failed:
       return "handler_failed";
+    case errc::subscription_ended:
+      return "subscription_ended";
   }
   return "unknown errc";
 }
