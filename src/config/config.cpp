@@ -210,28 +210,25 @@ Result<void> validate_config(const Config& config, std::string_view where) {
                         " is set without \"password\"; ACL authentication needs both (a nopass "
                         "user accepts any password)");
   }
-  // Names the options of the pair that are set: "option \"password\" is" or both.
-  const auto set_options = [](const std::string& user, const std::string& password,
-                              std::string_view user_name, std::string_view password_name) {
+  // The options of a user/password pair that are set, as the subject of the sentence:
+  // "option \"password\" … is" or "options \"user\" and \"password\" … are".
+  const auto set_options = [&in](const std::string& user, const std::string& password,
+                                 std::string_view user_name, std::string_view password_name) {
     if (!user.empty() && !password.empty()) {
       return "options \"" + std::string(user_name) + "\" and \"" + std::string(password_name) +
-             "\"";
+             "\"" + in + " are";
     }
-    return "option \"" + std::string(user.empty() ? password_name : user_name) + "\"";
+    return "option \"" + std::string(user.empty() ? password_name : user_name) + "\"" + in + " is";
   };
   if (config.credentials && (!config.user.empty() || !config.password.empty())) {
-    const bool both = !config.user.empty() && !config.password.empty();
-    return Parser::fail(set_options(config.user, config.password, "user", "password") + in +
-                        (both ? " are" : " is") +
+    return Parser::fail(set_options(config.user, config.password, "user", "password") +
                         " set together with a credential provider (Config::credentials); "
                         "the provider gives the user and password: set one or the other");
   }
   if (config.sentinel_credentials &&
       (!config.sentinel_user.empty() || !config.sentinel_password.empty())) {
-    const bool both = !config.sentinel_user.empty() && !config.sentinel_password.empty();
     return Parser::fail(set_options(config.sentinel_user, config.sentinel_password, "sentinelUser",
                                     "sentinelPassword") +
-                        in + (both ? " are" : " is") +
                         " set together with a Sentinel credential provider "
                         "(Config::sentinel_credentials): set one or the other");
   }
