@@ -244,6 +244,11 @@ class Multiplexer {
 
  private:
   explicit Multiplexer(std::shared_ptr<detail::MuxCore> core);
+  /// connect_async(); under serviceName=, sets `progress` (when not null) to what says how
+  /// far the Sentinels' round has got, for connect()'s syncTimeout error.
+  static Future<std::shared_ptr<Multiplexer>> start_connect(const Config& config,
+                                                            std::shared_ptr<IoPool> pool,
+                                                            std::function<std::string()>* progress);
   std::shared_ptr<detail::MuxCore> core_;
 };
 

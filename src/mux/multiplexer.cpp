@@ -52,10 +52,19 @@ std::shared_ptr<Multiplexer> Multiplexer::connect(std::string_view configuration
 std::shared_ptr<Multiplexer> Multiplexer::connect(const Config& config,
                                                   std::shared_ptr<IoPool> pool) {
   if (detail::on_io_thread()) detail::deadlock_error("Multiplexer::connect()").raise();
-  Future<std::shared_ptr<Multiplexer>> pending = connect_async(config, std::move(pool));
+  std::function<std::string()> progress;
+  Future<std::shared_ptr<Multiplexer>> pending = start_connect(config, std::move(pool), &progress);
   // syncTimeout bounds this blocking call; attempts that are still running are abandoned
   // (the multiplexer they belong to is closed when the future lets go of it).
   if (!pending.wait_for(config.sync_timeout)) {
+    if (const std::string so_far = progress ? progress() : std::string(); !so_far.empty()) {
+      throw ConnectionError(errc::connection_failed,
+                            "Sentinel service \"" + config.service_name +
+                                "\" not connected within syncTimeout=" +
+                                std::to_string(config.sync_timeout.count()) + " ms: " + so_far +
+                                "; raise syncTimeout, or use abortConnect=false to connect in "
+                                "the background");
+    }
     throw ConnectionError(
         errc::connection_failed,
         "no endpoint of \"" + config.to_string() +
@@ -69,6 +78,11 @@ std::shared_ptr<Multiplexer> Multiplexer::connect(const Config& config,
 
 Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& config,
                                                                 std::shared_ptr<IoPool> pool) {
+  return start_connect(config, std::move(pool), nullptr);
+}
+
+Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(
+    const Config& config, std::shared_ptr<IoPool> pool, std::function<std::string()>* progress) {
   using Ptr = std::shared_ptr<Multiplexer>;
   if (Result<void> valid = config.validate(); !valid) {
     return Future<Ptr>::ready_with(std::move(valid).error());
@@ -92,10 +106,10 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
 #endif
   }
   if (!config.service_name.empty()) {  // the endpoints are Sentinels: ask them first
-    return detail::connect_through_sentinels(config, std::move(pool), std::move(tls),
-                                             [](std::shared_ptr<detail::MuxCore> core) {
-                                               return Ptr(new Multiplexer(std::move(core)));
-                                             });
+    return detail::connect_through_sentinels(
+        config, std::move(pool), std::move(tls),
+        [](std::shared_ptr<detail::MuxCore> core) { return Ptr(new Multiplexer(std::move(core))); },
+        progress);
   }
   auto core = std::make_shared<detail::MuxCore>(config, std::move(pool), std::move(tls));
   Ptr mux(new Multiplexer(core));

@@ -22,23 +22,21 @@ Config data_config(const Config& config, std::vector<Endpoint> endpoints) {
   return data;
 }
 
-std::string describe(const SentinelMonitor::Answer& answer) {
-  std::string text = "primary " + answer.primary.to_string() + ", replicas ";
-  if (answer.replicas.empty()) return text + "none";
-  for (std::size_t i = 0; i < answer.replicas.size(); ++i) {
-    text += (i == 0 ? "" : ", ") + answer.replicas[i].to_string();
-  }
-  return text;
-}
-
 }  // namespace
 
 Future<Ptr> connect_through_sentinels(const Config& config, std::shared_ptr<IoPool> pool,
-                                      std::shared_ptr<TlsContext> tls, MultiplexerFactory make) {
+                                      std::shared_ptr<TlsContext> tls, MultiplexerFactory make,
+                                      std::function<std::string()>* progress) {
   // The pool is made here, not by MuxCore: the Sentinels are asked on it before the core
   // exists.
   if (!pool) pool = IoPool::create(config.io_threads);
   auto monitor = std::make_shared<SentinelMonitor>(config, pool, tls);
+  if (progress) {
+    *progress = [weak = std::weak_ptr<SentinelMonitor>(monitor)] {
+      auto alive = weak.lock();
+      return alive ? alive->progress() : std::string();
+    };
+  }
   auto* state = new FutureState<Ptr>();
   Future<Ptr> future(state);
   state->add_ref();  // the resolve handler's reference
@@ -93,7 +91,7 @@ Future<Ptr> connect_through_sentinels(const Config& config, std::shared_ptr<IoPo
       return;
     }
     state->add_ref();
-    core->start([state, mux, named = describe(*answer),
+    core->start([state, mux, named = SentinelMonitor::describe(*answer),
                  service = config.service_name](std::vector<Error> errors) mutable {
       if (errors.empty()) {
         state->set(std::move(mux));

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "redmux/config.hpp"
 #include "redmux/future.hpp"
@@ -26,10 +27,11 @@ class TlsContext;
 using MultiplexerFactory = std::function<std::shared_ptr<Multiplexer>(std::shared_ptr<MuxCore>)>;
 
 /// REQUIRES: config.validate() passed and config.service_name is set. `tls`: when ssl=true,
-/// used for the Sentinels and the data servers alike.
-Future<std::shared_ptr<Multiplexer>> connect_through_sentinels(const Config& config,
-                                                               std::shared_ptr<IoPool> pool,
-                                                               std::shared_ptr<TlsContext> tls,
-                                                               MultiplexerFactory make);
+/// used for the Sentinels and the data servers alike. `progress`, when not null, is set to a
+/// function that says how far the connect has got (SentinelMonitor::progress()), for an
+/// error that cannot wait for the future.
+Future<std::shared_ptr<Multiplexer>> connect_through_sentinels(
+    const Config& config, std::shared_ptr<IoPool> pool, std::shared_ptr<TlsContext> tls,
+    MultiplexerFactory make, std::function<std::string()>* progress);
 
 }  // namespace redmux::detail

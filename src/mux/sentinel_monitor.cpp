@@ -114,7 +114,8 @@ SentinelMonitor::SentinelMonitor(const Config& config, std::shared_ptr<IoPool> p
       pool_(std::move(pool)),
       tls_(std::move(tls)),
       io_(pool_->next_context()),
-      tick_(io_) {}
+      tick_(io_),
+      share_over_(io_) {}
 
 SentinelMonitor::~SentinelMonitor() {
   close(nullptr);
@@ -160,10 +161,53 @@ void SentinelMonitor::ask_locked() {
   try_sentinel_locked();
 }
 
+std::string SentinelMonitor::describe(const Answer& answer) {
+  std::string text = "primary " + answer.primary.to_string() + ", replicas ";
+  if (answer.replicas.empty()) return text + "none";
+  for (std::size_t i = 0; i < answer.replicas.size(); ++i) {
+    text += (i == 0 ? "" : ", ") + answer.replicas[i].to_string();
+  }
+  return text;
+}
+
+std::string SentinelMonitor::progress() {
+  std::lock_guard lock(mutex_);
+  const std::string service = "service \"" + config_.service_name + "\"";
+  if (!asking_ && !named_.empty()) {
+    return "the Sentinels name " + named_ + " for " + service + "; not all connected yet";
+  }
+  std::string text = "asking the Sentinels for the primary of " + service;
+  for (const std::string& failure : failures_) text += "; " + failure;
+  if (!asking_) return text;
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - attempt_started_);
+  text += "; " + current_sentinel_locked().to_string() + ": asked " +
+          std::to_string(waited.count()) + " ms ago, no answer yet";
+  const std::size_t count = config_.endpoints.size();
+  for (std::size_t i = tried_ + 1; i < count; ++i) {
+    text += (i == tried_ + 1 ? "; not asked yet: " : ", ") +
+            config_.endpoints[(first_ + i) % count].to_string();
+  }
+  return text;
+}
+
+const Endpoint& SentinelMonitor::current_sentinel_locked() const {
+  return config_.endpoints[(first_ + tried_) % config_.endpoints.size()];
+}
+
 void SentinelMonitor::try_sentinel_locked() {
-  const Endpoint& sentinel = config_.endpoints[(first_ + tried_) % config_.endpoints.size()];
+  const Endpoint& sentinel = current_sentinel_locked();
   const std::uint64_t attempt = ++attempt_;
   answered_primary_.reset();
+  // Its share: what is left of the round's syncTimeout over the Sentinels not asked yet.
+  attempt_started_ = Clock::now();
+  const Clock::time_point round_ends = last_ask_ + config_.sync_timeout;
+  const auto left = static_cast<Clock::rep>(config_.endpoints.size() - tried_);
+  share_over_.wait_until(attempt_started_ + (round_ends - attempt_started_) / left,
+                         [weak = weak_from_this(), attempt](bool fired) {
+                           if (!fired) return;
+                           if (auto self = weak.lock()) self->on_share_over(attempt);
+                         });
   asio::io_context& io = pool_->next_context();
   query_ = std::make_shared<Connection>(io, pool_->load_of(io), sentinel_context_, sentinel, tls_);
   query_->start([weak = weak_from_this(), attempt](const Error& error) {
@@ -243,8 +287,24 @@ void SentinelMonitor::on_replicas(std::uint64_t attempt, Result<std::vector<Endp
   for (auto& task : after) task();
 }
 
+void SentinelMonitor::on_share_over(std::uint64_t attempt) {
+  After after;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || attempt != attempt_ || !asking_) return;
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - attempt_started_);
+    attempt_failed_locked(
+        Error(errc::timeout, "no answer within " + std::to_string(waited.count()) +
+                                 " ms, its share of syncTimeout=" +
+                                 std::to_string(config_.sync_timeout.count()) + " ms"),
+        after);
+  }
+  for (auto& task : after) task();
+}
+
 void SentinelMonitor::attempt_failed_locked(const Error& error, After& after) {
-  const Endpoint& sentinel = config_.endpoints[(first_ + tried_) % config_.endpoints.size()];
+  const Endpoint& sentinel = current_sentinel_locked();
   std::string why = sentinel.to_string() + ": " + error.message();
   if (error.code() == errc::authentication_failed) {
     why += " — Sentinels are sent sentinelUser= and sentinelPassword=, not user= and password=";
@@ -270,6 +330,8 @@ void SentinelMonitor::attempt_failed_locked(const Error& error, After& after) {
 
 void SentinelMonitor::end_round_locked(Result<Answer> result, After& after) {
   asking_ = false;
+  share_over_.cancel();
+  if (result) named_ = describe(*result);
   next_recheck_ = Clock::now() + kRecheck;
   if (resolved_) {
     after.push_back([done = std::move(resolved_), result = std::move(result)]() mutable {
@@ -400,6 +462,7 @@ std::size_t SentinelMonitor::close(const std::function<void()>& closed) {
     if (closed_) return 0;
     closed_ = true;
     tick_.cancel();
+    share_over_.cancel();
     connections = std::move(subscribers_);
     if (query_) connections.push_back(std::move(query_));
     resolved = std::move(resolved_);

@@ -7,7 +7,10 @@
 // the one that answered last — over a short-lived ordinary Connection that authenticates with
 // sentinelUser/sentinelPassword: SENTINEL GET-MASTER-ADDR-BY-NAME, then SENTINEL REPLICAS. A
 // Sentinel that cannot be reached, refuses, does not know the service or does not answer
-// within asyncTimeout is skipped; when every one fails, the error names each and why.
+// within its share of the round is skipped; when every one fails, the error names each and
+// why. A round lasts at most syncTimeout: each Sentinel gets what is left of it divided by
+// the Sentinels not asked yet, so one that is frozen (it accepts, never answers) cannot spend
+// the whole of connect()'s wait.
 //
 // Following: one subscriber connection per Sentinel (only the leader of a failover, which can
 // be any of them, publishes +selected-slave) listening to the channels of kSentinelChannels.
@@ -67,6 +70,11 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   /// when every Sentinel refused the credentials) naming each Sentinel and why it failed.
   void resolve(std::function<void(Result<Answer>)> done);
 
+  /// What resolve() has found so far, for an error that cannot wait for it (connect()'s
+  /// syncTimeout): each Sentinel asked and why it failed, the one being asked and for how
+  /// long, those not asked yet; or, once a Sentinel answered, what it named.
+  std::string progress();
+
   /// From now on moves `groups` (group 0 the primary, connections of one group together) to
   /// follow the service. `primary_moved` runs on an I/O thread each time group 0 moves.
   /// `start`: set when no Sentinel answered resolve() — group 0 points at unresolved() and
@@ -81,6 +89,8 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
 
   /// The stand-in for the primary while no Sentinel has answered (never connected to).
   static Endpoint unresolved(std::string_view service);
+  /// "primary host:port, replicas host:port, …" (or "replicas none").
+  static std::string describe(const Answer& answer);
 
  private:
   class Query;  ///< one SENTINEL command in flight (sentinel.cpp)
@@ -93,11 +103,13 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   void ask_locked();
   void try_sentinel_locked();
   void attempt_failed_locked(const Error& error, After& after);
+  const Endpoint& current_sentinel_locked() const;
   void end_round_locked(Result<Answer> result, After& after);
   // posted from the query connection
   void on_query_connected(std::uint64_t attempt, const Error& error);
   void on_master(std::uint64_t attempt, Result<Endpoint> primary);
   void on_replicas(std::uint64_t attempt, Result<std::vector<Endpoint>> replicas);
+  void on_share_over(std::uint64_t attempt);
 
   // --- following (REQUIRES: mutex_) ---
   void apply_locked(const Answer& answer, After& after);
@@ -118,7 +130,8 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
 
   std::mutex mutex_;
   bool closed_ = false;
-  Timer tick_;  ///< touched under mutex_ only
+  Timer tick_;        ///< touched under mutex_ only
+  Timer share_over_;  ///< the current Sentinel's share of the round; under mutex_ only
 
   // asking
   std::function<void(Result<Answer>)> resolved_;  ///< resolve()'s handler, until called
@@ -132,7 +145,9 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   std::optional<Endpoint> answered_primary_;  ///< the current attempt's first reply
   std::vector<std::string> failures_;         ///< why each Sentinel of the round failed
   bool all_auth_failures_ = true;
-  Clock::time_point last_ask_{};
+  Clock::time_point last_ask_{};  ///< when the current (or last) round started
+  Clock::time_point attempt_started_{};
+  std::string named_;  ///< what the last answer named ("primary …, replicas …")
   Clock::time_point next_recheck_{};
 
   // following

@@ -228,6 +228,60 @@ TEST(SentinelTest, ASentinelThatIsDownIsSkipped) {
   }
 }
 
+TEST(SentinelTest, AFrozenSentinelListedFirstCostsItsShareOfSyncTimeoutNotTheConnect) {
+  SentinelSet set;
+  // Frozen: the kernel accepts the connection, the Sentinel never answers. With the default
+  // timeouts (connectTimeout = syncTimeout = 5 s) it must not spend all of connect()'s wait.
+  set.sentinels[0]->pause();
+  const auto started = std::chrono::steady_clock::now();
+  auto mux = Multiplexer::connect(set.config());
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_TRUE(mux->database().set("k", "v").get());
+  EXPECT_EQ(set.primary.command_calls("set"), 1);
+  // Its share: a third of syncTimeout, then the second Sentinel answers.
+  EXPECT_GE(took, 1600ms);
+  EXPECT_LT(took, 4s);
+  mux->close();
+
+  // When every Sentinel is frozen, connect()'s syncTimeout error names each and where it got.
+  set.sentinels[1]->pause();
+  set.sentinels[2]->pause();
+  try {
+    Multiplexer::connect(set.config() + ",syncTimeout=3000");
+    FAIL() << "connected while every Sentinel was frozen";
+  } catch (const ConnectionError& e) {
+    // The round's last share ends when syncTimeout does: either connect() stops waiting
+    // (and says where the round got) or the round ends first (and says why each failed).
+    const std::string message = e.what();
+    EXPECT_TRUE(message.find("not connected within syncTimeout=3000 ms") != std::string::npos ||
+                message.find("none answered") != std::string::npos)
+        << message;
+    EXPECT_NE(message.find(set.sentinels[0]->address() + ": no answer within"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find(set.sentinels[1]->address() + ": no answer within"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find(set.sentinels[2]->address() + ": "), std::string::npos) << message;
+  }
+  for (const auto& sentinel : set.sentinels) sentinel->resume();
+
+  // The Sentinels answer but the servers they name are frozen: the error says what they named.
+  set.primary.pause();
+  set.replica.pause();
+  try {
+    Multiplexer::connect(set.config() + ",syncTimeout=1500");
+    FAIL() << "connected while the data servers were frozen";
+  } catch (const ConnectionError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("not connected within syncTimeout=1500 ms: the Sentinels name "
+                           "primary " +
+                           set.primary.address()),
+              std::string::npos)
+        << message;
+  }
+  set.primary.resume();
+  set.replica.resume();
+}
+
 TEST(SentinelTest, SentinelCredentialsAreUsedForTheSentinelsOnly) {
   SentinelSet set(1, "s3ntinel-pw");
   // The data servers have no password: password= is not sent to the Sentinels and
