@@ -57,4 +57,51 @@ std::optional<milliseconds> blocking_time(const CommandInfo& info,
   return milliseconds(0);
 }
 
+MovableKeys movable_keys(const CommandInfo& info, std::span<const Arg> args) noexcept {
+  const std::string_view name = info.name;
+  const std::size_t n = args.size();
+  MovableKeys keys;
+  auto is = [&](std::size_t i, std::string_view word) {
+    return ascii::equals_upper(args[i].bytes(), word);
+  };
+  // The destination after the last STORE-like option, skipping the options' own arguments.
+  auto destination = [&](std::size_t from, bool sort) {
+    for (std::size_t i = from; i < n; ++i) {
+      if (sort && (is(i, "BY") || is(i, "GET"))) {
+        i += 1;
+      } else if (sort && is(i, "LIMIT")) {
+        i += 2;
+      } else if (!sort && is(i, "COUNT")) {
+        i += 1;
+      } else if ((is(i, "STORE") || (!sort && is(i, "STOREDIST"))) && i + 1 < n) {
+        keys.begin = i + 1;
+        keys.end = i + 2;
+        i += 1;
+      }
+    }
+  };
+  if (name == "SORT") {
+    destination(2, true);  // SORT key [BY p] [LIMIT o c] [GET p …] [ASC|DESC] [ALPHA] [STORE d]
+  } else if (name == "GEORADIUS") {
+    destination(6, false);  // GEORADIUS key lon lat radius unit [options]
+  } else if (name == "GEORADIUSBYMEMBER") {
+    destination(5, false);  // GEORADIUSBYMEMBER key member radius unit [options]
+  } else if (name == "MIGRATE" && n > 3 && args[3].bytes().empty()) {
+    // MIGRATE host port "" db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 u pw] KEYS key…
+    keys.fixed_is_key = false;
+    for (std::size_t i = 6; i < n; ++i) {
+      if (is(i, "AUTH")) {
+        i += 1;
+      } else if (is(i, "AUTH2")) {
+        i += 2;
+      } else if (is(i, "KEYS")) {
+        keys.begin = i + 1;
+        keys.end = n;
+        break;
+      }
+    }
+  }
+  return keys;
+}
+
 }  // namespace redmux::detail

@@ -24,6 +24,18 @@ namespace redmux::detail {
 std::optional<std::chrono::milliseconds> blocking_time(const CommandInfo& info,
                                                        std::span<const Arg> args) noexcept;
 
+/// The keys of a command of the table's Range rule that also has movable keys (SORT,
+/// SORT_RO, GEORADIUS, GEORADIUSBYMEMBER, MIGRATE), as Redis's own key extraction finds them:
+/// the fixed one unless `fixed_is_key` is false (MIGRATE's "" before KEYS), then args
+/// [begin, end): SORT … STORE dst and GEORADIUS… STORE|STOREDIST dst (the last one given),
+/// MIGRATE … KEYS key…. Empty [begin, end) when there are none.
+struct MovableKeys {
+  bool fixed_is_key = true;
+  std::size_t begin = 0;
+  std::size_t end = 0;
+};
+MovableKeys movable_keys(const CommandInfo& info, std::span<const Arg> args) noexcept;
+
 /// How a command runs in a Redis Cluster (ClusterRule, command_table.hpp), by its table name:
 /// set once in each entry of the command table (CommandInfo::cluster) when it is built.
 constexpr ClusterRule cluster_rule_of(std::string_view name) noexcept {

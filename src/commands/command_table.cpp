@@ -312,9 +312,18 @@ void for_each_key(const CommandInfo& info, std::span<const Arg> args, Visit visi
   switch (info.rule) {
     case KeyRule::None:
       return;
-    case KeyRule::Range:
-      range();
+    case KeyRule::Range: {
+      if (!info.is(CommandFlag::MovableKeys)) {
+        range();
+        return;
+      }
+      // SORT … STORE dst and the like: keys after a keyword too (command_rules.hpp).
+      const MovableKeys more = movable_keys(info, args);
+      if (more.fixed_is_key && !range()) return;
+      for (std::size_t i = more.begin; i < more.end; ++i)
+        if (!visit(i)) return;
       return;
+    }
     case KeyRule::NumKeys: {
       if (!range()) return;
       auto at = static_cast<std::size_t>(info.numkeys_index);

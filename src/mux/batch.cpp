@@ -74,10 +74,9 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
   };
   if (Error error = core.check_allowed(info, args, MuxCore::Site::Batch))
     return refuse(std::move(error), false);
-  if (core.cache_route().enabled() && info.is(CommandFlag::Write)) {
+  if (std::vector<std::size_t> keys;
+      core.cache_route().enabled() && CacheRoute::written_keys(info, args, keys)) {
     core.cache_route().invalidate_written(info, args);  // and again at execute()
-    std::vector<std::size_t> keys;
-    key_indexes(info, args, keys);
     for (std::size_t index : keys) buffer.written_keys.emplace_back(args[index].bytes());
     buffer.writes_everything = buffer.writes_everything || keys.empty();
   }

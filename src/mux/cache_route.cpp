@@ -123,11 +123,19 @@ std::optional<std::size_t> CacheRoute::cacheable_key(const CommandInfo& info,
   return keys.front();
 }
 
-void CacheRoute::invalidate_written(const CommandInfo& info, std::span<const Arg> args) const {
-  if (!enabled_ || !info.is(CommandFlag::Write)) return;
-  thread_local std::vector<std::size_t> keys;
+bool CacheRoute::written_keys(const CommandInfo& info, std::span<const Arg> args,
+                              std::vector<std::size_t>& keys) {
   keys.clear();
+  const bool script = info.rule == KeyRule::NumKeys && !info.is(CommandFlag::Write) &&
+                      !info.is(CommandFlag::ReadOnly);
+  if (!info.is(CommandFlag::Write) && !script) return false;
   key_indexes(info, args, keys);
+  return !(script && keys.empty());  // a script that declares no key: nothing to name
+}
+
+void CacheRoute::invalidate_written(const CommandInfo& info, std::span<const Arg> args) const {
+  thread_local std::vector<std::size_t> keys;
+  if (!enabled_ || !written_keys(info, args, keys)) return;
   auto clear = [&](const std::shared_ptr<ClientCache>& cache) {
     if (keys.empty()) {
       cache->invalidate_all();  // FLUSHALL, FLUSHDB, SWAPDB, FUNCTION …: no key says what

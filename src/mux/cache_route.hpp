@@ -62,8 +62,14 @@ class CacheRoute {
   std::optional<std::size_t> cacheable_key(const CommandInfo& info, std::span<const Arg> args,
                                            Flags flags) const;
 
-  /// A write's keys (a write without keys — FLUSHALL, FLUSHDB, SWAPDB …: everything) leave
-  /// every cache. No-op for a command that does not write.
+  /// What a command writes, for the caches: false when nothing (a read, or a keyless command
+  /// that is not a write); else `keys` holds the indexes of the keys it writes, empty for
+  /// every key (FLUSHALL, FLUSHDB, SWAPDB, FUNCTION …). A script (EVAL, EVALSHA, FCALL,
+  /// which the table flags neither read-only nor write) writes the keys it declares.
+  static bool written_keys(const CommandInfo& info, std::span<const Arg> args,
+                           std::vector<std::size_t>& keys);
+  /// A write's keys (as written_keys() says) leave every cache. No-op for a command that
+  /// does not write.
   void invalidate_written(const CommandInfo& info, std::span<const Arg> args) const;
   /// The same for keys recorded earlier (a Batch's writes); `everything`: every cache.
   void invalidate_keys(std::span<const std::string> keys, bool everything) const;

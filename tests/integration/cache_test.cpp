@@ -83,6 +83,35 @@ TEST(CacheTest, AWriteThroughTheSameMultiplexerIsSeenByTheWritersNextRead) {
   EXPECT_EQ(db.get("counter").get(), std::nullopt);
 }
 
+TEST(CacheTest, AWriteWhoseKeyIsNotItsFirstIsSeenByTheNextReadOnAnyConnection) {
+  // Four connections: the write usually goes on another connection than the one that read
+  // the key, so the server's invalidation (sent to the reader's connection) can come after
+  // the write's reply. Only the multiplexer's own invalidation makes the next read new.
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",clientCache=true,connectionsPerEndpoint=4");
+  Database db = mux->database();
+  const std::string script = "redis.call('SET', KEYS[2], ARGV[1]) return 1";
+  for (int i = 0; i < 200; ++i) {
+    const std::string a = "a" + std::to_string(i);
+    const std::string b = "b" + std::to_string(i);
+    // A script's second declared key.
+    db.set(b, "old").get();
+    ASSERT_EQ(db.get(b).get(), "old");
+    ASSERT_EQ(db.get(b).get(), "old");  // cached
+    db.eval<long long>(script, {a, b}, {"new"}).get();
+    ASSERT_EQ(db.get(b).get(), "new") << "read " << i << " after EVAL … 2 a b";
+    // SORT … STORE: the destination comes after a keyword.
+    db.rpush(a, {"3", "1", "2"}).get();
+    db.del(b).get();
+    db.rpush(b, {"x"}).get();
+    ASSERT_EQ(db.llen(b).get(), 1);
+    ASSERT_EQ(db.llen(b).get(), 1);  // cached
+    db.command<long long>("SORT", a, "STORE", b).get();
+    ASSERT_EQ(db.llen(b).get(), 3) << "read " << i << " after SORT a STORE b";
+  }
+  EXPECT_GT(cache_of(*mux).hits, 0u);
+}
+
 // Invalidations sent while the connection is down are lost: the cache goes with the session.
 TEST(CacheTest, ABrokenConnectionDropsTheCacheSoWritesMadeWhileDownAreSeen) {
   RedisServer server;

@@ -89,6 +89,31 @@ TEST(CommandTable, KeyPositionsNumKeys) {
   EXPECT_EQ(keys({"EVAL", "s"}), V{});
 }
 
+TEST(CommandTable, KeyPositionsAfterAKeywordAsRedisFindsThem) {
+  // SORT … STORE dst: the options' own arguments are skipped (a pattern named "store").
+  EXPECT_EQ(keys({"SORT", "a", "STORE", "b"}), (V{1, 3}));
+  EXPECT_EQ(keys({"SORT", "a", "BY", "w_*", "LIMIT", "0", "5", "GET", "#", "ALPHA", "store", "b"}),
+            (V{1, 11}));
+  EXPECT_EQ(keys({"SORT", "a", "GET", "STORE"}), (V{1}));
+  EXPECT_EQ(keys({"SORT", "a", "STORE", "b", "STORE", "c"}), (V{1, 5}));  // the last one
+  EXPECT_EQ(keys({"SORT", "a", "STORE"}), (V{1}));                        // malformed
+  EXPECT_EQ(keys({"SORT_RO", "a", "STORE", "b"}), (V{1}));                // no STORE there
+  EXPECT_EQ(keys({"GEORADIUS", "a", "15", "37", "200", "km", "COUNT", "3", "STORE", "b"}),
+            (V{1, 9}));
+  EXPECT_EQ(keys({"GEORADIUS", "a", "15", "37", "200", "km", "STOREDIST", "b"}), (V{1, 7}));
+  EXPECT_EQ(keys({"GEORADIUSBYMEMBER", "a", "m", "200", "km", "STORE", "b"}), (V{1, 6}));
+  EXPECT_EQ(keys({"GEORADIUS", "a", "15", "37", "200", "km", "WITHDIST"}), (V{1}));
+  // MIGRATE: its key, or "" and the keys after KEYS (AUTH's password is not one).
+  EXPECT_EQ(keys({"MIGRATE", "h", "6379", "k", "0", "1000"}), (V{3}));
+  EXPECT_EQ(
+      keys({"MIGRATE", "h", "6379", "", "0", "1000", "COPY", "AUTH", "keys", "KEYS", "a", "b"}),
+      (V{10, 11}));
+  EXPECT_EQ(keys({"MIGRATE", "h", "6379", "", "0", "1000", "AUTH2", "u", "KEYS", "KEYS", "a"}),
+            (V{10}));
+  EXPECT_EQ(first_key_index(info({"SORT", "a", "STORE", "b"}), Args{"SORT", "a", "STORE", "b"}),
+            std::optional<std::size_t>(1));
+}
+
 TEST(CommandTable, KeyPositionsStreams) {
   EXPECT_EQ(keys({"XREAD", "COUNT", "2", "STREAMS", "a", "b", "0", "0"}), (V{4, 5}));
   EXPECT_EQ(keys({"XREAD", "BLOCK", "0", "streams", "a", "$"}), (V{4}));
