@@ -167,13 +167,23 @@ void Observer::run_hook(Call&& call, std::string_view what) noexcept {
   const Clock::time_point start = now();
   try {
     call();
-  } catch (...) {  // a throwing hook must not take down an I/O thread
-    hook_errors_.fetch_add(1, std::memory_order_relaxed);
-    if (what != "log" && logs(LogLevel::Error)) {
-      log(LogLevel::Error, {}, std::string("the ") + std::string(what) + " hook threw");
-    }
+  } catch (const std::exception& e) {  // a throwing hook must not take down an I/O thread
+    hook_threw(what, e.what());
+  } catch (...) {
+    hook_threw(what, "an exception not derived from std::exception");
   }
   if (now() - start > kSlowHook) slow_hooks_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Observer::hook_threw(std::string_view what, std::string_view exception) noexcept {
+  hook_errors_.fetch_add(1, std::memory_order_relaxed);
+  if (what == "log" || !logs(LogLevel::Error)) return;  // a throwing log hook is not logged
+  try {
+    log(LogLevel::Error, {},
+        "the " + std::string(what) + " hook threw: " + std::string(exception) +
+            " (counted in hook_errors; the hook stays installed)");
+  } catch (...) {  // out of memory building the message: the count above still shows it
+  }
 }
 
 void Observer::command_done(const CommandEvent& event) noexcept {

@@ -140,6 +140,8 @@ class Observer {
   void publish(std::unique_ptr<Hooks> hooks);  // REQUIRES: hooks_mutex_ held
   template <typename Call>
   void run_hook(Call&& call, std::string_view what) noexcept;
+  /// Counts a hook that threw and logs it at Error with the exception's text.
+  void hook_threw(std::string_view what, std::string_view exception) noexcept;
   void log_slow(const CommandEvent& event);
 
   const bool histograms_;
