@@ -205,11 +205,6 @@ Result<void> validate_config(const Config& config, std::string_view where) {
     }
   }
 
-  if (!config.user.empty() && config.password.empty()) {
-    return Parser::fail("option \"user\"" + in +
-                        " is set without \"password\"; ACL authentication needs both (a nopass "
-                        "user accepts any password)");
-  }
   // The options of a user/password pair that are set, as the subject of the sentence:
   // "option \"password\" … is" or "options \"user\" and \"password\" … are".
   const auto set_options = [&in](const std::string& user, const std::string& password,
@@ -231,6 +226,13 @@ Result<void> validate_config(const Config& config, std::string_view where) {
                                     "sentinelPassword") +
                         " set together with a Sentinel credential provider "
                         "(Config::sentinel_credentials): set one or the other");
+  }
+  // After the provider conflicts: with a provider, user= is the mistake, not the missing
+  // password.
+  if (!config.user.empty() && config.password.empty()) {
+    return Parser::fail("option \"user\"" + in +
+                        " is set without \"password\"; ACL authentication needs both (a nopass "
+                        "user accepts any password)");
   }
   if (config.sentinel_credentials && config.service_name.empty()) {
     return Parser::fail(std::string("Config::sentinel_credentials") + in +

@@ -1083,6 +1083,16 @@ TEST(ConfigCredentials, SetInCodeOnlyAndExclusiveWithUserAndPassword) {
             std::string::npos)
       << one.error().message();
   EXPECT_EQ(one.error().message().find("\"user\""), std::string::npos) << one.error().message();
+  // A user without a password beside a provider: the provider conflict is the mistake to
+  // name (adding a password would only lead to it).
+  Config user_only = Config::from_string("cache.internal:6379");
+  user_only.user = "app";
+  user_only.credentials = config.credentials;
+  const auto user = user_only.validate();
+  ASSERT_FALSE(user);
+  EXPECT_NE(user.error().message().find("option \"user\" in configuration is set together"),
+            std::string::npos)
+      << user.error().message();
 
   Config sentinel = Config::from_string("cache.internal:26379");
   sentinel.sentinel_credentials = config.credentials;
