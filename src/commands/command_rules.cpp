@@ -35,26 +35,30 @@ std::optional<milliseconds> time_at(std::span<const Arg> args, std::size_t index
 
 }  // namespace
 
-std::optional<milliseconds> blocking_time(const CommandInfo& info,
-                                          std::span<const Arg> args) noexcept {
+BlockingTimeArg blocking_time_arg(const CommandInfo& info, std::span<const Arg> args) noexcept {
   const std::string_view name = info.name;
   const std::size_t n = args.size();
   if (name == "BLPOP" || name == "BRPOP" || name == "BZPOPMIN" || name == "BZPOPMAX") {
-    return time_at(args, n >= 3 ? n - 1 : 0, TimeUnit::Seconds);  // key… timeout
+    return {n >= 3 ? n - 1 : 0, true};  // key… timeout
   }
-  if (name == "BLMOVE") return time_at(args, 5, TimeUnit::Seconds);      // src dst from to t
-  if (name == "BRPOPLPUSH") return time_at(args, 3, TimeUnit::Seconds);  // src dst t
-  if (name == "BLMPOP" || name == "BZMPOP") return time_at(args, 1, TimeUnit::Seconds);
-  if (name == "WAIT") return time_at(args, 2, TimeUnit::Milliseconds);     // numreplicas t
-  if (name == "WAITAOF") return time_at(args, 3, TimeUnit::Milliseconds);  // local replicas t
+  if (name == "BLMOVE") return {n > 5 ? 5u : 0u, true};      // src dst from to timeout
+  if (name == "BRPOPLPUSH") return {n > 3 ? 3u : 0u, true};  // src dst timeout
+  if (name == "BLMPOP" || name == "BZMPOP") return {n > 1 ? 1u : 0u, true};
+  if (name == "WAIT") return {n > 2 ? 2u : 0u, false};     // numreplicas timeout
+  if (name == "WAITAOF") return {n > 3 ? 3u : 0u, false};  // numlocal numreplicas timeout
   if (name == "XREAD" || name == "XREADGROUP") {
     for (std::size_t i = 1; i + 1 < n; ++i) {
       if (ascii::equals_upper(args[i].bytes(), "STREAMS")) break;
-      if (ascii::equals_upper(args[i].bytes(), "BLOCK"))
-        return time_at(args, i + 1, TimeUnit::Milliseconds);
+      if (ascii::equals_upper(args[i].bytes(), "BLOCK")) return {i + 1, false};
     }
   }
-  return milliseconds(0);
+  return {};
+}
+
+std::optional<milliseconds> blocking_time(const CommandInfo& info,
+                                          std::span<const Arg> args) noexcept {
+  const BlockingTimeArg at = blocking_time_arg(info, args);
+  return time_at(args, at.index, at.seconds ? TimeUnit::Seconds : TimeUnit::Milliseconds);
 }
 
 MovableKeys movable_keys(const CommandInfo& info, std::span<const Arg> args) noexcept {

@@ -24,6 +24,14 @@ namespace redmux::detail {
 std::optional<std::chrono::milliseconds> blocking_time(const CommandInfo& info,
                                                        std::span<const Arg> args) noexcept;
 
+/// Where a blocking command's timeout argument is (0: it has none, or it is missing) and
+/// whether it counts seconds (the BLPOP family) or milliseconds (XREAD BLOCK, WAIT, WAITAOF).
+struct BlockingTimeArg {
+  std::size_t index = 0;
+  bool seconds = true;
+};
+BlockingTimeArg blocking_time_arg(const CommandInfo& info, std::span<const Arg> args) noexcept;
+
 /// The keys of a command of the table's Range rule that also has movable keys (SORT,
 /// SORT_RO, GEORADIUS, GEORADIUSBYMEMBER, MIGRATE), as Redis's own key extraction finds them:
 /// the fixed one unless `fixed_is_key` is false (MIGRATE's "" before KEYS), then args

@@ -1,8 +1,11 @@
 #include "mux/blocking.hpp"
 
+#include "commands/command_rules.hpp"
 #include "mux/core.hpp"
 #include "mux/dedicated_pool.hpp"
 #include "resp/encoder.hpp"
+
+#include <vector>
 
 namespace redmux::detail {
 
@@ -62,13 +65,30 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
   // The arguments are views that die with the caller's expression, and the lease may come
   // later: the command is encoded now, into bytes the lease handler owns.
   std::string bytes;
-  resp::encode_command(bytes, args);
-  const std::optional<std::chrono::milliseconds> block = blocking_time(info, args);
+  std::optional<std::chrono::milliseconds> block = blocking_time(info, args);
+  auto reply_timeout = call_timeout;  // what is added to the blocking time for the deadline
+  const bool per_call = options.timeout.count() > 0;
+  if (const BlockingTimeArg at = blocking_time_arg(info, args); !block && per_call && at.index) {
+    // Forever, but the call gives up after its timeout: the server is given that timeout as
+    // the blocking time, so it answers nil then. Left to block, it could still take an
+    // element after the caller was told the call had timed out (and no one would get it).
+    std::vector<Arg> sent(args.begin(), args.end());
+    if (at.seconds) {
+      sent[at.index] = Arg(static_cast<double>(call_timeout.count()) / 1000.0);
+    } else {
+      sent[at.index] = Arg(static_cast<long long>(call_timeout.count()));
+    }
+    resp::encode_command(bytes, sent);
+    block = call_timeout;
+    reply_timeout = shared.config().async_timeout;
+  } else {
+    resp::encode_command(bytes, args);
+  }
   if (state) state->add_ref();  // held by the handler until the relay takes it over
   std::shared_ptr<DedicatedPool> pool = core.dedicated_pool();
   pool->acquire(
       (*routed)->endpoint(), wait_until, info.name,
-      [&core, &info, pool, db, state, block, call_timeout, per_call = options.timeout.count() > 0,
+      [&core, &info, pool, db, state, block, call_timeout, reply_timeout, per_call,
        bytes = std::move(bytes)](Result<std::shared_ptr<Connection>> leased) mutable {
         if (!leased) {
           core.shared().release_slots(1);
@@ -95,9 +115,9 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
         command.bytes_end = bytes.size();
         const Clock::time_point now = Clock::now();
         if (block) {
-          command.deadline = now + *block + call_timeout;
+          command.deadline = now + *block + reply_timeout;
           command.timeout_ms = static_cast<std::uint32_t>(
-              std::min<long long>((*block + call_timeout).count(), UINT32_MAX));
+              std::min<long long>((*block + reply_timeout).count(), UINT32_MAX));
           command.timeout_source = TimeoutSource::Blocking;
         } else if (per_call) {
           command.deadline = now + call_timeout;

@@ -116,14 +116,42 @@ TEST(BlockingTest, ExhaustedPoolTimesOutWithAnExplanation) {
   EXPECT_EQ(db.blpop("other", 100ms).get(), std::nullopt);  // the connection is free again
 }
 
-TEST(BlockingTest, TimedOutBlockerReplacesItsConnection) {
+TEST(BlockingTest, AForeverBlockWithACallTimeoutGivesTheServerThatTimeoutSoItTakesNothingLater) {
   RedisServer server;
   auto mux = connect_to(server, ",blockingPoolSize=1");
   Database db = mux->database();
-  // Blocks forever on the server, but the call gives up after 300 ms.
-  auto gave_up = db.blpop("never", 0ms, CallOptions(Flags::None, 300ms));
+  // BLPOP … 0 with a call timeout: sent as BLPOP … 0.1, so the server gives up itself and
+  // answers nil. Left blocking, it could take the element pushed right after the caller was
+  // told the call was over, and no one would receive it.
+  for (int i = 0; i < 20; ++i) {
+    const auto start = Clock::now();
+    EXPECT_EQ(db.blpop("jobs", 0ms, CallOptions(Flags::None, 100ms)).get(), std::nullopt);
+    EXPECT_GE(ms_since(start), 90);
+    EXPECT_EQ(db.rpush("jobs", "job").get(), 1);
+    ASSERT_EQ(db.llen("jobs").get(), 1) << "round " << i << ": the element went to a BLPOP "
+                                        << "whose caller had been told it was over";
+    db.del("jobs").get();
+  }
+  // XREAD BLOCK 0 alike, in milliseconds.
+  const auto start = Clock::now();
+  EXPECT_TRUE(db.command<Reply>(CallOptions(Flags::None, 100ms), "XREAD", "BLOCK", "0", "STREAMS",
+                                "stream", "$")
+                  .get()
+                  .is_null());
+  EXPECT_GE(ms_since(start), 90);
+  EXPECT_EQ(blocked_clients(server), 0);
+}
+
+TEST(BlockingTest, ABlockerTimedOutOnAFrozenServerReplacesItsConnection) {
+  RedisServer server;
+  auto mux = connect_to(server, ",blockingPoolSize=1");
+  Database db = mux->database();
+  EXPECT_EQ(db.blpop("warm", 10ms).get(), std::nullopt);  // the dedicated connection exists
+  server.pause();
+  auto gave_up = db.blpop("never", 100ms, CallOptions(Flags::None, 200ms));
   EXPECT_THROW(gave_up.get(), TimeoutError);
-  // The connection that still blocks on the server is closed, not reused.
+  server.resume();
+  // The connection whose state is unknown is closed, not reused.
   ASSERT_TRUE(test::wait_until([&] { return blocked_clients(server) == 0; }));
   EXPECT_EQ(db.rpush("next", "y").get(), 1);
   EXPECT_EQ(db.blpop("next", 1s).get(), (KeyedElement{"next", "y"}));
