@@ -93,6 +93,8 @@ void DedicatedPool::expire_waiter(const std::shared_ptr<Waiter>& waiter) {
   }
   const auto waited =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - waiter->since);
+  // Counted before the caller is told, as every timeout is (status().timeouts).
+  shared_->counters().timeouts.fetch_add(1, std::memory_order_relaxed);
   handler(Error(errc::timeout,
                 waiter->what + " timed out after " + std::to_string(waited.count()) +
                     " ms waiting for a dedicated connection: all " + std::to_string(leased) +

@@ -111,6 +111,7 @@ TEST(BlockingTest, ExhaustedPoolTimesOutWithAnExplanation) {
         << e.what();
     EXPECT_NE(std::string(e.what()).find("blockingPoolSize=1"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(mux->status().timeouts, 1u);  // one per TimeoutError a caller got
   EXPECT_EQ(db.rpush("held", "x").get(), 1);
   EXPECT_EQ(holder.get(), (KeyedElement{"held", "x"}));
   EXPECT_EQ(db.blpop("other", 100ms).get(), std::nullopt);  // the connection is free again
