@@ -1,6 +1,7 @@
 #include "mux/blocking.hpp"
 
 #include "commands/command_rules.hpp"
+#include "mux/cluster.hpp"
 #include "mux/core.hpp"
 #include "mux/dedicated_pool.hpp"
 #include "resp/encoder.hpp"
@@ -19,6 +20,15 @@ LeasedCommandState::~LeasedCommandState() {
 
 void LeasedCommandState::deliver(NodeSpan reply) noexcept {
   if (!claim()) return;
+  if (is_error_reply(reply)) {
+    if (std::shared_ptr<ClusterRouter> router = router_.lock()) {
+      auto redirect = parse_redirect(reply[0].value, connection_->endpoint().host);
+      try {
+        if (redirect && !redirect->ask) router->moved(*redirect);
+      } catch (...) {  // out of memory updating the map: the periodic refresh fixes it
+      }
+    }
+  }
   if (target_) target_->deliver(reply);
   finish(/*reusable=*/true);
 }
@@ -101,6 +111,9 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
         std::shared_ptr<Connection> connection = std::move(*leased);
         auto* relay = new LeasedCommandState(state, pool, connection);  // takes our reference
         relay->command_name = info.name;
+        if (ClusterRouter* router = core.cluster()) {
+          relay->learn_redirects_with(router->weak_from_this());
+        }
         if (Error error = core.check_database(db, *connection, info)) {
           core.shared().release_slots(1);
           relay->fail(std::move(error));  // gives the connection back

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <span>
 
@@ -24,6 +25,7 @@ namespace redmux::detail {
 
 class MuxCore;
 class DedicatedPool;
+class ClusterRouter;
 
 /// A CommandState that stands between a connection and the caller's state for a command
 /// on a leased connection: forwards the outcome, then gives the connection back to the pool
@@ -38,6 +40,11 @@ class LeasedCommandState final : public CommandState {
   void deliver(NodeSpan reply) noexcept override;
   void fail(Error error) noexcept override;
 
+  /// In a Redis Cluster: the router that learns of a MOVED reply (nobody follows it here).
+  void learn_redirects_with(std::weak_ptr<ClusterRouter> router) noexcept {
+    router_ = std::move(router);
+  }
+
  private:
   ~LeasedCommandState() override;
   void finish(bool reusable) noexcept;
@@ -45,6 +52,7 @@ class LeasedCommandState final : public CommandState {
   CommandState* target_;
   std::shared_ptr<DedicatedPool> pool_;
   std::shared_ptr<Connection> connection_;
+  std::weak_ptr<ClusterRouter> router_;
 };
 
 /// Sends a blocking command on a dedicated connection. The gates (admin, database) were

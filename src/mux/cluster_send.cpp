@@ -312,6 +312,15 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     return Error();
   }
 
+  // A key without its value (MSET a 1 b): one server would refuse the whole command for its
+  // arity, so no part of it may run.
+  if (keys.back() + rule.key_step > args.size()) {
+    return refuse(Error(errc::invalid_argument,
+                        std::string(info.name) +
+                            " refused: wrong number of arguments (each key takes " +
+                            std::to_string(rule.key_step - 1) +
+                            " value after it, and the last one has none); nothing was sent"));
+  }
   // Split per slot, in the order each slot first appears; reassembled in the caller's order.
   const std::vector<SplitPart> parts = plan_split(args, keys, rule.key_step);
   const ReplicaWish wish = replica_wish(info.is(CommandFlag::ReadOnly), flags);

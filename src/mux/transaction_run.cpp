@@ -178,6 +178,17 @@ void TransactionRun::send_checks() {
 }
 
 void TransactionRun::on_reply(int round, std::size_t index, NodeSpan reply) {
+  if (is_error_reply(reply) && connection_) {
+    // A MOVED (to WATCH, a condition's read, a queued command) is followed by no one here:
+    // the map learns it, so that the next transaction on the slot goes to its new owner.
+    if (ClusterRouter* router = work_.core->cluster()) {
+      auto redirect = parse_redirect(reply[0].value, connection_->endpoint().host);
+      try {
+        if (redirect && !redirect->ask) router->moved(*redirect);
+      } catch (...) {  // out of memory updating the map: the periodic refresh fixes it
+      }
+    }
+  }
   if (round == kChecks) {
     if (index == 0 && watching_) {
       if (is_error_reply(reply) && !failure_) failure_ = server_error_from(reply, "WATCH");

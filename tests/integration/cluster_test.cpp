@@ -179,6 +179,14 @@ TEST_F(ClusterTest, MultiKeyCommandsAcrossSlotsAreSplitAndReassembledInOrder) {
   EXPECT_EQ(db.unlink({"m0", "m1", "m2"}).get(), 3);
   EXPECT_EQ(db.del(keys).get(), 17);
   EXPECT_EQ(db.exists(keys).get(), 0);
+  // A key without its value: refused whole, as one server would, and no part runs.
+  ASSERT_NE(cluster_->owner_of("a").port(), cluster_->owner_of("b").port());
+  Result<Reply> odd = db.execute({"MSET", "a", "1", "b"}).result();
+  ASSERT_FALSE(odd.has_value());
+  EXPECT_EQ(odd.error().code(), errc::invalid_argument);
+  EXPECT_NE(odd.error().message().find("wrong number of arguments"), std::string::npos)
+      << odd.error().message();
+  EXPECT_EQ(db.exists({"a", "b"}).get(), 0);
 }
 
 TEST_F(ClusterTest, OtherMultiKeyCommandsAcrossSlotsFailBeforeSending) {
@@ -340,6 +348,39 @@ TEST_F(ClusterTest, AShardSubscriptionWhoseSlotMovesEndsAndSaysSo) {
   EXPECT_TRUE(wait_until([&] { return received.load() == 1; }));
   handler.unsubscribe();  // already ended: nothing is sent to the old owner
   again.unsubscribe();
+  cluster_->reshard(slot, target, source);  // back, for the other tests
+}
+
+TEST_F(ClusterTest, AMovedSeenByATransactionOrABlockingCommandUpdatesTheMapAtOnce) {
+  // Neither follows a MOVED (a transaction's commands are queued on one connection, a blocking
+  // command holds its own), but the map learns from it: the next one goes to the new owner,
+  // not after the periodic refresh (30 s).
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  const std::string counter = "{moving}n";
+  RedisServer& source = cluster_->owner_of(counter);
+  RedisServer& target = cluster_->another_primary(source);
+  const std::string slot = source.cli({"CLUSTER", "KEYSLOT", counter});
+  auto run_transaction = [&] {
+    Transaction tx = db.transaction();
+    Future<long long> incr = tx.incr(counter);
+    try {
+      return tx.execute().committed();
+    } catch (const RedmuxError&) {
+      return false;
+    }
+  };
+  ASSERT_TRUE(run_transaction());  // the slot's node has a dedicated connection now
+  EXPECT_EQ(db.blpop("{moving}list", 10ms).get(), std::nullopt);
+
+  cluster_->reshard(slot, source, target);
+  EXPECT_FALSE(run_transaction());  // the old owner answers MOVED: nothing ran
+  EXPECT_TRUE(run_transaction()) << "the second transaction after the move still failed";
+  EXPECT_EQ(target.cli({"GET", counter}), "2");  // the key moved with its slot
+  (void)db.blpop("{moving}list", 10ms).result();
+  Result<std::optional<KeyedElement>> blpop = db.blpop("{moving}list", 10ms).result();
+  EXPECT_TRUE(blpop.has_value()) << blpop.error().message();
+  EXPECT_EQ(mux->status().redirects, 0u);   // nothing followed a redirect: the map was right
   cluster_->reshard(slot, target, source);  // back, for the other tests
 }
 
