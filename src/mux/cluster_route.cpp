@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "mux/cluster.hpp"
+#include "mux/core.hpp"
 #include "topology/cluster_plan.hpp"
 
 namespace redmux::detail {
@@ -28,10 +29,16 @@ Result<Connection*> ClusterRouter::for_slot(std::uint16_t slot, bool replica, bo
     const auto node = [&](std::size_t i) {
       return current->nodes[static_cast<std::size_t>(replicas[i])];
     };
-    // A replica whose connection is down is skipped; one in the client's availability zone
+    // A replica whose connection is down, or that is not in sync with its primary (it
+    // restarted and is loading or resynchronising: it would answer from an empty or old data
+    // set), is skipped, as outside a cluster; one in the client's availability zone
     // (availabilityZone=) is preferred.
     const auto turn = [&] { return cursor_.fetch_add(1, std::memory_order_relaxed); };
-    const auto ready = [&](std::size_t i) { return node(i)->state() == ConnectionState::Ready; };
+    const bool primary_ready =
+        current->nodes[static_cast<std::size_t>(primary)]->state() == ConnectionState::Ready;
+    const auto ready = [&](std::size_t i) {
+      return MuxCore::serves_replica_reads(*node(i), primary_ready);
+    };
     std::optional<std::size_t> chosen;
     if (!shared_->config().availability_zone.empty()) {
       chosen = pick_ready(
@@ -41,7 +48,8 @@ Result<Connection*> ClusterRouter::for_slot(std::uint16_t slot, bool replica, bo
     if (chosen) return node(*chosen);
     if (demand_replica) {
       return Error(errc::not_allowed,
-                   "slot " + std::to_string(slot) + " has no connected replica (DemandReplica)");
+                   "slot " + std::to_string(slot) +
+                       " has no connected replica in sync with its primary (DemandReplica)");
     }
   }
   return current->nodes[static_cast<std::size_t>(primary)];

@@ -394,6 +394,17 @@ TEST_F(ClusterTest, PreferReplicaReadsGoToReplicas) {
     for (RedisServer* replica : cluster_->replicas()) on_replicas += dbsize(*replica);
     return on_replicas == 30;
   }));
+  // A replica serves reads once its connection has seen it in sync (INFO replication, asked
+  // every second): a replica that has just finished its first synchronisation is not used
+  // for up to a second.
+  ASSERT_TRUE(wait_until([&] {
+    long long before = 0;
+    for (RedisServer* r : cluster_->replicas()) before += r->command_calls("get");
+    (void)db.get("r0", Flags::PreferReplica).get();
+    long long after = 0;
+    for (RedisServer* r : cluster_->replicas()) after += r->command_calls("get");
+    return after > before;
+  }));
   long long primaries_before = 0;
   for (RedisServer* p : cluster_->primaries()) primaries_before += p->command_calls("get");
   long long replicas_before = 0;
@@ -412,6 +423,48 @@ TEST_F(ClusterTest, PreferReplicaReadsGoToReplicas) {
   for (RedisServer* r : cluster_->replicas()) replicas_after += r->command_calls("get");
   EXPECT_EQ(primaries_after, primaries_before);
   EXPECT_GE(replicas_after - replicas_before, 30);
+}
+
+TEST_F(ClusterTest, AReplicaOutOfSyncAfterARestartServesNoReadsUntilItIsInSyncAgain) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  const std::string key = "{resync}k";
+  ASSERT_TRUE(db.set(key, "v").get());
+  RedisServer& primary = cluster_->owner_of(key);
+  RedisServer* replica = nullptr;
+  for (RedisServer* node : cluster_->replicas()) {
+    if (node->info_field("master_port") == std::to_string(primary.port())) replica = node;
+  }
+  ASSERT_NE(replica, nullptr);
+  ASSERT_TRUE(wait_until([&] { return dbsize(*replica) == 1; }));
+  // Restarted, and out of sync while its primary does not answer (stopped for under a
+  // second: no failover). It answers from whatever it loaded (the RDB of its last full
+  // synchronisation, or nothing): stale or empty.
+  primary.pause();
+  replica->restart();
+  const std::string address = "127.0.0.1:" + std::to_string(replica->port());
+  ASSERT_TRUE(wait_until([&] {
+    for (const ConnectionStatus& c : mux->status().per_connection) {
+      if (c.endpoint == address && c.purpose == ConnectionStatus::Purpose::ClusterNode &&
+          c.state == ConnectionStatus::State::Ready) {
+        return true;
+      }
+    }
+    return false;
+  }));
+  Result<std::optional<std::string>> read = db.get(key, Flags::DemandReplica).result();
+  primary.resume();
+  ASSERT_FALSE(read.has_value()) << "the replica out of sync answered: "
+                                 << (read.has_value() && *read ? **read : "nil");
+  EXPECT_NE(read.error().message().find("in sync"), std::string::npos) << read.error().message();
+  // Once it is in sync, it serves reads again.
+  ASSERT_TRUE(wait_until([&] { return replica->info_field("master_link_status") == "up"; }, 30s));
+  const long long before = replica->command_calls("get");
+  ASSERT_TRUE(wait_until([&] {
+    Result<std::optional<std::string>> again = db.get(key, Flags::DemandReplica).result();
+    return again.has_value() && *again == std::optional<std::string>("v") &&
+           replica->command_calls("get") > before;
+  }));
 }
 
 TEST_F(ClusterTest, BatchesAreSplitPerNodeAndTransactionsAndScriptsKeepToOneSlot) {
