@@ -203,6 +203,30 @@ void SubscriptionHub::detach_locked(const std::shared_ptr<SubscriptionState>& st
   send_locked(state->kind, /*subscribe=*/false, state->name);
 }
 
+namespace {
+
+/// Returns once no invocation of `state`'s handler runs, except where waiting would never
+/// end: in that handler itself, on an I/O thread, and in a handler whose own invocation the
+/// running one of `state` is waiting for (two handlers unsubscribing each other: each would
+/// wait for the other; the first to see it goes on, and the other's wait then ends with it).
+void wait_for_invocation(SubscriptionState& state) {
+  const SubscriptionState* self = current_invocation;
+  if (self == &state || on_io_thread()) return;
+  if (self) {
+    // Both stores before both loads (sequentially consistent): of two handlers that wait for
+    // each other, at least one sees the other's mark.
+    self->waiting_for.store(&state, std::memory_order_seq_cst);
+    if (state.waiting_for.load(std::memory_order_seq_cst) == self) {
+      self->waiting_for.store(nullptr, std::memory_order_relaxed);
+      return;
+    }
+  }
+  { std::unique_lock running(state.invoking); }
+  if (self) self->waiting_for.store(nullptr, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 void SubscriptionHub::remove(const std::shared_ptr<SubscriptionState>& state, bool wait) {
   Deferred deferred;
   {
@@ -210,9 +234,7 @@ void SubscriptionHub::remove(const std::shared_ptr<SubscriptionState>& state, bo
     detach_locked(state, deferred);
   }
   finish(deferred);
-  if (wait && current_invocation != state.get() && !on_io_thread()) {
-    std::unique_lock running(state->invoking);  // waits for an invocation in progress
-  }
+  if (wait) wait_for_invocation(*state);
 }
 
 void SubscriptionHub::end_queue_locked(const std::shared_ptr<QueueCore>& queue, Error why,
@@ -259,9 +281,7 @@ std::size_t SubscriptionHub::remove_all(SubscriptionKind kind, std::string_view 
   }
   finish(deferred);
   for (const auto& member : members) {
-    if (!member->queue && current_invocation != member.get() && !on_io_thread()) {
-      std::unique_lock running(member->invoking);
-    }
+    if (!member->queue) wait_for_invocation(*member);
   }
   return members.size();
 }

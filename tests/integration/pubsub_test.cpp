@@ -300,6 +300,44 @@ TEST(PubSubTest, UnsubscribeFromInsideTheHandler) {
   EXPECT_EQ(calls.load(), 1);
 }
 
+TEST(PubSubTest, TwoHandlersThatUnsubscribeEachOtherBothReturn) {
+  // A "stop" message on two channels at once, each handler unsubscribing the other: each
+  // would wait for the other's invocation to end, on both delivery threads, and pub/sub
+  // delivery would stop for good (and the process could not exit).
+  RedisServer server;
+  auto mux = connect_to(server);
+  Subscription a;
+  Subscription b;
+  std::atomic<int> arrived{0};
+  std::atomic<int> returned{0};
+  auto both_inside = [&] {
+    ++arrived;
+    while (arrived.load() < 2) std::this_thread::yield();
+  };
+  a = mux->subscriber().subscribe("stop-a", [&](const Message&) {
+    both_inside();
+    b.unsubscribe();
+    ++returned;
+  });
+  b = mux->subscriber().subscribe("stop-b", [&](const Message&) {
+    both_inside();
+    a.unsubscribe();
+    ++returned;
+  });
+  a.confirmed().get();
+  b.confirmed().get();
+  mux->database().publish("stop-a", "x").get();
+  mux->database().publish("stop-b", "x").get();
+  ASSERT_TRUE(test::wait_until([&] { return returned.load() == 2; }, 5s))
+      << "the handlers wait for each other";
+  // Delivery goes on.
+  std::atomic<int> other{0};
+  Subscription c = mux->subscriber().subscribe("other", [&](const Message&) { ++other; });
+  c.confirmed().get();
+  mux->database().publish("other", "y").get();
+  EXPECT_TRUE(test::wait_until([&] { return other.load() == 1; }));
+}
+
 TEST(PubSubTest, QueueFormDeliversInOrderAcrossChannels) {
   RedisServer server;
   auto mux = connect_to(server);
