@@ -67,6 +67,19 @@ class CommandState {
     return (phase_.load(std::memory_order_acquire) & (kWaiterBit | kSpinnerBit)) != 0;
   }
 
+  /// Internal: set while the command waits in a Batch or a Transaction that has not been
+  /// executed (it cannot complete before execute()), so that get() refuses to wait for it.
+  void set_buffered(bool buffered) noexcept {
+    if (buffered) {
+      phase_.fetch_or(kBufferedBit, std::memory_order_release);
+    } else {
+      phase_.fetch_and(~kBufferedBit, std::memory_order_release);
+    }
+  }
+  bool buffered() const noexcept {
+    return (phase_.load(std::memory_order_acquire) & kBufferedBit) != 0;
+  }
+
   /// Blocks until ready. REQUIRES: !on_io_thread().
   void wait() const noexcept;
   /// Blocks until ready or `timeout` passes; true when ready. REQUIRES: !on_io_thread().
@@ -111,9 +124,10 @@ class CommandState {
  private:
   // phase_: the stage kEmpty → kContinuation (then/co_await installed) → kReady, plus
   // kWaiterBit while a thread sleeps on the futex word (publish() wakes only when it is set)
-  // and kSpinnerBit once a thread has started yielding for it (publish() counts the release).
+  // and kSpinnerBit once a thread has started yielding for it (publish() counts the release);
+  // kBufferedBit while it waits in a Batch or Transaction not executed yet (set_buffered()).
   static constexpr std::uint32_t kEmpty = 0, kContinuation = 1, kReady = 2, kStageMask = 3,
-                                 kWaiterBit = 4, kSpinnerBit = 8;
+                                 kWaiterBit = 4, kSpinnerBit = 8, kBufferedBit = 16;
   std::atomic<std::uint32_t> refs_{1};
   std::atomic<bool> claimed_{false};
   mutable std::atomic<std::uint32_t> phase_{kEmpty};

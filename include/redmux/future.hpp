@@ -86,8 +86,12 @@ class Future {
   /// another result() returns an errc::invalid_argument error.
   Result<T> result() {
     if (!state_) return Error(errc::invalid_argument, "redmux: result() on an empty Future");
-    if (!state_->ready() && detail::on_io_thread())
-      return detail::deadlock_error("Future::result()");
+    if (!state_->ready()) {
+      if (detail::on_io_thread()) return detail::deadlock_error("Future::result()");
+      if (state_->buffered()) {
+        return detail::unexecuted_error("Future::result()", state_->command_name);
+      }
+    }
     state_->wait();
     const Consumed consumed(std::exchange(state_, nullptr));
     return std::move(consumed.state->result());
@@ -193,6 +197,7 @@ class Future {
     check();
     if (state_->ready()) return;
     if (detail::on_io_thread()) detail::deadlock_error(operation).raise();
+    if (state_->buffered()) detail::unexecuted_error(operation, state_->command_name).raise();
     state_->wait();
   }
   void reset() noexcept {

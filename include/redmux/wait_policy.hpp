@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string_view>
 
 #include "redmux/error.hpp"
 
@@ -65,6 +66,9 @@ class IoThreadScope {
 
 /// The error a blocking wait on an I/O thread gets, naming the operation tried.
 Error deadlock_error(const char* operation);
+/// The error of a wait (`operation`) for `command` in a Batch or a Transaction that has not
+/// been executed: it would never end.
+Error unexecuted_error(const char* operation, std::string_view command);
 
 }  // namespace detail
 }  // namespace redmux

@@ -180,6 +180,14 @@ Error deadlock_error(const char* operation) {
                    std::string(kVersion) + ")");
 }
 
+Error unexecuted_error(const char* operation, std::string_view command) {
+  return Error(errc::invalid_argument,
+               std::string(operation) + " would wait forever: " +
+                   (command.empty() ? std::string("the command") : std::string(command)) +
+                   " is in a Batch or Transaction that has not been executed; call execute() "
+                   "first (the future stays valid)");
+}
+
 Error server_error_from(NodeSpan reply, std::string_view command_name) {
   std::string message(reply.empty() ? std::string_view("ERR") : reply[0].value);
   message += " (reply to ";

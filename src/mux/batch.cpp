@@ -32,6 +32,23 @@ struct BatchBuffer {
   /// (cache_route.hpp); `writes_everything`: a write without keys (FLUSHALL …).
   std::vector<std::string> written_keys;
   bool writes_everything = false;
+  /// The callers' states of the commands added since the last execute(), marked buffered
+  /// (CommandState::set_buffered()), one reference each.
+  std::vector<CommandState*> buffered;
+
+  void mark_buffered(CommandState* state) {
+    buffered.reserve(buffered.size() + 1);
+    state->add_ref();
+    state->set_buffered(true);
+    buffered.push_back(state);
+  }
+  void unmark_buffered() noexcept {
+    for (CommandState* state : buffered) {
+      state->set_buffered(false);
+      state->release();
+    }
+    buffered.clear();
+  }
 
   std::size_t size() const noexcept {
     std::size_t n = commands.size();
@@ -40,6 +57,7 @@ struct BatchBuffer {
   }
 
   void fail_all(const Error& error) {
+    unmark_buffered();
     std::size_t slots = 0;
     auto fail = [&](std::vector<PendingCommand>& list) {
       for (PendingCommand& command : list) {
@@ -126,6 +144,7 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
     if (!state) command.deadline = Clock::time_point::max();
     // MOVED / ASK / TRYAGAIN / CLUSTERDOWN while a slot moves are followed, and a command
     // still queued for a node that lost its slot moves on, as for a lone command.
+    if (state) buffer.mark_buffered(state);
     prepare_cluster_entry(*core.cluster(), state, args, command, buffer.db, node);
     part->commands.push_back(command);
     return Error();
@@ -148,6 +167,7 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
   resp::encode_command(buffer.bytes, args);
   command.bytes_end = buffer.bytes.size();
   if (state) {
+    buffer.mark_buffered(state);
     state->add_ref();
     command.state = state;
   } else {
@@ -202,6 +222,24 @@ std::size_t Batch::size() const noexcept {
 void Batch::execute() {
   if (!buffer_) return;
   detail::BatchBuffer& b = *buffer_;
+  b.unmark_buffered();
+  // A command's timeout started when it was added: one whose deadline has passed is not sent
+  // (a failed state is dropped from its connection's queue unwritten).
+  const detail::Clock::time_point now = detail::Clock::now();
+  auto expire = [&](std::vector<detail::PendingCommand>& commands) {
+    for (detail::PendingCommand& command : commands) {
+      if (command.state && command.kind == detail::PendingKind::Caller && command.deadline <= now) {
+        command.state->fail(
+            Error(errc::timeout,
+                  "Timeout: " + std::string(command.name) + " not sent: its " +
+                      std::to_string(command.timeout_ms) +
+                      " ms timeout, counted from when it was added to its Batch, passed before "
+                      "execute()"));
+      }
+    }
+  };
+  expire(b.commands);
+  for (detail::BatchBuffer::Part& part : b.parts) expire(part.commands);
   detail::Observer& observer = b.core->shared().observer();
   // One load when no batch hook is installed; the event is built only for one.
   const bool report = observer.wants_batches();

@@ -141,7 +141,8 @@ Error transaction_add(TransactionBuffer& buffer, const CallOptions&, std::span<c
   command.bytes_end = buffer.bytes.size();
   if (state) {
     state->command_name = info.name;
-    state->add_ref();  // the buffer's reference
+    state->add_ref();           // the buffer's reference
+    state->set_buffered(true);  // until execute(): get() refuses to wait for it
     command.state = state;
   }
   buffer.commands.push_back(command);
@@ -254,6 +255,9 @@ Future<TransactionResult> Transaction::execute_async() {
         Error(errc::invalid_argument, "redmux: execute() on a moved-from Transaction"));
   }
   detail::TransactionBuffer& buffer = *buffer_;
+  for (detail::QueuedCommand& command : buffer.commands) {
+    if (command.state) command.state->set_buffered(false);
+  }
   if (buffer.refused) {
     // Nothing reaches the server: a transaction missing one of its commands is not the one
     // the caller wrote.

@@ -1,12 +1,22 @@
 #include "pubsub/delivery_executor.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <string>
 
 namespace redmux::detail {
 
 DeliveryExecutor::DeliveryExecutor(std::size_t threads) {
   threads_.reserve(threads);
-  for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([queue = queue_] { run(queue); });
+  for (std::size_t i = 0; i < threads; ++i) {
+    threads_.emplace_back([queue = queue_, i] {
+      // Named like the I/O threads (redmux-io-N), for top -H and debuggers.
+      const std::string name = "redmux-sub-" + std::to_string(i);
+      pthread_setname_np(pthread_self(), name.c_str());
+      run(queue);
+    });
+  }
 }
 
 DeliveryExecutor::~DeliveryExecutor() {

@@ -3,6 +3,10 @@
 // back (a refused command is not part of the batch).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <string>
+#include <thread>
+
 #include "redmux/redmux.hpp"
 #include "support/redis_server.hpp"
 
@@ -66,6 +70,55 @@ TEST(BatchRefusalTest, ARefusedFireAndForgetCommandInATransactionFailsItsFutureA
   EXPECT_EQ(outcome.outcome, TransactionOutcome::Rejected);
   EXPECT_FALSE(incr.result().has_value());
   EXPECT_EQ(db.get("n").get(), std::nullopt);  // nothing ran
+}
+
+TEST(BatchRefusalTest, WaitingForACommandOfABatchOrTransactionNotExecutedFailsInsteadOfHanging) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",asyncTimeout=1000");
+  Database db = mux->database();
+  Batch batch = db.batch();
+  Future<bool> set = batch.set("k", "v");
+  EXPECT_FALSE(set.wait_for(std::chrono::milliseconds(10)));
+  try {
+    (void)set.get();
+    ADD_FAILURE() << "get() returned for a command whose batch was not executed";
+  } catch (const RedmuxError& e) {
+    EXPECT_EQ(e.code(), errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("call execute() first"), std::string::npos) << e.what();
+  }
+  ASSERT_TRUE(set.valid());  // not consumed: once executed, it completes
+  batch.execute();
+  EXPECT_TRUE(set.get());
+
+  Transaction tx = db.transaction();
+  Future<long long> incr = tx.incr("n");
+  Result<long long> early = incr.result();
+  ASSERT_FALSE(early.has_value());
+  EXPECT_EQ(early.error().code(), errc::invalid_argument);
+  EXPECT_TRUE(tx.execute().committed());
+  EXPECT_EQ(incr.get(), 1);
+}
+
+TEST(BatchRefusalTest, ABatchedCommandWhoseTimeoutPassedBeforeExecuteIsNotSent) {
+  // Its timeout counts from when it was added: at execute() it is over, and the command must
+  // not run behind the caller's TimeoutError.
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  Database db = mux->database();
+  Batch batch = db.batch();
+  Future<long long> late =
+      batch.incr("late", CallOptions(Flags::None, std::chrono::milliseconds(1)));
+  Future<long long> fine = batch.incr("fine");
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // its 1 ms passes
+  batch.execute();
+  Result<long long> result = late.result();
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code(), errc::timeout);
+  EXPECT_NE(result.error().message().find("not sent"), std::string::npos)
+      << result.error().message();
+  EXPECT_EQ(fine.get(), 1);
+  EXPECT_EQ(server.cli({"EXISTS", "late"}), "0");
+  EXPECT_EQ(server.command_calls("incr"), 1);
 }
 
 }  // namespace

@@ -128,17 +128,18 @@ class BitmapCommands {
   }
   /// The position of the first bit equal to `bit`, searching from `start` (to `end`,
   /// inclusive, when given); -1 when there is none (see Redis's BITPOS for the clear-bit
-  /// rule past the end). BITPOS key bit [start [end [BYTE|BIT]]].
+  /// rule past the end). BITPOS key bit [start [end [BYTE|BIT]]]. `unit` applies when `start`
+  /// is given; BitUnit::Bit without `end` searches to the last bit (end -1 is sent).
   Future<long long> bitpos(std::string_view key, bool bit, std::optional<long long> start = {},
                            std::optional<long long> end = {}, BitUnit unit = BitUnit::Byte,
                            CallOptions options = {}) {
     detail::ArgList args({"BITPOS", key, bit ? 1 : 0}, 3);
     if (start) {
       args.add(*start);
-      if (end) {
-        args.add(*end);
-        if (unit == BitUnit::Bit) args.add("BIT");
-      }
+      // The server takes BIT only after an end: counting in bits from `start` with no end
+      // sends -1 (the last bit), so a search for a clear bit then stops at the string's end.
+      if (end || unit == BitUnit::Bit) args.add(end ? *end : -1);
+      if (unit == BitUnit::Bit) args.add("BIT");
     }
     return detail::send_built<long long>(*this, options, args);
   }

@@ -69,11 +69,16 @@ class PubSubCommands {
                                                           {"PUBSUB", "SHARDCHANNELS", pattern});
   }
   /// Subscriber count of each shard channel. PUBSUB SHARDNUMSUB shard-channel… (Redis 7+).
+  template <detail::StringRange Channels>
   Future<std::vector<std::pair<std::string, long long>>> pubsub_shardnumsub(
-      std::initializer_list<std::string_view> shard_channels, CallOptions options = {}) {
-    detail::ArgList args({"PUBSUB", "SHARDNUMSUB"}, shard_channels.size());
+      const Channels& shard_channels, CallOptions options = {}) {
+    detail::ArgList args({"PUBSUB", "SHARDNUMSUB"}, detail::size_hint(shard_channels));
     args.add_all(shard_channels);
     return detail::send_built<std::vector<std::pair<std::string, long long>>>(*this, options, args);
+  }
+  Future<std::vector<std::pair<std::string, long long>>> pubsub_shardnumsub(
+      std::initializer_list<std::string_view> shard_channels, CallOptions options = {}) {
+    return pubsub_shardnumsub<std::initializer_list<std::string_view>>(shard_channels, options);
   }
 };
 

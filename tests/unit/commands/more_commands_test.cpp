@@ -179,6 +179,22 @@ TEST(SortedSetCommands, StoreCommands) {
   EXPECT_EQ(db.last(), (Words{"ZUNIONSTORE", "d", "1", "x", "AGGREGATE", "MIN"}));
 }
 
+TEST(PubSubCommands, CountsTakeAnyStringRange) {
+  RecordingSink db;
+  const std::vector<std::string> channels = {"a", "b"};
+  db.reply_with("*4\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n:0\r\n");
+  auto counts = db.pubsub_shardnumsub(channels).get();
+  EXPECT_EQ(db.last(), (Words{"PUBSUB", "SHARDNUMSUB", "a", "b"}));
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts[0], (std::pair<std::string, long long>{"a", 1}));
+  db.reply_with("*2\r\n$1\r\nc\r\n:2\r\n");
+  (void)db.pubsub_shardnumsub({"c"}).get();
+  EXPECT_EQ(db.last(), (Words{"PUBSUB", "SHARDNUMSUB", "c"}));
+  db.reply_with("*4\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n:0\r\n");
+  (void)db.pubsub_numsub(channels).get();
+  EXPECT_EQ(db.last(), (Words{"PUBSUB", "NUMSUB", "a", "b"}));
+}
+
 TEST(HyperLogLogCommands, Arguments) {
   RecordingSink db;
   db.reply_with(":1\r\n");

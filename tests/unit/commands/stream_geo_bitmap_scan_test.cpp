@@ -178,6 +178,9 @@ TEST(BitmapCommands, Arguments) {
   (void)db.bitpos("b", true, 2, 9, BitUnit::Bit);
   EXPECT_EQ(db.last(), (Words{"BITPOS", "b", "1", "2", "9", "BIT"}));
   db.reply_with(":1\r\n");
+  (void)db.bitpos("b", true, 50, std::nullopt, BitUnit::Bit);  // BIT needs an end: -1
+  EXPECT_EQ(db.last(), (Words{"BITPOS", "b", "1", "50", "-1", "BIT"}));
+  db.reply_with(":1\r\n");
   (void)db.bitop(BitOperation::Xor, "d", {"a", "b"});
   EXPECT_EQ(db.last(), (Words{"BITOP", "XOR", "d", "a", "b"}));
 
