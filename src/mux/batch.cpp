@@ -37,10 +37,9 @@ struct BatchBuffer {
   std::vector<CommandState*> buffered;
 
   void mark_buffered(CommandState* state) {
-    buffered.reserve(buffered.size() + 1);
+    buffered.push_back(state);  // first: if it throws, nothing is marked or referenced
     state->add_ref();
     state->set_buffered(true);
-    buffered.push_back(state);
   }
   void unmark_buffered() noexcept {
     for (CommandState* state : buffered) {
@@ -94,8 +93,10 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
     return refuse(std::move(error), false);
   if (std::vector<std::size_t> keys;
       core.cache_route().enabled() && CacheRoute::written_keys(info, args, keys)) {
-    core.cache_route().invalidate_written(info, args);  // and again at execute()
+    const std::size_t first = buffer.written_keys.size();
     for (std::size_t index : keys) buffer.written_keys.emplace_back(args[index].bytes());
+    // Now, and again at execute().
+    core.cache_route().invalidate_keys(std::span(buffer.written_keys).subspan(first), keys.empty());
     buffer.writes_everything = buffer.writes_everything || keys.empty();
   }
   if (state) state->command_name = info.name;

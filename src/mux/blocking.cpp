@@ -22,11 +22,7 @@ void LeasedCommandState::deliver(NodeSpan reply) noexcept {
   if (!claim()) return;
   if (is_error_reply(reply)) {
     if (std::shared_ptr<ClusterRouter> router = router_.lock()) {
-      auto redirect = parse_redirect(reply[0].value, connection_->endpoint().host);
-      try {
-        if (redirect && !redirect->ask) router->moved(*redirect);
-      } catch (...) {  // out of memory updating the map: the periodic refresh fixes it
-      }
+      router->learn_redirect(reply, connection_->endpoint().host);
     }
   }
   if (target_) target_->deliver(reply);

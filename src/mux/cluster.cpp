@@ -292,6 +292,15 @@ Connection* ClusterRouter::connection_to(const Endpoint& endpoint) {
   return created.get();
 }
 
+void ClusterRouter::learn_redirect(NodeSpan reply, std::string_view from_host) noexcept {
+  if (!is_error_reply(reply)) return;
+  try {
+    const std::optional<ClusterRedirect> redirect = parse_redirect(reply[0].value, from_host);
+    if (redirect && !redirect->ask) moved(*redirect);
+  } catch (...) {  // out of memory updating the map: the next refresh brings the change
+  }
+}
+
 void ClusterRouter::moved(const ClusterRedirect& redirect) {
   Connection* target = connection_to(redirect.endpoint);
   std::vector<Connection*> losing;  // the slot's old primary and its replicas

@@ -89,6 +89,10 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   Connection* connection_to(const Endpoint& endpoint);
   /// A MOVED reply: `slot` lives on `endpoint` now. Updates the map and schedules a refresh.
   void moved(const ClusterRedirect& redirect);
+  /// A reply nobody follows (a transaction's, a blocking command's) from the node at
+  /// `from_host`: when it is a MOVED, the map learns it (moved()), so that the next command
+  /// on the slot goes to its new owner. Never throws.
+  void learn_redirect(NodeSpan reply, std::string_view from_host) noexcept;
   /// Runs `task` on an I/O thread after `delay` (refresh spacing).
   void after(std::chrono::milliseconds delay, std::function<void()> task);
   /// Holds `command` (a reference of its own) for `delay`, then runs `task` on an I/O

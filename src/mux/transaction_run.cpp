@@ -178,16 +178,9 @@ void TransactionRun::send_checks() {
 }
 
 void TransactionRun::on_reply(int round, std::size_t index, NodeSpan reply) {
-  if (is_error_reply(reply) && connection_) {
-    // A MOVED (to WATCH, a condition's read, a queued command) is followed by no one here:
-    // the map learns it, so that the next transaction on the slot goes to its new owner.
-    if (ClusterRouter* router = work_.core->cluster()) {
-      auto redirect = parse_redirect(reply[0].value, connection_->endpoint().host);
-      try {
-        if (redirect && !redirect->ask) router->moved(*redirect);
-      } catch (...) {  // out of memory updating the map: the periodic refresh fixes it
-      }
-    }
+  // A MOVED (to WATCH, a condition's read, a queued command) is followed by no one here.
+  if (ClusterRouter* router = work_.core->cluster(); router && connection_) {
+    router->learn_redirect(reply, connection_->endpoint().host);
   }
   if (round == kChecks) {
     if (index == 0 && watching_) {
