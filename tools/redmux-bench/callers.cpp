@@ -5,7 +5,9 @@
 //   blocking-face  every thread calls db.incr(key).get() on one shared multiplexer (the
 //                  default WaitPolicy::Adaptive: a blocked get() yields before it sleeps);
 //   blocking-face-sleep  the same with WaitPolicy::Sleep (get() sleeps at once);
-//   deferred-face  every thread issues a window of W INCRs, then gets them in order.
+//   deferred-face  every thread issues a window of W INCRs, then gets them in order;
+//   handoff-model  (only when named in --only) no Redis and no socket: the ceiling this
+//                  machine puts on any blocking face (below).
 // Threads start together after all are ready; a thread stops at the first check past the
 // deadline and always awaits what it issued, so the completed count must equal the
 // server's counter exactly (a failed command may or may not have run: the counter may then
@@ -13,9 +15,13 @@
 // Latency per INCR: reply − issue; for the deferred face the reply time is when get()
 // returned for it, the window being read in issue order (replies arrive in that order), and
 // only every eighth command of a window is timed (kDeferredSample).
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <latch>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -251,6 +257,57 @@ Row deferred_face(Bench& bench, int threads, double seconds, int window) {
   return row;
 }
 
+// The hand-off model: each thread puts a request on a queue under a mutex and yields the CPU
+// (sched_yield, as a blocked get() does under WaitPolicy::Adaptive) until one other thread,
+// which takes the whole queue each time it runs and then yields too, has marked it done. No
+// socket, no server, no parsing: what the operating system charges a blocking face for
+// handing each command's caller off and back, on this machine at this thread count.
+Row handoff_model(int threads, double seconds) {
+  struct alignas(64) Request {
+    std::atomic<bool> done{false};
+  };
+  std::vector<Request> requests(threads);
+  std::mutex mutex;
+  std::vector<Request*> queue;
+  std::atomic<bool> stop{false};
+  std::thread completer([&] {
+    std::vector<Request*> taken;
+    while (!stop.load(std::memory_order_relaxed)) {
+      {
+        std::lock_guard lock(mutex);
+        taken.swap(queue);
+      }
+      for (Request* r : taken) r->done.store(true, std::memory_order_release);
+      taken.clear();
+      ::sched_yield();
+    }
+  });
+  const RunResult run = run_threads(threads, seconds, "callers: hand-off model (no server)",
+                                    [&](int t, Clock::time_point deadline, ThreadResult& result) {
+                                      Request& mine = requests[t];
+                                      for (;;) {
+                                        const auto t0 = Clock::now();
+                                        if (t0 >= deadline) break;
+                                        mine.done.store(false, std::memory_order_relaxed);
+                                        {
+                                          std::lock_guard lock(mutex);
+                                          queue.push_back(&mine);
+                                        }
+                                        while (!mine.done.load(std::memory_order_acquire))
+                                          ::sched_yield();
+                                        result.latencies.push_back(ns_between(t0, Clock::now()));
+                                        ++result.completed;
+                                      }
+                                    });
+  stop.store(true, std::memory_order_relaxed);
+  completer.join();
+  Row row = Row::timed("callers", "handoff-model", "model (no server)", threads, run);
+  add_usage(row, run.usage_before, run.usage_after, run.completed);
+  row.ok = run.completed > 0;
+  row.check = "hand-offs=" + std::to_string(run.completed);
+  return row;
+}
+
 struct ServerBest {
   const char* variant;
   int clients;
@@ -300,9 +357,10 @@ std::vector<Row> callers_rows(Bench& bench, int threads, double seconds, int win
   RowRuns runs;
   const int repeat = std::max(1, bench.options().repeat);
   const std::vector<std::string>& only = bench.options().only;
-  auto wanted = [&](std::string_view variant) {
-    return only.empty() || std::find(only.begin(), only.end(), variant) != only.end();
+  auto named = [&](std::string_view variant) {
+    return std::find(only.begin(), only.end(), variant) != only.end();
   };
+  auto wanted = [&](std::string_view variant) { return only.empty() || named(variant); };
   for (int r = 0; r < repeat; ++r) {
     if (baselines && wanted("plain")) runs.add(plain(bench, threads, seconds));
     // blocking-face waits the way --wait-policy says; blocking-face-sleep always sleeps.
@@ -315,6 +373,7 @@ std::vector<Row> callers_rows(Bench& bench, int threads, double seconds, int win
           blocking_face(bench, "blocking-face-sleep", threads, seconds, redmux::WaitPolicy::Sleep));
     }
     if (wanted("deferred-face")) runs.add(deferred_face(bench, threads, seconds, window));
+    if (named("handoff-model")) runs.add(handoff_model(threads, seconds));
     // The server's own best, in the same run: one connection with 1,000 in flight, and 50
     // connections with 64 each (redis-benchmark's two fastest shapes for INCR here).
     for (const ServerBest& shape : kServerBest) {
@@ -371,6 +430,12 @@ void run_callers(Bench& bench, int threads, double seconds, int window,
     const double r = b->ops_per_sec / p->ops_per_sec;
     table.comparisons.push_back(
         {"callers", "blocking-face ops/s ÷ plain ops/s" + at, r, "≥ 8 at 500 threads", r >= 8});
+  }
+  if (const Row* m = find(table, "handoff-model"); m && b) {
+    table.notes.push_back(
+        "blocking-face ops/s ÷ handoff-model ops/s = " + fixed(b->ops_per_sec / m->ops_per_sec, 2) +
+        " (the model: the same threads handing off through a queue to one "
+        "thread, no socket and no server — what scheduling alone allows here)");
   }
   if (best && d) {
     const double r = d->ops_per_sec / best->ops_per_sec;

@@ -58,10 +58,12 @@ int main(int argc, char** argv) {
                  "callers: counters the threads share, thread t INCRs counter t mod N (default "
                  "1; use e.g. 64 against a cluster so the load spreads over its primaries)")
       ->check(CLI::Range(1, 100000));
-  app.add_option("--only", o.only,
-                 "callers, cluster: run only these variants (plain, blocking-face, "
-                 "blocking-face-sleep, deferred-face, redis-benchmark-c1-P1000, "
-                 "redis-benchmark-c50-P64), e.g. for perf stat")
+  app.add_option(
+         "--only", o.only,
+         "callers, cluster: run only these variants (plain, blocking-face, "
+         "blocking-face-sleep, deferred-face, redis-benchmark-c1-P1000, "
+         "redis-benchmark-c50-P64; callers also handoff-model, the scheduling ceiling, run only "
+         "when named), e.g. for perf stat")
       ->delimiter(',');
   app.add_flag("--no-baselines", o.no_baselines, "leave out the hiredis and redis-benchmark rows");
   app.add_flag("--full", o.full, "tour: every experiment at the seeds' sizes (a million keys …)");
