@@ -28,6 +28,14 @@ struct BatchBuffer {
     std::vector<PendingCommand> commands;
   };
   std::vector<Part> parts;
+  /// The part for `node`, added at the end when the batch has none for it yet.
+  Part& part_for(Connection* node) {
+    auto part = std::find_if(parts.begin(), parts.end(),
+                             [&](const Part& p) { return p.connection == node; });
+    if (part != parts.end()) return *part;
+    parts.push_back(Part{node, {}, {}});
+    return parts.back();
+  }
   /// clientCache=true: the keys the batch writes, invalidated again once it is queued
   /// (cache_route.hpp); `writes_everything`: a write without keys (FLUSHALL …).
   std::vector<std::string> written_keys;
@@ -119,6 +127,27 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
                                             " does not exist in a Redis Cluster (only database 0)"),
           true);
     }
+    if (has_key && splits_across_slots(info, args)) {
+      // As a lone command is: split per slot, each part with the batch's other commands for
+      // its node, at this command's place among them; the replies reassembled.
+      PendingCommand prototype;
+      prototype.name = info.name;
+      prototype.deadline = deadline;
+      prototype.timeout_ms = timeout_ms;
+      if (options.timeout.count() > 0) prototype.timeout_source = TimeoutSource::Call;
+      Error error = split_into_batch(
+          *core.cluster(), info, args, state, prototype, buffer.db, options.flags,
+          [&](Connection* node, std::span<const Arg> part_args, PendingCommand entry) {
+            BatchBuffer::Part& part = buffer.part_for(node);
+            entry.bytes_begin = part.bytes.size();
+            resp::encode_command(part.bytes, part_args);
+            entry.bytes_end = part.bytes.size();
+            part.commands.push_back(entry);
+          });
+      if (error) return refuse(std::move(error), true);
+      if (state) buffer.mark_buffered(state);
+      return Error();
+    }
     Connection* node = nullptr;
     if (has_key || buffer.parts.empty()) {
       Result<Connection*> routed = core.route(info, args, options.flags);
@@ -127,12 +156,7 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
     } else {
       node = buffer.parts.front().connection;
     }
-    auto part = std::find_if(buffer.parts.begin(), buffer.parts.end(),
-                             [&](const BatchBuffer::Part& p) { return p.connection == node; });
-    if (part == buffer.parts.end()) {
-      buffer.parts.push_back(BatchBuffer::Part{node, {}, {}});
-      part = buffer.parts.end() - 1;
-    }
+    BatchBuffer::Part* part = &buffer.part_for(node);
     PendingCommand command;
     command.name = info.name;
     command.deadline = deadline;
@@ -246,7 +270,12 @@ void Batch::execute() {
   const bool report = observer.wants_batches();
   const detail::Clock::time_point created = report ? observer.now() : detail::Clock::time_point{};
   for (detail::BatchBuffer::Part& part : b.parts) {
-    b.core->shared().counters().commands.fetch_add(part.commands.size(), std::memory_order_relaxed);
+    // A command split per slot counts once (its first part), as a lone one does.
+    const auto accepted = std::count_if(
+        part.commands.begin(), part.commands.end(),
+        [](const detail::PendingCommand& command) { return command.counted || command.tallied; });
+    b.core->shared().counters().commands.fetch_add(static_cast<std::uint64_t>(accepted),
+                                                   std::memory_order_relaxed);
     part.connection->submit_batch(b.db, part.bytes, part.commands);
     if (report) {
       detail::report_batch(observer, *part.connection, b.db, part.commands.size(),

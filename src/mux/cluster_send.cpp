@@ -222,6 +222,63 @@ void send_one(ClusterRouter& router, Connection* connection, int db, const Comma
   redirect->release();  // the pipeline holds it now
 }
 
+/// A command split per slot: its parts and the node of each.
+struct SplitPlan {
+  std::vector<SplitPart> parts;
+  std::vector<Connection*> nodes;
+  ClusterRule::Reduce reduce = ClusterRule::Reduce::AllOk;
+  std::size_t keys = 0;
+
+  std::vector<Arg> args_of(std::size_t i, std::span<const Arg> args) const {
+    std::vector<Arg> part_args;
+    part_args.reserve(parts[i].args.size());
+    for (std::size_t at : parts[i].args) part_args.push_back(args[at]);
+    return part_args;
+  }
+  /// What reassembles the parts' replies for `target` (null: fire-and-forget).
+  std::shared_ptr<Gather> gather(ClusterRouter& router, const CommandInfo& info,
+                                 CommandState* target) const {
+    auto made = std::make_shared<Gather>();
+    made->mode = reduce;
+    made->shared = router.shared_context();
+    made->name = info.name;
+    made->parts = made->remaining = parts.size();
+    made->values.resize(keys);
+    if (target) {
+      target->add_ref();
+      made->target = target;
+    }
+    return made;
+  }
+};
+
+/// Plans the split of `args` (keys at `keys`) per slot, in the order each slot first appears,
+/// with each part's node; refused when a key lacks its value or a slot has no node.
+Result<SplitPlan> plan_parts(ClusterRouter& router, const CommandInfo& info,
+                             std::span<const Arg> args, std::span<const std::size_t> keys,
+                             Flags flags) {
+  const ClusterRule& rule = info.cluster;
+  // A key without its value (MSET a 1 b): one server would refuse the whole command for its
+  // arity, so no part of it may run.
+  if (keys.back() + rule.key_step > args.size()) {
+    return Error(errc::invalid_argument,
+                 std::string(info.name) + " refused: wrong number of arguments (each key takes " +
+                     std::to_string(rule.key_step - 1) +
+                     " value after it, and the last one has none); nothing was sent");
+  }
+  SplitPlan plan;
+  plan.parts = plan_split(args, keys, rule.key_step);
+  plan.reduce = rule.reduce;
+  plan.keys = keys.size();
+  const ReplicaWish wish = replica_wish(info.is(CommandFlag::ReadOnly), flags);
+  for (const SplitPart& part : plan.parts) {
+    Result<Connection*> connection = router.for_slot(part.slot, wish.replica, wish.demand);
+    if (!connection) return std::move(connection).error();
+    plan.nodes.push_back(*connection);
+  }
+  return plan;
+}
+
 }  // namespace
 
 void prepare_cluster_entry(ClusterRouter& router, CommandState* target, std::span<const Arg> args,
@@ -312,42 +369,47 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     return Error();
   }
 
-  // A key without its value (MSET a 1 b): one server would refuse the whole command for its
-  // arity, so no part of it may run.
-  if (keys.back() + rule.key_step > args.size()) {
-    return refuse(Error(errc::invalid_argument,
-                        std::string(info.name) +
-                            " refused: wrong number of arguments (each key takes " +
-                            std::to_string(rule.key_step - 1) +
-                            " value after it, and the last one has none); nothing was sent"));
-  }
-  // Split per slot, in the order each slot first appears; reassembled in the caller's order.
-  const std::vector<SplitPart> parts = plan_split(args, keys, rule.key_step);
-  const ReplicaWish wish = replica_wish(info.is(CommandFlag::ReadOnly), flags);
-  std::vector<Connection*> targets;
-  for (const SplitPart& part : parts) {
-    Result<Connection*> connection = router.for_slot(part.slot, wish.replica, wish.demand);
-    if (!connection) return refuse(std::move(connection).error());
-    targets.push_back(*connection);
-  }
-  auto gather = std::make_shared<Gather>();
-  gather->mode = rule.reduce;
-  gather->shared = router.shared_context();
-  gather->name = info.name;
-  gather->parts = gather->remaining = parts.size();
-  gather->values.resize(keys.size());
-  if (state) {
-    state->add_ref();
-    gather->target = state;
-  }
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    std::vector<Arg> part_args;
-    part_args.reserve(parts[i].args.size());
-    for (std::size_t at : parts[i].args) part_args.push_back(args[at]);
-    auto* part = new PartState(gather, parts[i].positions, false);
-    send_one(router, targets[i], db, info, part_args, parts[i].slot, part, deadline, timeout_ms,
-             Holding::Gather, i == 0);
+  Result<SplitPlan> plan = plan_parts(router, info, args, keys, flags);
+  if (!plan) return refuse(std::move(plan).error());
+  const std::shared_ptr<Gather> gather = plan->gather(router, info, state);
+  for (std::size_t i = 0; i < plan->parts.size(); ++i) {
+    const std::vector<Arg> part_args = plan->args_of(i, args);
+    auto* part = new PartState(gather, plan->parts[i].positions, false);
+    send_one(router, plan->nodes[i], db, info, part_args, plan->parts[i].slot, part, deadline,
+             timeout_ms, Holding::Gather, i == 0);
     part->release();
+  }
+  return Error();
+}
+
+bool splits_across_slots(const CommandInfo& info, std::span<const Arg> args) {
+  if (info.cluster.plan != ClusterRule::Plan::Split) return false;
+  const KeyIndexes found(info, args);
+  return !found.get().empty() && !key_slots(args, found.get()).one_slot;
+}
+
+Error split_into_batch(
+    ClusterRouter& router, const CommandInfo& info, std::span<const Arg> args, CommandState* target,
+    const PendingCommand& prototype, int db, Flags flags,
+    const std::function<void(Connection*, std::span<const Arg>, PendingCommand)>& add) {
+  const KeyIndexes found(info, args);
+  Result<SplitPlan> plan = plan_parts(router, info, args, found.get(), flags);
+  if (!plan) return std::move(plan).error();
+  const std::shared_ptr<Gather> gather = plan->gather(router, info, target);
+  for (std::size_t i = 0; i < plan->parts.size(); ++i) {
+    const std::vector<Arg> part_args = plan->args_of(i, args);
+    auto* part = new PartState(gather, plan->parts[i].positions, false);
+    PendingCommand command = prototype;
+    command.slot = plan->parts[i].slot;
+    command.follow_map = true;
+    command.kind = PendingKind::Caller;
+    // The Gather holds the command's slot of maxQueuedCommands; the first part stands for
+    // the command in status().
+    auto* redirect = new RedirectState(router.shared_from_this(), part, part_args, command, db,
+                                       command.slot, /*holds_slot=*/false, /*tallied=*/i == 0);
+    part->release();  // the RedirectState holds it
+    redirect->sent_by_caller(plan->nodes[i]);
+    add(plan->nodes[i], part_args, redirect->entry(/*follow_map=*/true));  // takes its reference
   }
   return Error();
 }

@@ -189,6 +189,64 @@ TEST_F(ClusterTest, MultiKeyCommandsAcrossSlotsAreSplitAndReassembledInOrder) {
   EXPECT_EQ(db.exists({"a", "b"}).get(), 0);
 }
 
+TEST_F(ClusterTest, ABatchSplitsMultiKeyCommandsAcrossSlotsAndKeepsEachNodesOrder) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  ASSERT_NE(cluster_->owner_of("a").port(), cluster_->owner_of("b").port());
+  ASSERT_NE(cluster_->owner_of("b").port(), cluster_->owner_of("c").port());
+  const std::uint64_t commands_before = mux->status().commands;
+  Batch batch = db.batch();
+  Future<bool> first = batch.set("a", "1");
+  Future<void> mset = batch.mset({{"a", "2"}, {"b", "2"}, {"c", "2"}});
+  Future<std::vector<std::optional<std::string>>> after_mset = batch.mget({"a", "b", "c"});
+  Future<long long> deleted = batch.del({"a", "b"});
+  Future<long long> existing = batch.exists({"a", "b", "c"});
+  Future<bool> last = batch.set("a", "3");
+  Future<std::vector<std::optional<std::string>>> at_end = batch.mget({"c", "missing", "a"});
+  // Not executed yet: its parts wait in the batch like any other command.
+  Result<std::vector<std::optional<std::string>>> early = after_mset.result();
+  ASSERT_FALSE(early.has_value());
+  EXPECT_EQ(early.error().code(), errc::invalid_argument) << early.error().message();
+  batch.execute();
+  ASSERT_NO_THROW(first.get());
+  ASSERT_NO_THROW(mset.get());
+  using Values = std::vector<std::optional<std::string>>;
+  EXPECT_EQ(after_mset.get(), (Values{"2", "2", "2"}));
+  EXPECT_EQ(deleted.get(), 2);
+  EXPECT_EQ(existing.get(), 1);
+  ASSERT_NO_THROW(last.get());
+  EXPECT_EQ(at_end.get(), (Values{"2", std::nullopt, "3"}));
+  // Each command counts once, however many parts it was split into.
+  EXPECT_EQ(mux->status().commands - commands_before, 7u);
+
+  // Fire-and-forget, and a batch destroyed before execute(): every slot of
+  // maxQueuedCommands comes back once.
+  {
+    Batch quiet = db.batch();
+    quiet.mset({{"a", "4"}, {"b", "4"}, {"c", "4"}}, Flags::FireAndForget);
+    quiet.execute();
+  }
+  EXPECT_EQ(db.mget({"a", "b", "c"}).get(), (Values{"4", "4", "4"}));
+  Future<long long> never;
+  {
+    Batch dropped = db.batch();
+    never = dropped.del({"a", "b", "c"});
+  }
+  Result<long long> dropped_result = never.result();
+  ASSERT_FALSE(dropped_result.has_value());
+  EXPECT_EQ(dropped_result.error().code(), errc::not_sent) << dropped_result.error().message();
+  EXPECT_EQ(db.exists({"a", "b", "c"}).get(), 3);
+  ASSERT_TRUE(wait_until([&] { return mux->status().outstanding == 0; })) << mux->status_text();
+  // A key without its value: refused whole in a batch too.
+  Batch odd = db.batch();
+  Future<Reply> refused = odd.execute({"MSET", "a", "5", "b"});
+  odd.execute();
+  Result<Reply> odd_result = refused.result();
+  ASSERT_FALSE(odd_result.has_value());
+  EXPECT_EQ(odd_result.error().code(), errc::invalid_argument);
+  EXPECT_EQ(db.get("a").get(), std::optional<std::string>("4"));
+}
+
 TEST_F(ClusterTest, OtherMultiKeyCommandsAcrossSlotsFailBeforeSending) {
   auto mux = Multiplexer::connect(cluster_->seeds());
   Database db = mux->database();
