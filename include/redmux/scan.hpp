@@ -297,4 +297,60 @@ auto scan_sorted_set_members(Sink& sink, std::string_view key, ElementScanOption
          const CallOptions& c) { return s.zscan_members(k, at, o, c); });
 }
 
+/// The same over a temporary sink (`scan_keys(mux->database(3))`): one the range can copy.
+template <class Sink>
+requires(!std::is_lvalue_reference_v<Sink> && std::is_copy_constructible_v<Sink>) auto scan_keys(
+    Sink&& sink, ScanOptions options = {}, std::uint64_t cursor = 0, CallOptions call = {}) {
+  Sink copy(sink);  // the range keeps its own copy of it
+  return scan_keys(copy, options, cursor, call);
+}
+template <class Sink>
+requires(!std::is_lvalue_reference_v<Sink> &&
+         std::is_copy_constructible_v<Sink>) auto scan_hash(Sink&& sink, std::string_view key,
+                                                            ElementScanOptions options = {},
+                                                            std::uint64_t cursor = 0,
+                                                            CallOptions call = {}) {
+  Sink copy(sink);  // the range keeps its own copy of it
+  return scan_hash(copy, key, options, cursor, call);
+}
+template <class Sink>
+requires(!std::is_lvalue_reference_v<Sink> &&
+         std::is_copy_constructible_v<Sink>) auto scan_hash_fields(Sink&& sink,
+                                                                   std::string_view key,
+                                                                   ElementScanOptions options = {},
+                                                                   std::uint64_t cursor = 0,
+                                                                   CallOptions call = {}) {
+  Sink copy(sink);  // the range keeps its own copy of it
+  return scan_hash_fields(copy, key, options, cursor, call);
+}
+template <class Sink>
+requires(!std::is_lvalue_reference_v<Sink> &&
+         std::is_copy_constructible_v<Sink>) auto scan_set(Sink&& sink, std::string_view key,
+                                                           ElementScanOptions options = {},
+                                                           std::uint64_t cursor = 0,
+                                                           CallOptions call = {}) {
+  Sink copy(sink);  // the range keeps its own copy of it
+  return scan_set(copy, key, options, cursor, call);
+}
+template <class Sink>
+requires(!std::is_lvalue_reference_v<Sink> &&
+         std::is_copy_constructible_v<Sink>) auto scan_sorted_set(Sink&& sink, std::string_view key,
+                                                                  ElementScanOptions options = {},
+                                                                  std::uint64_t cursor = 0,
+                                                                  CallOptions call = {}) {
+  Sink copy(sink);  // the range keeps its own copy of it
+  return scan_sorted_set(copy, key, options, cursor, call);
+}
+template <class Sink>
+requires(!std::is_lvalue_reference_v<Sink> &&
+         std::is_copy_constructible_v<Sink>) auto scan_sorted_set_members(Sink&& sink,
+                                                                          std::string_view key,
+                                                                          ElementScanOptions
+                                                                              options = {},
+                                                                          std::uint64_t cursor = 0,
+                                                                          CallOptions call = {}) {
+  Sink copy(sink);  // the range keeps its own copy of it
+  return scan_sorted_set_members(copy, key, options, cursor, call);
+}
+
 }  // namespace redmux

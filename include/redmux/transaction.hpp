@@ -153,7 +153,11 @@ class Transaction : public Commands<Transaction> {
   /// Adds a condition checked before the commit; returns its index (reported in
   /// TransactionResult::failed_condition).
   std::size_t add_condition(Condition condition);
-  /// WATCHes `key`: the transaction does not commit if anyone changes it before EXEC.
+  /// WATCHes `key` inside execute(): WATCH goes out with the conditions' reads, and EXEC runs
+  /// nothing (WatchedKeyChanged) if anyone changes the key between that WATCH and EXEC. It
+  /// does not cover what you read before execute(): to commit only if a value you read is
+  /// still there, add a condition on it (Condition::string_equal(key, value) …), which
+  /// execute() reads again under the WATCH.
   Transaction& watch(std::string_view key);
 
   /// The generic commands of every sink queue like typed ones:

@@ -56,8 +56,10 @@ Error timeout_error(const PendingCommand& command, Clock::time_point now, bool i
   }
   message += "; queued-unsent=" + std::to_string(facts.queued_commands);
   message += ", sent-awaiting-reply=" + std::to_string(facts.in_flight);
-  message +=
-      ", bytes-to-write=" + std::to_string(facts.queued_bytes + (facts.taken - facts.written));
+  message += ", bytes-to-write=" +
+             // A write in progress counts only on a ready connection: after a break, what a failed
+             // write did not send is back in the queue, and the old stream's offsets mean nothing.
+             std::to_string(facts.queued_bytes + (facts.ready ? facts.taken - facts.written : 0));
   message += ", bytes-unread=" + std::to_string(facts.unread_bytes);
   message += ", connection=" + text(facts.state);
   message += ", last-read=" + ago(facts.last_read, now);

@@ -253,7 +253,12 @@ void Batch::execute() {
   const detail::Clock::time_point now = detail::Clock::now();
   auto expire = [&](std::vector<detail::PendingCommand>& commands) {
     for (detail::PendingCommand& command : commands) {
-      if (command.state && command.kind == detail::PendingKind::Caller && command.deadline <= now) {
+      if (command.state && command.kind == detail::PendingKind::Caller && command.deadline <= now &&
+          !command.state->claimed()) {
+        // One per TimeoutError a caller gets: a split command's first part stands for it.
+        if (command.counted || command.tallied) {
+          b.core->shared().counters().timeouts.fetch_add(1, std::memory_order_relaxed);
+        }
         command.state->fail(
             Error(errc::timeout,
                   "Timeout: " + std::string(command.name) + " not sent: its " +

@@ -105,6 +105,7 @@ TEST(BatchRefusalTest, ABatchedCommandWhoseTimeoutPassedBeforeExecuteIsNotSent) 
   RedisServer server;
   auto mux = Multiplexer::connect(server.address());
   Database db = mux->database();
+  const std::uint64_t timeouts_before = mux->status().timeouts;
   Batch batch = db.batch();
   Future<long long> late =
       batch.incr("late", CallOptions(Flags::None, std::chrono::milliseconds(1)));
@@ -119,6 +120,8 @@ TEST(BatchRefusalTest, ABatchedCommandWhoseTimeoutPassedBeforeExecuteIsNotSent) 
   EXPECT_EQ(fine.get(), 1);
   EXPECT_EQ(server.cli({"EXISTS", "late"}), "0");
   EXPECT_EQ(server.command_calls("incr"), 1);
+  // One TimeoutError, one timeout counted.
+  EXPECT_EQ(mux->status().timeouts - timeouts_before, 1u);
 }
 
 }  // namespace

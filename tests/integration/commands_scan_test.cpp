@@ -116,6 +116,20 @@ TEST_P(ScanTest, SetAndSortedSetMembers) {
   EXPECT_EQ(matched.size(), 100u);
 }
 
+TEST_P(ScanTest, ATemporaryDatabaseCanBeScannedSinceTheRangeKeepsACopy) {
+  // scan_keys(mux->database(3)): the Database is a temporary; the range copies it.
+  Database three = mux_->database(3);
+  ASSERT_TRUE(three.set("only-in-3", "v").get());
+  std::vector<std::string> keys;
+  for (const std::string& key : scan_keys(mux_->database(3))) keys.push_back(key);
+  EXPECT_EQ(keys, std::vector<std::string>{"only-in-3"});
+  ASSERT_EQ(three.sadd("s3", {"a", "b"}).get(), 2);
+  std::set<std::string> members;
+  for (const std::string& m : scan_set(mux_->database(3), "s3")) members.insert(m);
+  EXPECT_EQ(members, (std::set<std::string>{"a", "b"}));
+  EXPECT_EQ(three.del({"only-in-3", "s3"}).get(), 2);
+}
+
 TEST_P(ScanTest, ResumeFromSavedCursor) {
   std::vector<std::string> members;
   for (int i = 0; i < kMany; ++i) members.push_back("m" + std::to_string(i));
