@@ -121,6 +121,24 @@ Error add_unix_socket(Parser& parser, std::string_view rest) {
   return parser.add_endpoint(path);
 }
 
+// True when an '@' comes after the host part ends (at the first '/' or '?') where none can
+// belong: in the path (the database number), or in the first query item's name. User info
+// holding an unencoded '/' or '?' does that (redis://u:pa/ss@host), and the host part then
+// holds the start of the password.
+bool looks_like_cut_user_info(std::string_view rest) {
+  const std::size_t end = rest.find_first_of("/?");
+  if (end == std::string_view::npos || rest.substr(0, end).find('@') != std::string_view::npos) {
+    return false;
+  }
+  const std::size_t question = rest.find('?', end);
+  const std::string_view path = rest.substr(
+      end, question == std::string_view::npos ? std::string_view::npos : question - end);
+  if (path.find('@') != std::string_view::npos) return true;
+  if (question == std::string_view::npos) return false;
+  const std::string_view query = rest.substr(question + 1);
+  return query.substr(0, query.find_first_of("=&")).find('@') != std::string_view::npos;
+}
+
 Error add_network(Parser& parser, std::string_view rest) {
   const std::size_t slash = rest.find('/');
   const std::string_view authority = rest.substr(0, slash);
@@ -165,6 +183,14 @@ Result<Config> parse_url(std::string_view text) {
   }
   if (rest.find('#') != std::string_view::npos) {
     return Parser::fail("URL has a \"#\" fragment; percent-encode a \"#\" in a password as %23");
+  }
+
+  if (!unix_scheme && looks_like_cut_user_info(rest)) {
+    // Shown, the parts would be pieces of a password: say what to do, show none of it.
+    return Parser::fail(
+        "URL has an \"@\" after its host part: user info holding an unencoded \"/\" or "
+        "\"?\" ends the host part early; percent-encode them in a user name or password (%2F, "
+        "%3F). (The URL is not shown: it may hold a password.)");
   }
 
   std::string_view query;

@@ -113,7 +113,33 @@ void ConnectionMachine::set_phase(Phase phase) noexcept {
   // the session ends with it (invalidations sent meanwhile are lost).
   if (cache_ && phase_ == Phase::Ready && phase != Phase::Ready) cache_->set_active(false);
   phase_ = phase;
+  shown_phase_.store(phase, std::memory_order_relaxed);
   state_.store(kStateOf[static_cast<std::size_t>(phase)], std::memory_order_release);
+}
+
+std::string ConnectionMachine::attempt_text() const {
+  const std::string failure = last_failure();
+  switch (shown_phase_.load(std::memory_order_relaxed)) {
+    case Phase::Idle:
+      return "not started";
+    case Phase::Connecting:
+      return failure.empty() ? "connecting (TCP), unanswered so far"
+                             : "connecting (TCP) again after: " + failure;
+    case Phase::Tls:
+      return "in its TLS handshake, unanswered so far (is this the server's TLS port "
+             "(tls-port)?)";
+    case Phase::Handshaking:
+      return "in the Redis handshake (HELLO, AUTH …), unanswered so far";
+    case Phase::Loading:
+      return "waiting for the server to load its data (LOADING)";
+    case Phase::Ready:
+      return "ready";
+    case Phase::Backoff:
+      return "waiting to try again after: " + (failure.empty() ? std::string("?") : failure);
+    case Phase::Closed:
+      return "closed";
+  }
+  return {};
 }
 
 void ConnectionMachine::report_event(ConnectionEventKind kind, const Error& error,

@@ -140,6 +140,10 @@ class ConnectionMachine {
   /// Why the last connection attempt failed, or why the last session broke; empty when
   /// neither happened yet. Kept while ready again: status shows it only when not ready.
   std::string last_failure() const;
+  /// Any thread: where the current attempt is, for connect()'s syncTimeout message — "in its
+  /// TLS handshake, unanswered so far (is this the server's TLS port (tls-port)?)", "waiting
+  /// to try again after: <the last failure>" …
+  std::string attempt_text() const;
   std::size_t queued_count() const { return queue_.snapshot().commands; }
   std::size_t in_flight_count() const noexcept { return queue_.in_flight(); }
   /// For status(): accepted commands whose callers still wait, queued (not yet written) and
@@ -348,6 +352,7 @@ class ConnectionMachine {
   mutable std::mutex endpoint_mutex_;
 
   Phase phase_ = Phase::Idle;
+  std::atomic<Phase> shown_phase_{Phase::Idle};  ///< phase_, for attempt_text() on any thread
   /// What other threads see of phase_ (set_phase()); ahead of it during a break, which
   /// publishes Reconnecting before it reports anything (connection_broken()).
   std::atomic<ConnectionState> state_{ConnectionState::Idle};

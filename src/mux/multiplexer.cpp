@@ -57,7 +57,8 @@ std::shared_ptr<Multiplexer> Multiplexer::connect(const Config& config,
   // syncTimeout bounds this blocking call; attempts that are still running are abandoned
   // (the multiplexer they belong to is closed when the future lets go of it).
   if (!pending.wait_for(config.sync_timeout)) {
-    if (const std::string so_far = progress ? progress() : std::string(); !so_far.empty()) {
+    const std::string so_far = progress ? progress() : std::string();
+    if (!so_far.empty() && !config.service_name.empty()) {
       throw ConnectionError(errc::connection_failed,
                             "Sentinel service \"" + config.service_name +
                                 "\" not connected within syncTimeout=" +
@@ -70,8 +71,9 @@ std::shared_ptr<Multiplexer> Multiplexer::connect(const Config& config,
         "no endpoint of \"" + config.to_string() +
             "\" connected within syncTimeout=" + std::to_string(config.sync_timeout.count()) +
             " ms (connectTimeout=" + std::to_string(config.connect_timeout.count()) +
-            " ms, connectRetry=" + std::to_string(config.connect_retry) +
-            "); raise syncTimeout, or use abortConnect=false to connect in the background");
+            " ms, connectRetry=" + std::to_string(config.connect_retry) + ")" +
+            (so_far.empty() ? std::string() : ": " + so_far) +
+            "; raise syncTimeout, or use abortConnect=false to connect in the background");
   }
   return pending.get();
 }
@@ -128,6 +130,24 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(
     });
     state->set(mux);
     return future;
+  }
+  if (progress) {
+    // For connect()'s syncTimeout message: where each endpoint's attempt is.
+    *progress = [weak = std::weak_ptr<detail::MuxCore>(core)] {
+      std::string text;
+      if (auto held = weak.lock()) {
+        for (const auto& group : held->groups()) {
+          for (const auto& connection : group) {
+            const std::string one =
+                connection->describe_endpoint() + " " + connection->attempt_text();
+            if (text.find(one) != std::string::npos) continue;  // connectionsPerEndpoint > 1
+            if (!text.empty()) text += "; ";
+            text += one;
+          }
+        }
+      }
+      return text;
+    };
   }
   state->add_ref();
   // The callback holds the multiplexer until it has decided; on failure it closes it. It

@@ -147,6 +147,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Why the last connection attempt failed, or why the last session broke; empty when
   /// neither happened yet. Kept while ready again: status shows it only when not ready.
   std::string last_failure() const { return machine_.last_failure(); }
+  /// Where the current attempt is (any thread): see ConnectionMachine::attempt_text().
+  std::string attempt_text() const { return machine_.attempt_text(); }
   /// Commands queued and not yet written; commands written and awaiting replies (snapshots).
   std::size_t queued_count() const { return machine_.queued_count(); }
   std::size_t in_flight_count() const noexcept { return machine_.in_flight_count(); }

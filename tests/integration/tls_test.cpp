@@ -332,6 +332,19 @@ TEST_F(TlsTest, APlainServerIsNotMistakenForTls) {
       << server.info_int("connected_clients") << " clients";
 }
 
+TEST_F(TlsTest, AtSyncTimeoutTheErrorSaysTheTlsHandshakeWasUnansweredAndWhy) {
+  // syncTimeout ends connect() before the attempt's own timeout (with the defaults, both
+  // 5000 ms, either may come first): its message still carries the hint.
+  test::RedisServer server;  // plain text only
+  const std::string message = connect_error(server.address() + ",ssl=true,sslCaFile=" + certs_->ca +
+                                            ",connectRetry=0,connectTimeout=3000,syncTimeout=800");
+  EXPECT_TRUE(contains(message, "connected within syncTimeout=800 ms")) << message;
+  EXPECT_TRUE(contains(message, server.address() +
+                                    " in its TLS handshake, unanswered so far (is this the "
+                                    "server's TLS port (tls-port)?)"))
+      << message;
+}
+
 TEST_F(TlsTest, APlainConnectionToATlsPortSuggestsSsl) {
   test::RedisServer server(server_options());  // TLS only: it closes a plain connection
   const std::string message =

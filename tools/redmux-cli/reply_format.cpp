@@ -11,6 +11,16 @@ std::string digits_of(std::size_t n) {
 
 // Mirrors redis-cli's cliFormatReplyTTY: `prefix` is the indentation of nested lines; the
 // first line of an aggregate element carries no prefix (its parent printed the index).
+// True when human() prints `reply` on more than one line: an aggregate of several elements
+// (a map of several pairs), or of one that does (redis-cli's rule for a map value's line).
+bool spans_lines(const Reply& reply) {
+  if (!reply.is_aggregate() || reply.size() == 0) return false;
+  if (reply.size() > 1) return true;
+  const auto elements = reply.elements();
+  const bool paired = reply.type() == ReplyType::Map || reply.type() == ReplyType::Attribute;
+  return spans_lines(paired ? elements[1] : elements[0]);
+}
+
 void human(const Reply& reply, const std::string& prefix, std::string& out) {
   if (const Reply* attributes = reply.attributes()) {
     human(*attributes, prefix, out);
@@ -104,8 +114,9 @@ void human(const Reply& reply, const std::string& prefix, std::string& out) {
       human(elements[2 * i], nested, out);
       out.pop_back();  // the key's newline
       const Reply& value = elements[2 * i + 1];
-      if (value.is_aggregate() && value.size() > 0) {
-        // redis-cli starts a non-empty aggregate value on its own, indented line.
+      if (spans_lines(value)) {
+        // redis-cli starts a value of several lines on its own, indented line; one of a
+        // single line (a one-element aggregate too) follows the "=>".
         out += " => \n";
         out += nested;
       } else {

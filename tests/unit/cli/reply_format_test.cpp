@@ -94,6 +94,19 @@ TEST(FormatHumanTest, MapsSetsAndMixedTypes) {
             "         2# \"type\" => \"key\"\n");
 }
 
+TEST(FormatHumanTest, AMapValueOfOneLineFollowsTheArrowAsInRedisCli) {
+  // redis-cli 7.0 breaks the line only before a value that spans lines; a one-element
+  // aggregate (EVAL "redis.setresp(3); return {map={a={map={b=1}}}}" 0) stays on it.
+  EXPECT_EQ(format_human(map({str("a"), map({str("b"), integer(1)})})),
+            "1# \"a\" => 1# \"b\" => (integer) 1\n");
+  EXPECT_EQ(format_human(map({str("a"), array({integer(5)})})), "1# \"a\" => 1) (integer) 5\n");
+  EXPECT_EQ(format_human(map({str("a"), Reply(ReplyType::Set, "", {str("x")})})),
+            "1# \"a\" => 1~ \"x\"\n");
+  // One element that itself spans lines: the value starts on its own line.
+  EXPECT_EQ(format_human(map({str("a"), array({array({integer(1), integer(2)})})})),
+            "1# \"a\" => \n   1) 1) (integer) 1\n      2) (integer) 2\n");
+}
+
 TEST(FormatHumanTest, ErrorInsideAnArray) {
   EXPECT_EQ(format_human(array({integer(1), Reply(ReplyType::SimpleError, "boom")})),
             "1) (integer) 1\n2) (error) boom\n");

@@ -973,6 +973,32 @@ TEST(ConfigSecrets, NoPartOfAPasswordAppearsInAnErrorOrInToString) {
   }
 }
 
+TEST(ConfigSecrets, AnUnencodedSlashOrQuestionMarkInAUrlPasswordIsRefusedWithoutShowingIt) {
+  // The '/' or '?' ends the host part before the '@': the password's pieces would land in
+  // the host, the port or the database number, and their errors would quote them.
+  const char* texts[] = {
+      "redis://app:Tr0ub4dor/3xyz@cache.internal:6380/2",
+      "redis://app:Tr0ub4dor?3xyz@cache.internal",
+      "redis://app:6380/Tr0ub4dor@cache.internal",
+      "rediss://:Tr0ub4dor/3xyz@cache.internal",
+      "valkey://app:Tr0ub4dor/3xyz@h1:1,h2:2/0?name=x",
+  };
+  for (const char* text : texts) {
+    const std::string message = parse_error(text);
+    EXPECT_NE(message.find("percent-encode"), std::string::npos) << text << " → " << message;
+    for (const char* part : {"Tr0ub4dor", "3xyz", "app", "cache"}) {
+      EXPECT_FALSE(contains(message, part)) << text << " → " << message;
+    }
+  }
+  // An '@' in a query value is no such sign, and percent-encoded user info parses.
+  Result<Config> named = Config::parse("redis://h:1?name=svc@eu");
+  ASSERT_TRUE(named) << named.error().message();
+  EXPECT_EQ(named->name, "svc@eu");
+  Result<Config> encoded = Config::parse("redis://app:Tr0ub4dor%2F3xyz@cache.internal:6380/2");
+  ASSERT_TRUE(encoded) << encoded.error().message();
+  EXPECT_EQ(encoded->password, "Tr0ub4dor/3xyz");
+}
+
 TEST(ConfigSecrets, TheItemAfterAnUnquotedPasswordMustBeAnOption) {
   const std::string error = parse_error("h,password=ab,cd");
   EXPECT_TRUE(contains(error, "the item after option \"password\"")) << error;
