@@ -44,7 +44,7 @@ struct CommandPhases {
 
 /// One command, once it ended. Only callers' commands are reported (not redmux's own PING,
 /// SELECT, ROLE …, nor fire-and-forget ones, which no one waits for), each as the server
-/// answered it: eval()'s EVALSHA answered NOSCRIPT too, before the EVAL that ran the script.
+/// answered it.
 struct CommandEvent {
   static constexpr std::string_view db_system_name = "redis";  ///< db.system.name
   std::string_view operation_name;  ///< db.operation.name: "GET", "CLIENT KILL"

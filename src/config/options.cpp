@@ -140,12 +140,20 @@ struct TextOption {
   static std::string check(const Config&) { return {}; }
 };
 
-// The client name goes to CLIENT SETNAME, which refuses spaces and newlines.
+// The client name goes to CLIENT SETNAME, which takes only the characters ! to ~ (the
+// server's own check): refused here, not at every connection attempt.
 struct ClientNameOption : TextOption<&Config::name> {
   static std::string check(const Config& config) {
     for (char c : config.name) {
       if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
         return "contains whitespace, which CLIENT SETNAME refuses";
+      }
+      if (c < '!' || c > '~') {
+        static constexpr char kHex[] = "0123456789abcdef";
+        const auto byte = static_cast<unsigned char>(c);
+        return std::string("contains the byte 0x") + kHex[byte >> 4] + kHex[byte & 15] +
+               ", which CLIENT SETNAME refuses: a client name holds only the characters ! to ~ "
+               "(printable ASCII, no spaces)";
       }
     }
     return TextOption<&Config::name>::check(config);

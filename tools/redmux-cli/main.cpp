@@ -40,6 +40,11 @@ void print(std::string_view text) {
 
 void print_error(std::string_view text) {
   std::string line = "redmux-cli: " + std::string(text) + "\n";
+  // The library's advice names its configuration option; here the flag says it.
+  static constexpr std::string_view kOption = "set ssl=true (or use rediss://)";
+  if (const std::size_t at = line.find(kOption); at != std::string::npos) {
+    line.replace(at, kOption.size(), "use --tls (or a rediss:// URL with -u)");
+  }
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

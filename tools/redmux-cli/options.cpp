@@ -41,6 +41,7 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
   Options& o = result.options;
   bool latency = false, history = false, stat = false, clients = false, scan = false;
   bool interval_given = false;
+  bool host_or_port = false;  // -h or -p: the server named apart from -u
   auto fail = [&](std::string message) {
     result.error = std::move(message);
     return result;
@@ -67,6 +68,7 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
         arg == "--count" || arg == "--type" || arg == "--cacert" || arg == "--cacertdir" ||
         arg == "--cert" || arg == "--key" || arg == "--sni";
     if (takes_value && !value_of(value)) return fail("option " + arg + " needs a value");
+    if (arg == "-h" || arg == "-p") host_or_port = true;
     if (arg == "-h") {
       o.host = value;
     } else if (arg == "-p") {
@@ -162,6 +164,12 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
   }
   o.command.assign(argv.begin() + static_cast<std::ptrdiff_t>(std::min(i, argv.size())),
                    argv.end());
+  if (!o.uri.empty() && host_or_port) {
+    // Either names the server; one silently winning would connect where the user did not mean.
+    return fail(
+        "-u names the server, and so do -h and -p: give one or the other (host:port "
+        "goes in -u)");
+  }
   const int modes = int{latency || history} + int{stat} + int{clients} + int{scan};
   if (modes > 1) {
     return fail("choose one of --latency/--latency-history, --stat, --clients, --scan");

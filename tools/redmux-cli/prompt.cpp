@@ -3,9 +3,15 @@
 #include <editline/readline.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string_view>
+#include <vector>
+
+#include "command_line.hpp"
 
 namespace redmux::cli {
 namespace {
@@ -59,9 +65,39 @@ std::string history_entry(const std::string& line) {
   return end == std::string::npos ? std::string() : line.substr(0, end + 1);
 }
 
+bool holds_secret(const std::string& line) {
+  const std::optional<std::vector<std::string>> words = split_command_line(line);
+  if (!words) return true;
+  if (words->empty()) return false;
+  auto is = [&](std::size_t i, std::string_view name) {
+    return i < words->size() && std::equal((*words)[i].begin(), (*words)[i].end(), name.begin(),
+                                           name.end(), [](char a, char b) {
+                                             return std::tolower(static_cast<unsigned char>(a)) ==
+                                                    std::tolower(static_cast<unsigned char>(b));
+                                           });
+  };
+  if (is(0, "AUTH")) return true;
+  if (is(0, "ACL") && is(1, "SETUSER")) return true;
+  if (is(0, "CONFIG") && is(1, "SET")) {
+    for (std::size_t i = 2; i < words->size(); i += 2) {  // CONFIG SET name value [name value …]
+      for (std::string_view secret : {"masterauth", "masteruser", "requirepass",
+                                      "tls-key-file-pass", "tls-client-key-file-pass"}) {
+        if (is(i, secret)) return true;
+      }
+    }
+    return false;
+  }
+  if (is(0, "HELLO") || is(0, "MIGRATE")) {
+    for (std::size_t i = 1; i < words->size(); ++i) {
+      if (is(i, "AUTH") || is(i, "AUTH2")) return true;
+    }
+  }
+  return false;
+}
+
 bool worth_remembering(const std::string& line, const std::string& previous) {
   const std::string entry = history_entry(line);
-  return !entry.empty() && entry != history_entry(previous);
+  return !entry.empty() && entry != history_entry(previous) && !holds_secret(entry);
 }
 
 Prompt::Prompt(std::string history_path, CommandNames names)

@@ -21,8 +21,14 @@ std::string history_file(const char* histfile, const char* home);
 
 /// `line` as the history keeps it: without trailing blanks (a completed word leaves one).
 std::string history_entry(const std::string& line);
-/// A line may go into the history: not blank, and not the same entry as the one before it.
+/// A line may go into the history: not blank, not the same entry as the one before it, and
+/// not a command that carries a secret (holds_secret()).
 bool worth_remembering(const std::string& line, const std::string& previous);
+/// True for a command line that carries a password, which the history file must not keep:
+/// AUTH; ACL SETUSER; CONFIG SET of masterauth, masteruser, requirepass or a TLS key's
+/// passphrase; HELLO … AUTH; MIGRATE … AUTH/AUTH2. (A line that does not split is kept out
+/// too: its words cannot be checked.)
+bool holds_secret(const std::string& line);
 
 class Prompt {
  public:

@@ -84,8 +84,8 @@ class Script {
   friend class BoundScript;
 };
 
-/// A script with the keys and arguments of one call; owns copies of them (so a retry after
-/// NOSCRIPT can resend them after the caller's strings are gone).
+/// A script with the keys and arguments of one call; owns copies of them (a BoundScript may
+/// outlive the caller's strings).
 class BoundScript {
  public:
   const Script& script() const noexcept { return script_; }

@@ -2,26 +2,21 @@
 // FUNCTION LOAD/DELETE/FLUSH, FCALL/FCALL_RO) as a mixin for any sink (see sink.hpp). The
 // result type is the caller's choice: `db.eval<long long>(…)`, Reply by default.
 //
-// The script cache. eval() never sends a script's text when the server already has it: it
-// sends EVALSHA with the SHA-1 computed here (once per Script; per call for a script given as
-// a string), and only when the server answers NOSCRIPT (first use on this server, after
-// SCRIPT FLUSH or a restart, on a failover to a replica that never saw it) sends it once more
-// as EVAL — which loads it into the server's cache and runs it, in one round trip, routed by
-// the script's keys like the EVALSHA was. The server's own cache is the cache: nothing is
-// remembered per connection, so there is nothing to go stale. The retry is safe because a
-// NOSCRIPT reply means the script did not run.
-//
-// Which sinks retry: those whose commands go out independently, so a follow-up can be sent
-// from the completion of the first (Database: `ScriptRetry<Database>`). A Batch or a
-// transaction sends EVAL with the text at once (a NOSCRIPT inside them could not be
-// repaired), as does a FireAndForget call (its reply is never seen).
+// Order and the script cache. eval() sends EVAL with the script's text, every time: the
+// server runs it in one round trip and keeps it in its cache. So a script call takes its
+// place among the caller's commands like any other (docs/ordering.md): it runs before what
+// the caller sends after it, on its first use on a server as later. Sending EVALSHA first and
+// EVAL after a NOSCRIPT reply would let commands sent meanwhile run before the script. To
+// send only the SHA-1 (a long script called often), load it once (script_load(), or a first
+// eval()) and call evalsha(script.sha1(), …): a server that lost it (SCRIPT FLUSH, a restart,
+// a failover to a replica that never saw it) answers NOSCRIPT: a ServerError whose
+// prefix() is "NOSCRIPT", for the caller to handle (load it again, or eval() once).
 //
 // Errors: a script's runtime or compile error is a ServerError whose message holds the
 // server's text (e.g. "ERR user_script:1: Script attempted to access nonexistent global
 // variable 'x' script: …"); redis.error_reply('msg') gives "msg".
 //
-// Threads: that of the sink's send(); the retry runs on the I/O thread that received
-// NOSCRIPT and sends through a copy of the sink.
+// Threads: that of the sink's send().
 #pragma once
 
 #include <initializer_list>
@@ -38,49 +33,31 @@
 
 namespace redmux {
 
-class Database;
-
-/// True for a sink whose sends are independent, so a script call may be retried from the
-/// first attempt's completion (see the top of this file). Specialise for your own sink.
-template <class Sink>
-struct ScriptRetry : std::false_type {};
-template <>
-struct ScriptRetry<Database> : std::true_type {};
-
-namespace detail {
-/// True for the server's NOSCRIPT error (an EVALSHA of a script it does not have).
-inline bool is_noscript(const Error& error) noexcept {
-  return error.code() == errc::server_error && error.message().starts_with("NOSCRIPT");
-}
-}  // namespace detail
-
 template <class Derived>
 class ScriptingCommands {
  public:
   /// Runs a Lua script: `db.eval<long long>("return redis.call('INCR', KEYS[1])", {"k"})`.
-  /// EVALSHA, then EVAL on NOSCRIPT (see the top of this file).
+  /// EVAL with the script's text (see the top of this file).
   template <class T = Reply>
   Future<T> eval(std::string_view script, std::initializer_list<std::string_view> keys = {},
                  std::initializer_list<Arg> args = {}, CallOptions options = {}) {
-    return run<T>(Script(std::string(script)).bind_positional(strings(keys), strings(args)), false,
-                  options);
+    return send_numkeys<T>("EVAL", script, keys, args, options);
   }
   template <class T = Reply, detail::StringRange Keys, detail::StringRange Args>
   Future<T> eval(std::string_view script, const Keys& keys, const Args& args,
                  CallOptions options = {}) {
-    return run<T>(Script(std::string(script)).bind_positional(strings(keys), strings(args)), false,
-                  options);
+    return send_numkeys<T>("EVAL", script, keys, args, options);
   }
   /// Runs a prepared script with positional keys and arguments.
   template <class T = Reply>
   Future<T> eval(const Script& script, std::initializer_list<std::string_view> keys = {},
                  std::initializer_list<Arg> args = {}, CallOptions options = {}) {
-    return run<T>(script.bind_positional(strings(keys), strings(args)), false, options);
+    return send_numkeys<T>("EVAL", script.text(), keys, args, options);
   }
   template <class T = Reply, detail::StringRange Keys, detail::StringRange Args>
   Future<T> eval(const Script& script, const Keys& keys, const Args& args,
                  CallOptions options = {}) {
-    return run<T>(script.bind_positional(strings(keys), strings(args)), false, options);
+    return send_numkeys<T>("EVAL", script.text(), keys, args, options);
   }
   /// Runs a script bound to its values: `db.eval(script.bind({{"key", "k"}, {"n", 5}}))`.
   template <class T = Reply>
@@ -88,18 +65,17 @@ class ScriptingCommands {
     return run<T>(call, false, options);
   }
 
-  /// Read-only forms (EVALSHA_RO, then EVAL_RO on NOSCRIPT; Redis 7.0+): the script may not
-  /// write (a write is a ServerError), and the call may go to a replica.
+  /// Read-only forms (EVAL_RO; Redis 7.0+): the script may not write (a write is a
+  /// ServerError), and the call may go to a replica.
   template <class T = Reply>
   Future<T> eval_ro(std::string_view script, std::initializer_list<std::string_view> keys = {},
                     std::initializer_list<Arg> args = {}, CallOptions options = {}) {
-    return run<T>(Script(std::string(script)).bind_positional(strings(keys), strings(args)), true,
-                  options);
+    return send_numkeys<T>("EVAL_RO", script, keys, args, options);
   }
   template <class T = Reply>
   Future<T> eval_ro(const Script& script, std::initializer_list<std::string_view> keys = {},
                     std::initializer_list<Arg> args = {}, CallOptions options = {}) {
-    return run<T>(script.bind_positional(strings(keys), strings(args)), true, options);
+    return send_numkeys<T>("EVAL_RO", script.text(), keys, args, options);
   }
   template <class T = Reply>
   Future<T> eval_ro(const BoundScript& call, CallOptions options = {}) {
@@ -175,20 +151,6 @@ class ScriptingCommands {
   }
 
  private:
-  template <class R>
-  static std::vector<std::string> strings(const R& items) {
-    std::vector<std::string> out;
-    out.reserve(detail::size_hint(items));
-    for (auto&& item : items) {
-      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(item)>, Arg>) {
-        out.emplace_back(item.bytes());
-      } else {
-        out.emplace_back(std::string_view(item));
-      }
-    }
-    return out;
-  }
-
   /// Sends `command head numkeys words…` for a bound script.
   template <class T>
   static Future<T> send_bound(Derived& sink, const char* command, std::string_view head,
@@ -200,40 +162,9 @@ class ScriptingCommands {
   }
 
   template <class T>
-  Future<T> run(BoundScript call, bool read_only, const CallOptions& options) {
-    Derived& sink = detail::sink_of(*this);
-    const char* eval = read_only ? "EVAL_RO" : "EVAL";
-    if constexpr (!ScriptRetry<Derived>::value) {
-      return send_bound<T>(sink, eval, call.script().text(), call, options);
-    } else {
-      if (has_flag(options.flags, Flags::FireAndForget)) {
-        return send_bound<T>(sink, eval, call.script().text(), call, options);
-      }
-      auto* out = new detail::FutureState<T>();
-      Future<T> result(out);
-      out->add_ref();  // the continuation's reference
-      Future<T> first = send_bound<T>(sink, read_only ? "EVALSHA_RO" : "EVALSHA",
-                                      call.script().sha1(), call, options);
-      first.then([sink = Derived(sink), call = std::move(call), eval, options,
-                  out](Result<T> attempt) mutable {
-        try {
-          if (attempt.has_value() || !detail::is_noscript(attempt.error())) {
-            out->set(std::move(attempt));
-            out->release();
-            return;
-          }
-          send_bound<T>(sink, eval, call.script().text(), call, options)
-              .then([out](Result<T> retried) {
-                out->set(std::move(retried));
-                out->release();
-              });
-        } catch (const std::exception& e) {  // out of memory: fail rather than never complete
-          out->set(Error(errc::invalid_argument, e.what()));
-          out->release();
-        }
-      });
-      return result;
-    }
+  Future<T> run(const BoundScript& call, bool read_only, const CallOptions& options) {
+    return send_bound<T>(detail::sink_of(*this), read_only ? "EVAL_RO" : "EVAL",
+                         call.script().text(), call, options);
   }
 
   template <class T, class Keys, class Args>

@@ -26,6 +26,16 @@ TEST(OptionsTest, ConnectionFlagsAndCommand) {
   EXPECT_EQ(r.options.command, (std::vector<std::string>{"INCRBY", "k", "-1"}));
 }
 
+TEST(OptionsTest, AServerNamedByMinusUAndByMinusHOrMinusPIsRefused) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-u", "cache:6379", "-p", "7000", "PING"},
+        std::vector<std::string>{"-h", "other", "-u", "cache:6379", "PING"}}) {
+    const ParseResult r = parse(args);
+    EXPECT_NE(r.error.find("-u names the server"), std::string::npos) << r.error;
+  }
+  EXPECT_EQ(parse({"-u", "cache:6379", "-n", "2", "PING"}).error, "");
+}
+
 TEST(OptionsTest, TlsFlagsAsRedisCliNamesThem) {
   const ParseResult r =
       parse({"--tls", "--cacert", "/ca.pem", "--cacertdir", "/cas", "--cert", "/c.pem", "--key",

@@ -27,5 +27,21 @@ TEST(PromptTest, BlankLinesAndRepeatsStayOutOfTheHistory) {
   EXPECT_EQ(history_entry("  GET a"), "  GET a");
 }
 
+TEST(PromptTest, CommandsCarryingAPasswordStayOutOfTheHistory) {
+  for (const char* line : {"AUTH s3cret", "auth bob s3cret", "ACL SETUSER carl on >s3cret",
+                           "config set requirepass s3cret", "CONFIG SET maxmemory 1 masterauth x",
+                           "HELLO 3 AUTH bob s3cret", "hello 3 setname x auth bob s3cret",
+                           "MIGRATE h 6379 \"\" 0 5000 AUTH s3cret KEYS a",
+                           "MIGRATE h 6379 k 0 5000 auth2 bob s3cret", "AUTH \"unclosed"}) {
+    EXPECT_TRUE(holds_secret(line)) << line;
+    EXPECT_FALSE(worth_remembering(line, "")) << line;
+  }
+  for (const char* line : {"GET auth", "CONFIG SET maxmemory 100mb", "CONFIG GET requirepass",
+                           "HELLO 3", "ACL WHOAMI", "SET password x"}) {
+    EXPECT_FALSE(holds_secret(line)) << line;
+    EXPECT_TRUE(worth_remembering(line, "")) << line;
+  }
+}
+
 }  // namespace
 }  // namespace redmux::cli

@@ -78,9 +78,8 @@ TEST(ScriptBind, MistakesAreInvalidArgumentErrors) {
   EXPECT_THROW(script.bind({{"k", "x"}, {"k", "y"}, {"a", 1}}), InvalidArgumentError);
 }
 
-// RecordingSink is neither a Database nor marked ScriptRetry: scripts go as EVAL with the
-// text at once (as in a Batch).
-TEST(ScriptingCommands, NonRetryingSinkSendsEval) {
+// Every sink sends a script as EVAL with its text (a Database, a Batch, this recorder).
+TEST(ScriptingCommands, EvalSendsTheText) {
   RecordingSink db;
   db.reply_with(":3\r\n");
   EXPECT_EQ(db.eval<long long>("return #KEYS + #ARGV", {"k1", "k2"}, {"a"}).get(), 3);

@@ -444,6 +444,10 @@ TEST(ConfigOptions, UserNeedsPassword) {
 
 TEST(ConfigOptions, ClientNameWithoutWhitespace) {
   EXPECT_TRUE(contains(parse_error("h,name=my app"), "CLIENT SETNAME"));
+  // The server takes only ! to ~: é (UTF-8 0xc3 0xa9) is refused here, not at connect.
+  EXPECT_TRUE(contains(parse_error("h,name=caf\xc3\xa9"), "0xc3"))
+      << parse_error("h,name=caf\xc3\xa9");
+  EXPECT_TRUE(Config::parse("h,name=svc-1.eu_west@!~"));
 }
 
 TEST(ConfigOptions, ReconnectDelaysInOrder) {
