@@ -2,7 +2,6 @@
 
 #include <condition_variable>
 
-#include "core/ascii.hpp"
 #include "mux/blocking.hpp"
 #include "mux/cluster.hpp"
 #include "mux/dedicated_pool.hpp"
@@ -230,12 +229,13 @@ Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args,
     if (site == Site::Transaction) {
       // The transaction's connection is its own, but the transaction sends MULTI, EXEC and
       // the WATCHes itself, and runs on the database it was taken from.
-      return Error(errc::not_allowed, ascii::upper_copy(args[0].bytes()) +
+      // The name with its subcommand (CLIENT TRACKING): the word alone names a family.
+      return Error(errc::not_allowed, std::string(info.name) +
                                           " cannot be queued in a transaction: " +
                                           std::string(transaction_advice(info)));
     }
     return Error(errc::not_allowed,
-                 ascii::upper_copy(args[0].bytes()) +
+                 std::string(info.name) +
                      " changes the state of the connection it runs on, and this connection is "
                      "shared by every caller of the multiplexer: " +
                      std::string(connection_state_advice(info)));

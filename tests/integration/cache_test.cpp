@@ -250,6 +250,9 @@ TEST(CacheTest, TrackingCommandsAreRefusedWithAdviceThatNamesTheCache) {
   } catch (const RedmuxError& error) {
     EXPECT_NE(std::string(error.what()).find("clientCache=true"), std::string::npos)
         << error.what();
+    // Named with its subcommand: CLIENT alone is a family of many.
+    EXPECT_EQ(std::string(error.what()).rfind("CLIENT TRACKING changes the state", 0), 0u)
+        << error.what();
   }
 }
 
