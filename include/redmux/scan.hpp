@@ -190,6 +190,14 @@ class SinkRef {
   Held sink_;
 };
 
+/// The sink a range over `Sink&&` (a scan function's argument) holds: a temporary only when
+/// the range can keep a copy of it (`scan_keys(mux->database(3))`).
+template <class Sink>
+using HeldSink = std::remove_reference_t<Sink>;
+template <class Sink>
+inline constexpr bool kHoldable =
+    std::is_lvalue_reference_v<Sink> || std::is_copy_constructible_v<std::remove_cvref_t<Sink>>;
+
 /// The fetcher of HSCAN/SSCAN/ZSCAN: `page(sink, key, cursor, options, call)` sends one.
 /// The key and pattern are copied: the range usually outlives the caller's arguments.
 template <class Sink, class Page>
@@ -221,14 +229,16 @@ ScanRange<ElementFetch<Sink, Page>> element_range(Sink& sink, std::string_view k
 
 /// Every key matching `options` (SCAN … MATCH … COUNT … TYPE …), starting at `cursor`.
 /// `sink` (a Database …) is copied when copyable, else referenced (it must then outlive
-/// the range). `call` applies to every page's SCAN.
+/// the range; a temporary one must be copyable: `scan_keys(mux->database(3))`). `call`
+/// applies to every page's SCAN.
 ///   for (const std::string& key : scan_keys(db, {.pattern = "user:*", .type = "hash"})) …
 template <class Sink>
-auto scan_keys(Sink& sink, ScanOptions options = {}, std::uint64_t cursor = 0,
-               CallOptions call = {}) {
+requires(detail::kHoldable<Sink>) auto scan_keys(Sink&& sink, ScanOptions options = {},
+                                                 std::uint64_t cursor = 0, CallOptions call = {}) {
+  using S = detail::HeldSink<Sink>;
   // The pattern and type are copied: the range usually outlives the caller's arguments.
   struct Fetch {
-    detail::SinkRef<Sink> sink;
+    detail::SinkRef<S> sink;
     std::string pattern;
     std::string type;
     long long page_size;
@@ -237,7 +247,7 @@ auto scan_keys(Sink& sink, ScanOptions options = {}, std::uint64_t cursor = 0,
       return sink.get().scan(at, ScanOptions{pattern, page_size, type}, call);
     }
   };
-  return ScanRange<Fetch>(Fetch{detail::SinkRef<Sink>(sink), std::string(options.pattern),
+  return ScanRange<Fetch>(Fetch{detail::SinkRef<S>(sink), std::string(options.pattern),
                                 std::string(options.type), options.page_size, call},
                           cursor);
 }
@@ -245,11 +255,12 @@ auto scan_keys(Sink& sink, ScanOptions options = {}, std::uint64_t cursor = 0,
 /// Every field of the hash at `key` with its value (HSCAN … MATCH … COUNT …), lazily.
 ///   for (const FieldValue& fv : scan_hash(db, "user:1")) …
 template <class Sink>
-auto scan_hash(Sink& sink, std::string_view key, ElementScanOptions options = {},
-               std::uint64_t cursor = 0, CallOptions call = {}) {
+requires(detail::kHoldable<Sink>) auto scan_hash(Sink&& sink, std::string_view key,
+                                                 ElementScanOptions options = {},
+                                                 std::uint64_t cursor = 0, CallOptions call = {}) {
   return detail::element_range(
       sink, key, options, cursor, call,
-      [](Sink& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
+      [](detail::HeldSink<Sink>& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
          const CallOptions& c) { return s.hscan(k, at, o, c); });
 }
 
@@ -257,100 +268,51 @@ auto scan_hash(Sink& sink, std::string_view key, ElementScanOptions options = {}
 /// an older server's refusal is the ServerError the first page throws), lazily.
 ///   for (const std::string& field : scan_hash_fields(db, "user:1")) …
 template <class Sink>
-auto scan_hash_fields(Sink& sink, std::string_view key, ElementScanOptions options = {},
-                      std::uint64_t cursor = 0, CallOptions call = {}) {
+requires(detail::kHoldable<Sink>) auto scan_hash_fields(Sink&& sink, std::string_view key,
+                                                        ElementScanOptions options = {},
+                                                        std::uint64_t cursor = 0,
+                                                        CallOptions call = {}) {
   return detail::element_range(
       sink, key, options, cursor, call,
-      [](Sink& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
+      [](detail::HeldSink<Sink>& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
          const CallOptions& c) { return s.hscan_fields(k, at, o, c); });
 }
 
 /// Every member of the set at `key` (SSCAN …), lazily.
 template <class Sink>
-auto scan_set(Sink& sink, std::string_view key, ElementScanOptions options = {},
-              std::uint64_t cursor = 0, CallOptions call = {}) {
+requires(detail::kHoldable<Sink>) auto scan_set(Sink&& sink, std::string_view key,
+                                                ElementScanOptions options = {},
+                                                std::uint64_t cursor = 0, CallOptions call = {}) {
   return detail::element_range(
       sink, key, options, cursor, call,
-      [](Sink& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
+      [](detail::HeldSink<Sink>& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
          const CallOptions& c) { return s.sscan(k, at, o, c); });
 }
 
 /// Every member of the sorted set at `key` with its score (ZSCAN …), lazily. Not in score
 /// order: in the server's internal order, like every SCAN.
 template <class Sink>
-auto scan_sorted_set(Sink& sink, std::string_view key, ElementScanOptions options = {},
-                     std::uint64_t cursor = 0, CallOptions call = {}) {
+requires(detail::kHoldable<Sink>) auto scan_sorted_set(Sink&& sink, std::string_view key,
+                                                       ElementScanOptions options = {},
+                                                       std::uint64_t cursor = 0,
+                                                       CallOptions call = {}) {
   return detail::element_range(
       sink, key, options, cursor, call,
-      [](Sink& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
+      [](detail::HeldSink<Sink>& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
          const CallOptions& c) { return s.zscan(k, at, o, c); });
 }
 
 /// Every member of the sorted set at `key` without its score (ZSCAN … NOSCORES: Valkey 8;
 /// Redis's refusal is the ServerError the first page throws), lazily.
 template <class Sink>
-auto scan_sorted_set_members(Sink& sink, std::string_view key, ElementScanOptions options = {},
-                             std::uint64_t cursor = 0, CallOptions call = {}) {
+requires(detail::kHoldable<Sink>) auto scan_sorted_set_members(Sink&& sink, std::string_view key,
+                                                               ElementScanOptions options = {},
+                                                               std::uint64_t cursor = 0,
+                                                               CallOptions call = {}) {
   return detail::element_range(
       sink, key, options, cursor, call,
-      [](Sink& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
+      [](detail::HeldSink<Sink>& s, std::string_view k, std::uint64_t at, ElementScanOptions o,
          const CallOptions& c) { return s.zscan_members(k, at, o, c); });
-}
-
-/// The same over a temporary sink (`scan_keys(mux->database(3))`): one the range can copy.
-template <class Sink>
-requires(!std::is_lvalue_reference_v<Sink> && std::is_copy_constructible_v<Sink>) auto scan_keys(
-    Sink&& sink, ScanOptions options = {}, std::uint64_t cursor = 0, CallOptions call = {}) {
-  Sink copy(sink);  // the range keeps its own copy of it
-  return scan_keys(copy, options, cursor, call);
-}
-template <class Sink>
-requires(!std::is_lvalue_reference_v<Sink> &&
-         std::is_copy_constructible_v<Sink>) auto scan_hash(Sink&& sink, std::string_view key,
-                                                            ElementScanOptions options = {},
-                                                            std::uint64_t cursor = 0,
-                                                            CallOptions call = {}) {
-  Sink copy(sink);  // the range keeps its own copy of it
-  return scan_hash(copy, key, options, cursor, call);
-}
-template <class Sink>
-requires(!std::is_lvalue_reference_v<Sink> &&
-         std::is_copy_constructible_v<Sink>) auto scan_hash_fields(Sink&& sink,
-                                                                   std::string_view key,
-                                                                   ElementScanOptions options = {},
-                                                                   std::uint64_t cursor = 0,
-                                                                   CallOptions call = {}) {
-  Sink copy(sink);  // the range keeps its own copy of it
-  return scan_hash_fields(copy, key, options, cursor, call);
-}
-template <class Sink>
-requires(!std::is_lvalue_reference_v<Sink> &&
-         std::is_copy_constructible_v<Sink>) auto scan_set(Sink&& sink, std::string_view key,
-                                                           ElementScanOptions options = {},
-                                                           std::uint64_t cursor = 0,
-                                                           CallOptions call = {}) {
-  Sink copy(sink);  // the range keeps its own copy of it
-  return scan_set(copy, key, options, cursor, call);
-}
-template <class Sink>
-requires(!std::is_lvalue_reference_v<Sink> &&
-         std::is_copy_constructible_v<Sink>) auto scan_sorted_set(Sink&& sink, std::string_view key,
-                                                                  ElementScanOptions options = {},
-                                                                  std::uint64_t cursor = 0,
-                                                                  CallOptions call = {}) {
-  Sink copy(sink);  // the range keeps its own copy of it
-  return scan_sorted_set(copy, key, options, cursor, call);
-}
-template <class Sink>
-requires(!std::is_lvalue_reference_v<Sink> &&
-         std::is_copy_constructible_v<Sink>) auto scan_sorted_set_members(Sink&& sink,
-                                                                          std::string_view key,
-                                                                          ElementScanOptions
-                                                                              options = {},
-                                                                          std::uint64_t cursor = 0,
-                                                                          CallOptions call = {}) {
-  Sink copy(sink);  // the range keeps its own copy of it
-  return scan_sorted_set_members(copy, key, options, cursor, call);
 }
 
 }  // namespace redmux
