@@ -503,7 +503,7 @@ void ConnectionMachine::probe_role() {
   // The server's role may have changed under us (a failover demoted or promoted it), or a
   // replica's link to its primary: ask it (INFO replication or ROLE), one probe at a time, so
   // that routing sees the truth.
-  if (std::optional<OwnCommand> probe = server_->begin_probe()) submit_own(*probe);
+  if (std::optional<OwnCommand> probe = server_->begin_probe(now_)) submit_own(*probe);
 }
 
 void ConnectionMachine::submit_own(OwnCommand command) {

@@ -117,9 +117,18 @@ void ServerProfile::note_replication(NodeSpan reply) {
   if (answered_) answered_(/*ask_again=*/false);
 }
 
-std::optional<OwnCommand> ServerProfile::begin_probe() {
-  if (probe_pending_) return std::nullopt;
+std::optional<OwnCommand> ServerProfile::begin_probe(Clock::time_point now) {
+  if (probe_pending_) {
+    if (asks_info() && is_replica() && now - probe_sent_ >= kProbeOverdue &&
+        health() != ReplicaHealth::Unfit) {
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - probe_sent_);
+      set_health(ReplicaHealth::Unfit, "its INFO replication has gone unanswered for " +
+                                           std::to_string(waited.count()) + " ms");
+    }
+    return std::nullopt;
+  }
   probe_pending_ = true;
+  probe_sent_ = now;
   const bool info = asks_info();
   OwnCommand probe;
   probe.command =

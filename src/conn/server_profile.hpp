@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -74,8 +75,12 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   /// An INFO replication reply (or the error that refused it).
   void note_replication(NodeSpan reply);
 
-  /// The probe to send, or nullopt when one is in flight already (one at a time).
-  std::optional<OwnCommand> begin_probe();
+  /// The probe to send at `now`, or nullopt when one is in flight already (one at a time).
+  /// A replica whose INFO replication has gone unanswered for kProbeOverdue is unfit for
+  /// reads from then until an answer says otherwise: a stopped or stalled server must not
+  /// keep receiving them until the dead-connection rule closes its connection.
+  std::optional<OwnCommand> begin_probe(Clock::time_point now);
+  static constexpr std::chrono::milliseconds kProbeOverdue{2000};
   /// A new connection: whatever probe was in flight is not waited for any more.
   void forget_probe() noexcept { probe_pending_ = false; }
 
@@ -96,8 +101,9 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   std::string replication_state_;  ///< guarded by identity_mutex_
   // I/O thread
   bool probe_pending_ = false;
-  bool info_refused_ = false;  ///< the server refused INFO: the role comes from ROLE
-  bool awaiting_ = false;      ///< a replica's first INFO replication is not answered yet
+  Clock::time_point probe_sent_{};  ///< when the pending probe was sent
+  bool info_refused_ = false;       ///< the server refused INFO: the role comes from ROLE
+  bool awaiting_ = false;           ///< a replica's first INFO replication is not answered yet
 };
 
 }  // namespace redmux::detail

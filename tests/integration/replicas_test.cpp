@@ -384,5 +384,39 @@ TEST(ReplicasTest, ReadsStayOffAReplicaThatIsResynchronising) {
       << mux->topology().to_string();
 }
 
+TEST(ReplicasTest, AStoppedReplicaStopsGettingReadsOnceItsInfoProbeIsOverdue) {
+  ReplicaSet set;
+  auto mux = Multiplexer::connect(set.config());
+  Database db = mux->database();
+  ASSERT_TRUE(db.set("k", "v").get());
+  ASSERT_TRUE(wait_until([&] { return set.replica2.cli({"GET", "k"}) == "v"; }));
+  ASSERT_TRUE(serves_reads_from(*mux, {set.replica1.port(), set.replica2.port()}))
+      << mux->topology().to_string();
+  // Frozen (SIGSTOP): its connection stays up and its probe unanswered. Reads leave it once
+  // the probe is 2 s overdue, long before the dead-connection rule would close it.
+  set.replica2.pause();
+  const auto stopped = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_until([&] { return serves_reads_from(*mux, {set.replica1.port()}); }, 10s))
+      << mux->topology().to_string();
+  const auto left = std::chrono::steady_clock::now() - stopped;
+  EXPECT_LT(left, 4s);
+  EXPECT_NE(mux->topology().to_string().find("INFO replication has gone unanswered"),
+            std::string::npos)
+      << mux->topology().to_string();
+  for (int i = 0; i < 20; ++i) {
+    // None goes to the frozen one: each would time out there.
+    EXPECT_EQ(db.get("k", CallOptions(Flags::PreferReplica, 1000ms)).get(),
+              std::optional<std::string>("v"));
+  }
+  set.replica2.resume();
+  // Answering again: back in use.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return serves_reads_from(*mux, {set.replica1.port(), set.replica2.port()});
+      },
+      10s))
+      << mux->topology().to_string();
+}
+
 }  // namespace
 }  // namespace redmux
