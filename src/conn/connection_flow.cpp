@@ -49,6 +49,11 @@ SubmissionQueue::Pushed ConnectionMachine::submit_batch(int db, std::string_view
   return pushed;
 }
 
+void ConnectionMachine::submit_first(std::string_view bytes, std::span<PendingCommand> commands) {
+  if (queue_.push_front(bytes, commands)) return;
+  for (PendingCommand& command : commands) refuse(command, false);
+}
+
 void ConnectionMachine::take_queued(std::string& bytes, std::vector<PendingCommand>& commands) {
   bytes.clear();
   commands.clear();

@@ -460,13 +460,15 @@ void ConnectionMachine::become_ready() {
   queue_.reset_stream_offsets();
   writer_.restart();
   set_phase(Phase::Ready);
-  // Inline writes send raw bytes on the socket from a caller's thread: never under TLS,
-  // where every byte must go through the TLS session on the I/O thread.
-  queue_.set_inline(!tls_);
   report_event(restored ? ConnectionEventKind::Restored : ConnectionEventKind::Connected);
-  // Before the backlog is written: what the hook queues (the subscriptions, in one batch)
-  // leaves in the same write as the commands held while the connection was down.
+  // Before the backlog is written: what the hook puts first (the subscriptions, in one
+  // batch: submit_first()) leaves ahead of the commands held while the connection was down,
+  // in the same write.
   if (ready_hook_ && phase_ == Phase::Ready) ready_hook_();
+  // Only now may callers write inline: a caller's bytes must not reach the socket before
+  // what the hook put first. (Never under TLS, where every byte must go through the TLS
+  // session on the I/O thread.)
+  if (phase_ == Phase::Ready) queue_.set_inline(!tls_);
   if (role_changed && restored && role_hook_) role_hook_();
   if (server_->awaits_replication()) {
     // connect() returns once the replica's state is known (one more round trip), so reads

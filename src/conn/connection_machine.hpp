@@ -197,6 +197,9 @@ class ConnectionMachine {
   }
   SubmissionQueue::Pushed submit_batch(int db, std::string_view bytes,
                                        std::span<PendingCommand> commands);
+  /// From the ready hook only (I/O thread, before the session's first write): `commands`
+  /// go out first, ahead of the backlog (SubmissionQueue::push_front()).
+  void submit_first(std::string_view bytes, std::span<PendingCommand> commands);
   /// After WriteInline: the caller sends the queued bytes itself with `send` (see Writer).
   template <class Send>
   Writer::Inline write_inline(Send&& send, Clock::time_point now) {

@@ -239,6 +239,30 @@ void SubmissionQueue::requeue_front(std::span<const Resend> resends) {
   io_pending_ = true;  // the I/O thread writes them once the connection is ready
 }
 
+bool SubmissionQueue::push_front(std::string_view bytes, std::span<PendingCommand> commands) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return false;
+  if (commands.empty()) return true;
+  std::string joined(bytes);
+  std::vector<PendingCommand> all;
+  all.reserve(commands.size() + commands_.size());
+  for (PendingCommand command : commands) {
+    command.db = queue_start_db_;  // no SELECT: they run on whichever database is selected
+    all.push_back(command);
+  }
+  const std::size_t base = joined.size();
+  joined.append(bytes_);
+  for (PendingCommand& command : commands_) {
+    command.bytes_begin += base;
+    command.bytes_end += base;
+    all.push_back(command);
+  }
+  bytes_.swap(joined);
+  commands_.swap(all);
+  io_pending_ = true;  // the session's first write (ConnectionMachine::become_ready) takes them
+  return true;
+}
+
 bool SubmissionQueue::is_closed() const {
   std::lock_guard lock(mutex_);
   return closed_;

@@ -119,6 +119,10 @@ class SubmissionQueue {
   /// in order, selecting their databases as needed (the queued commands keep theirs). Does
   /// nothing once closed (see is_closed()).
   void requeue_front(std::span<const Resend> resends);
+  /// I/O thread, from a new session's ready hook (before its first write): puts `commands`
+  /// (encoded in `bytes`, bound to no database: pub/sub's) in front of everything queued —
+  /// the backlog held while the connection was down goes out after them. False when closed.
+  bool push_front(std::string_view bytes, std::span<PendingCommand> commands);
   bool is_closed() const;
 
   /// I/O thread: marks the queue as being looked after without taking anything (while the

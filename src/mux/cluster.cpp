@@ -147,6 +147,7 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
     installing_.reset();
   }
   if (node_caches_) drop_moved_entries(previous.get(), *next);
+  if (map_hook_) map_hook_();
   // A node the cluster lists (healthy) again — a restarted one rejoining — is dialled now,
   // not after a reconnect backoff grown while it was down.
   for (std::size_t i = 0; i < next->nodes.size(); ++i) {

@@ -65,6 +65,9 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   /// clientCache=true: each node connection keeps a cache, registered in `caches`.
   /// REQUIRES: before load().
   void set_node_caches(std::shared_ptr<NodeCaches> caches) { node_caches_ = std::move(caches); }
+  /// Runs after each new slot map is installed (on the thread that installed it). Set before
+  /// load().
+  void set_map_hook(std::function<void()> hook) { map_hook_ = std::move(hook); }
 
   /// Loads the slot map through `via` (CLUSTER SHARDS; CLUSTER SLOTS when the server does not
   /// know SHARDS) and starts a connection to every node. `done` runs on an I/O thread.
@@ -165,6 +168,7 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   std::shared_ptr<IoPool> pool_;
   std::shared_ptr<TlsContext> tls_;
   std::shared_ptr<NodeCaches> node_caches_;         ///< clientCache=true; set before load()
+  std::function<void()> map_hook_;                  ///< set_map_hook(); set before load()
   std::vector<std::shared_ptr<Connection>> seeds_;  ///< owned by MuxCore; asked for the map
 
   mutable std::mutex mutex_;

@@ -382,6 +382,19 @@ Result<Endpoint> MuxCore::shard_node(std::uint16_t slot) {
   return (*owner)->endpoint();
 }
 
+void MuxCore::end_moved_shard_channels() {
+  for (const auto& [node, hub] : [this] {
+         std::lock_guard lock(shard_hubs_mutex_);
+         return shard_hubs_;
+       }()) {
+    hub->end_shard_channels_elsewhere(node, [this](std::uint16_t slot) -> std::optional<Endpoint> {
+      Result<Endpoint> owner = shard_node(slot);
+      if (!owner) return std::nullopt;
+      return *owner;
+    });
+  }
+}
+
 std::shared_ptr<SubscriptionHub> MuxCore::shard_hub(const Endpoint& endpoint) {
   std::lock_guard lock(shard_hubs_mutex_);
   for (const auto& [at, hub] : shard_hubs_) {
@@ -414,6 +427,9 @@ void MuxCore::enable_cluster(Connection& seed, std::function<void(const Error&)>
     for (auto& group : groups_) seeds.insert(seeds.end(), group.begin(), group.end());
     router = std::make_shared<ClusterRouter>(shared_, pool_, tls_, std::move(seeds));
     if (cache_route_.enabled()) router->set_node_caches(cache_route_.node_caches());
+    // A shard channel whose slot another node now serves (a failover, a resharding) is
+    // ended, not left on a node that no longer carries its messages.
+    router->set_map_hook([this] { end_moved_shard_channels(); });
     cluster_ = router;
   }
   // Routing by slot starts once the map is in; until then commands keep going to the seeds.

@@ -125,6 +125,8 @@ class MuxCore final : public ShardRouter {
   std::shared_ptr<SubscriptionHub> shard_hub(const Endpoint& endpoint) override;
   /// Every shard hub created so far (for status).
   std::vector<std::shared_ptr<SubscriptionHub>> shard_hubs() const override;
+  /// After a new slot map: each shard hub ends the shard channels its node no longer serves.
+  void end_moved_shard_channels();
 
   /// The endpoints are Redis Cluster nodes (a connection's HELLO said mode "cluster"): loads
   /// the slot map through that connection and routes every command by slot from then on.

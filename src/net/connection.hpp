@@ -59,6 +59,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void submit(int db, std::span<const Arg> args, PendingCommand command);
   /// Queues a batch contiguously (any thread).
   void submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands);
+  /// From the ready hook only (its I/O thread, before the session's first write): `commands`
+  /// go out ahead of the backlog held while the connection was down.
+  void submit_first(std::string_view bytes, std::span<PendingCommand> commands) {
+    machine_.submit_first(bytes, commands);
+  }
   /// Closes the connection and fails every command (any thread). `closed`, if given, runs on
   /// the I/O thread once that is done.
   void shutdown(std::function<void()> closed = nullptr);

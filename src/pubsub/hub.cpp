@@ -286,6 +286,13 @@ std::size_t SubscriptionHub::remove_all(SubscriptionKind kind, std::string_view 
   return members.size();
 }
 
+bool SubscriptionHub::session_current_locked() const {
+  // A confirmation holds for the session it came on: not while the connection is down, nor
+  // on a new session before on_ready() has subscribed again.
+  return connection_ && connection_->state() == ConnectionState::Ready &&
+         connection_->generation() == synced_generation_;
+}
+
 Future<void> SubscriptionHub::confirmed(SubscriptionKind kind, std::string_view name) {
   auto* state = new FutureState<void>();
   std::unique_lock lock(mutex_);
@@ -298,7 +305,7 @@ Future<void> SubscriptionHub::confirmed(SubscriptionKind kind, std::string_view 
     lock.unlock();
     state->set(Error(errc::invalid_argument,
                      "not subscribed to " + describe(kind, name) + " (unsubscribed?)"));
-  } else if (it->second->confirmed) {
+  } else if (it->second->confirmed && session_current_locked()) {
     lock.unlock();
     state->set(Result<void>());
   } else if (it->second->refused) {

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -125,6 +126,12 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   /// The server the subscription connection of its own goes to from now on (the first
   /// endpoint until then): Sentinel moves it to the new primary. Any thread.
   void move_to(const Endpoint& endpoint);
+  /// Redis Cluster, after a new slot map (any thread): the shard channels whose slot
+  /// `owner_of` says another node than `node` (this hub's) serves now are ended with
+  /// errc::subscription_ended, reported like the server's own sunsubscribe. nullopt: no
+  /// node known for the slot (kept).
+  void end_shard_channels_elsewhere(
+      const Endpoint& node, const std::function<std::optional<Endpoint>(std::uint16_t)>& owner_of);
 
   SubscriberStatus status() const;
   /// Its subscription connection of its own, for the multiplexer's status(): null before the
@@ -170,6 +177,9 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   void end_queue_locked(const std::shared_ptr<QueueCore>& queue, Error why, Deferred& deferred);
   /// REQUIRES: mutex_ held. The connection carrying subscriptions (opened on first use).
   Connection& connection_locked();
+  /// True while the connection is ready and on_ready() has run for its session: confirmed
+  /// entries are confirmed on it.
+  bool session_current_locked() const;
   /// REQUIRES: mutex_ held. Shared mode, but the interactive connection negotiated RESP2
   /// (the server refused HELLO 3): subscriptions move to a connection of their own.
   void fall_back_to_dedicated_locked();
@@ -187,6 +197,8 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   /// An sunsubscribe push: the answer to ours, or the server ending a shard channel whose
   /// slot moved to another node (its listeners end with errc::subscription_ended).
   void on_shard_unsubscribed(std::string_view name);
+  /// REQUIRES: mutex_ held. Ends a shard channel's entry and its listeners with `ended`.
+  void end_shard_channel_locked(EntryMap::iterator it, const Error& ended, Deferred& deferred);
   void offer_locked(const std::shared_ptr<ChannelEntry>& entry,
                     const std::shared_ptr<SubscriptionState>& member, std::uint64_t seq,
                     const std::shared_ptr<const Message>& message, Deferred& deferred,

@@ -8,6 +8,7 @@
 #include "pubsub/hub.hpp"
 #include "pubsub/hub_shared.hpp"
 #include "resp/encoder.hpp"
+#include "topology/slot.hpp"
 
 namespace redmux::detail {
 
@@ -86,7 +87,9 @@ void SubscriptionHub::on_ready(Connection& connection) {
   }
   if (commands.empty()) return;
   if (ready_count_ > 1) resubscribes_.fetch_add(1, std::memory_order_relaxed);
-  connection.submit_batch(-1, bytes, commands);
+  // Ahead of the backlog: a PUBLISH queued while a shared connection was down must not reach
+  // the server before the SUBSCRIBE that would let this client receive it.
+  connection.submit_first(bytes, commands);
 }
 
 void SubscriptionHub::on_push(NodeSpan push) {
@@ -146,21 +149,66 @@ void SubscriptionHub::on_shard_unsubscribed(std::string_view name) {
     // Unasked: the server ended it, which Redis does when the channel's slot moves to
     // another node (a resharding). Its listeners end; nothing is sent (the server has
     // already dropped it), and a new ssubscribe() goes to the slot's new node.
-    const std::shared_ptr<ChannelEntry> entry = it->second;
-    shard_channels_.erase(it);
     const std::string where = connection_ ? connection_->describe_endpoint() : std::string();
-    const Error ended(errc::subscription_ended,
-                      describe(SubscriptionKind::ShardChannel, name) + " was ended by " + where +
-                          " (sunsubscribe): its slot moved to another node; subscribe again");
-    for (FutureState<void>* waiter : entry->waiters) deferred.fail.emplace_back(waiter, ended);
-    entry->waiters.clear();
-    for (const auto& member : entry->members) {
-      member->active.store(false, std::memory_order_release);
-      member->buffer.clear();
-      --listeners_;
-      if (member->queue) end_queue_locked(member->queue, ended, deferred);
+    end_shard_channel_locked(
+        it,
+        Error(errc::subscription_ended,
+              describe(SubscriptionKind::ShardChannel, name) + " was ended by " + where +
+                  " (sunsubscribe): its slot moved to another node; subscribe again"),
+        deferred);
+  }
+  finish(deferred);
+}
+
+void SubscriptionHub::end_shard_channel_locked(EntryMap::iterator it, const Error& ended,
+                                               Deferred& deferred) {
+  const std::shared_ptr<ChannelEntry> entry = it->second;
+  shard_channels_.erase(it);
+  for (FutureState<void>* waiter : entry->waiters) deferred.fail.emplace_back(waiter, ended);
+  entry->waiters.clear();
+  for (const auto& member : entry->members) {
+    member->active.store(false, std::memory_order_release);
+    member->buffer.clear();
+    --listeners_;
+    if (member->queue) end_queue_locked(member->queue, ended, deferred);
+  }
+  deferred.reports.push_back(ended);
+}
+
+void SubscriptionHub::end_shard_channels_elsewhere(
+    const Endpoint& node, const std::function<std::optional<Endpoint>(std::uint16_t)>& owner_of) {
+  std::vector<std::string> names;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, entry] : shard_channels_) names.push_back(name);
+  }
+  // Asked outside the lock: the owner comes from the cluster's slot map.
+  std::vector<std::pair<std::string, Endpoint>> moved;
+  for (std::string& name : names) {
+    const std::uint16_t slot = slot_of(name);
+    if (std::optional<Endpoint> owner = owner_of(slot); owner && *owner != node) {
+      moved.emplace_back(std::move(name), std::move(*owner));
     }
-    deferred.reports.push_back(ended);
+  }
+  if (moved.empty()) return;
+  Deferred deferred;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    for (const auto& [name, owner] : moved) {
+      auto it = shard_channels_.find(name);
+      if (it == shard_channels_.end()) continue;
+      // A failover promoted another node (or a resharding moved the slot and its node's
+      // sunsubscribe has not come): this node's connection no longer carries the channel's
+      // messages, whether it is down or up. Ended and said so, never left silent.
+      end_shard_channel_locked(
+          it,
+          Error(errc::subscription_ended,
+                describe(SubscriptionKind::ShardChannel, name) + " was ended: its slot moved to " +
+                    owner.to_string() + " (slot " + std::to_string(slot_of(name)) + ", from " +
+                    node.to_string() + ": a failover or a resharding); subscribe again"),
+          deferred);
+    }
   }
   finish(deferred);
 }

@@ -853,6 +853,24 @@ TEST_F(ClusterCrashTest, KilledPrimaryUnderLoadRunsNoCommandItsCallerWasToldDidN
     writers.push_back(std::make_unique<SequenceWriter>());
     writers.back()->key = key;
   }
+  // A shard subscription on the victim's slots: once the map names the heir, it is ended
+  // and said so (the dead node's connection will never carry its messages again).
+  std::mutex shard_mutex;
+  std::vector<Error> shard_errors;
+  mux->on_error([&](const Error& error) {
+    if (error.code() != errc::subscription_ended) return;
+    std::lock_guard lock(shard_mutex);
+    shard_errors.push_back(error);
+  });
+  std::string shard_channel;
+  for (int i = 0; shard_channel.empty(); ++i) {
+    const std::string name = "{crash-news" + std::to_string(i) + "}";
+    if (cluster.owner_of(name).port() == victim.port()) shard_channel = name;
+  }
+  Subscription shard_subscription =
+      mux->subscriber().ssubscribe(shard_channel, [](const Message&) {});
+  shard_subscription.confirmed().get();
+
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   for (auto& writer : writers) {
@@ -927,6 +945,17 @@ TEST_F(ClusterCrashTest, KilledPrimaryUnderLoadRunsNoCommandItsCallerWasToldDidN
       },
       10s))
       << mux->status_text();
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(shard_mutex);
+    return !shard_errors.empty();
+  }));
+  {
+    std::lock_guard lock(shard_mutex);
+    EXPECT_NE(shard_errors.front().message().find("slot moved to " + heir->address()),
+              std::string::npos)
+        << shard_errors.front().message();
+  }
+  EXPECT_FALSE(shard_subscription.active());
 
   // Restart the node once its reconnect backoff has grown (attempts 6 s and 18 s after the
   // kill, ±20 %, the next not before 33 s): it is dialled once the cluster lists it again.

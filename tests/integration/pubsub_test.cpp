@@ -691,6 +691,50 @@ TEST(PubSubTest, SharedConnectionResubscribesAfterServerRestart) {
   EXPECT_EQ(inbox.copy()[0].payload, "back");
 }
 
+TEST(PubSubTest, APublishQueuedWhileTheSharedConnectionWasDownFollowsTheResubscribe) {
+  // One connection carries both: after the restart the SUBSCRIBE must go out before the
+  // PUBLISH held in its backlog, or this client misses its own message.
+  RedisServer server;
+  auto mux = connect_to(server, ",sharedSubscriptionConnection=true,connectTimeout=2000");
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe("durable", inbox.handler());
+  sub.confirmed().get();
+  server.kill();
+  ASSERT_TRUE(test::wait_until([&] { return mux->status().connected == 0; }, 10s));
+  Future<long long> queued = mux->database().publish("durable", "while down");
+  server.restart();
+  EXPECT_EQ(queued.get(), 1);
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+  EXPECT_EQ(inbox.copy()[0].payload, "while down");
+}
+
+TEST(PubSubTest, ConfirmedWaitsForTheNewSessionAfterTheConnectionIsLost) {
+  RedisServer server;
+  auto mux = connect_to(server, ",connectTimeout=2000");
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe("durable", inbox.handler());
+  sub.confirmed().get();
+  server.kill();
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        for (const ConnectionStatus& one : mux->status().per_connection) {
+          if (one.purpose == ConnectionStatus::Purpose::Subscription) {
+            return one.state != ConnectionStatus::State::Ready;
+          }
+        }
+        return false;
+      },
+      10s));
+  // Down: the old session's confirmation no longer holds.
+  Future<void> again = sub.confirmed();
+  EXPECT_FALSE(again.wait_for(std::chrono::milliseconds(200)));
+  server.restart();
+  again.get();
+  // Confirmed on the new session: a message published now arrives.
+  EXPECT_EQ(server.cli({"PUBLISH", "durable", "after confirmed"}), "1");
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+}
+
 TEST(PubSubTest, BinaryChannelsAndPayloads) {
   RedisServer server;
   auto mux = connect_to(server);
