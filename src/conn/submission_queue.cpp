@@ -227,38 +227,35 @@ void SubmissionQueue::requeue_front(std::span<const Resend> resends) {
   }
   if (!old_commands.empty()) {
     switch_database_locked(old_start_db);  // the old queue was encoded from there on
-    const std::size_t base = bytes_.size();
-    bytes_.append(old_bytes);
-    for (PendingCommand& command : old_commands) {
-      command.bytes_begin += base;
-      command.bytes_end += base;
-      commands_.push_back(command);
-    }
+    append_locked(old_bytes, old_commands);
     stream_db_ = old_stream_db;
   }
   io_pending_ = true;  // the I/O thread writes them once the connection is ready
+}
+
+void SubmissionQueue::append_locked(std::string_view bytes,
+                                    std::span<const PendingCommand> commands) {
+  const std::size_t base = bytes_.size();
+  bytes_.append(bytes);
+  for (PendingCommand command : commands) {
+    command.bytes_begin += base;
+    command.bytes_end += base;
+    commands_.push_back(command);
+  }
 }
 
 bool SubmissionQueue::push_front(std::string_view bytes, std::span<PendingCommand> commands) {
   std::lock_guard lock(mutex_);
   if (closed_) return false;
   if (commands.empty()) return true;
-  std::string joined(bytes);
-  std::vector<PendingCommand> all;
-  all.reserve(commands.size() + commands_.size());
-  for (PendingCommand command : commands) {
-    command.db = queue_start_db_;  // no SELECT: they run on whichever database is selected
-    all.push_back(command);
-  }
-  const std::size_t base = joined.size();
-  joined.append(bytes_);
-  for (PendingCommand& command : commands_) {
-    command.bytes_begin += base;
-    command.bytes_end += base;
-    all.push_back(command);
-  }
-  bytes_.swap(joined);
-  commands_.swap(all);
+  std::string old_bytes;
+  std::vector<PendingCommand> old_commands;
+  old_bytes.swap(bytes_);
+  old_commands.swap(commands_);
+  // No SELECT: they run on whichever database the stream starts on.
+  for (PendingCommand& command : commands) command.db = queue_start_db_;
+  append_locked(bytes, commands);
+  append_locked(old_bytes, old_commands);
   io_pending_ = true;  // the session's first write (ConnectionMachine::become_ready) takes them
   return true;
 }

@@ -165,6 +165,8 @@ class SubmissionQueue {
  private:
   Pushed note_push_locked(Clock::time_point deadline, std::size_t bytes);
   void switch_database_locked(int db);
+  /// Appends `commands` (offsets into `bytes`) at the end, their offsets moved to match.
+  void append_locked(std::string_view bytes, std::span<const PendingCommand> commands);
   static void remove_completed(std::string& bytes, std::vector<PendingCommand>& commands,
                                std::vector<PendingCommand>& dropped);
 

@@ -127,15 +127,15 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
                                             " does not exist in a Redis Cluster (only database 0)"),
           true);
     }
-    if (has_key && splits_across_slots(info, args)) {
-      // As a lone command is: split per slot, each part with the batch's other commands for
-      // its node, at this command's place among them; the replies reassembled.
+    if (has_key) {
+      // MGET, MSET, DEL … across slots, as a lone command is: split per slot, each part with
+      // the batch's other commands for its node, at this command's place among them.
       PendingCommand prototype;
       prototype.name = info.name;
       prototype.deadline = deadline;
       prototype.timeout_ms = timeout_ms;
       if (options.timeout.count() > 0) prototype.timeout_source = TimeoutSource::Call;
-      Error error = split_into_batch(
+      Result<bool> split = split_into_batch(
           *core.cluster(), info, args, state, prototype, buffer.db, options.flags,
           [&](Connection* node, std::span<const Arg> part_args, PendingCommand entry) {
             BatchBuffer::Part& part = buffer.part_for(node);
@@ -144,9 +144,11 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
             entry.bytes_end = part.bytes.size();
             part.commands.push_back(entry);
           });
-      if (error) return refuse(std::move(error), true);
-      if (state) buffer.mark_buffered(state);
-      return Error();
+      if (!split) return refuse(std::move(split).error(), true);
+      if (*split) {
+        if (state) buffer.mark_buffered(state);
+        return Error();
+      }
     }
     Connection* node = nullptr;
     if (has_key || buffer.parts.empty()) {

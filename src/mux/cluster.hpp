@@ -195,17 +195,16 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
 void prepare_cluster_entry(ClusterRouter& router, CommandState* target, std::span<const Arg> args,
                            PendingCommand& command, int db, Connection* connection);
 
-/// For a batch: true when `args` is a command that a lone send splits per slot (MGET, MSET,
-/// DEL, UNLINK, EXISTS, TOUCH) and whose keys span slots.
-bool splits_across_slots(const CommandInfo& info, std::span<const Arg> args);
-/// For a batch: splits such a command per slot, in the order each slot first appears. Each
-/// part goes to `add` with its node, its arguments and its entry (`prototype`'s name, deadline
-/// and timeout; the caller encodes the arguments and sets the entry's bytes): a state that
+/// For a batch: a command that a lone send splits per slot (MGET, MSET, DEL, UNLINK, EXISTS,
+/// TOUCH) whose keys span slots is split here, in the order each slot first appears, and the
+/// result is true; any other command is left alone (false, nothing added). Each part goes to
+/// `add` with its node, its arguments and its entry (`prototype`'s name, deadline and
+/// timeout; the caller encodes the arguments and sets the entry's bytes): a state that
 /// follows redirections for it, whose replies are reassembled for `target` (null:
 /// fire-and-forget) as a lone split command's are. The command's slot of maxQueuedCommands
 /// (taken already) is given back once every part is done. An error, and nothing added, when
 /// the arguments leave a key without its value or a slot has no node.
-Error split_into_batch(
+Result<bool> split_into_batch(
     ClusterRouter& router, const CommandInfo& info, std::span<const Arg> args, CommandState* target,
     const PendingCommand& prototype, int db, Flags flags,
     const std::function<void(Connection*, std::span<const Arg>, PendingCommand)>& add);

@@ -382,17 +382,13 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
   return Error();
 }
 
-bool splits_across_slots(const CommandInfo& info, std::span<const Arg> args) {
-  if (info.cluster.plan != ClusterRule::Plan::Split) return false;
-  const KeyIndexes found(info, args);
-  return !found.get().empty() && !key_slots(args, found.get()).one_slot;
-}
-
-Error split_into_batch(
+Result<bool> split_into_batch(
     ClusterRouter& router, const CommandInfo& info, std::span<const Arg> args, CommandState* target,
     const PendingCommand& prototype, int db, Flags flags,
     const std::function<void(Connection*, std::span<const Arg>, PendingCommand)>& add) {
+  if (info.cluster.plan != ClusterRule::Plan::Split) return false;
   const KeyIndexes found(info, args);
+  if (found.get().empty() || key_slots(args, found.get()).one_slot) return false;
   Result<SplitPlan> plan = plan_parts(router, info, args, found.get(), flags);
   if (!plan) return std::move(plan).error();
   const std::shared_ptr<Gather> gather = plan->gather(router, info, target);
@@ -411,7 +407,7 @@ Error split_into_batch(
     redirect->sent_by_caller(plan->nodes[i]);
     add(plan->nodes[i], part_args, redirect->entry(/*follow_map=*/true));  // takes its reference
   }
-  return Error();
+  return true;
 }
 
 }  // namespace redmux::detail
