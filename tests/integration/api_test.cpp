@@ -61,6 +61,14 @@ TEST(ApiTest, TypedCommandTakesCallOptions) {
   EXPECT_GE(freq, 0);
   EXPECT_EQ(db.command<std::string>("GET", "typed:key").get(), "abc");
   EXPECT_THROW(db.command<long long>("GET", "typed:key").get(), UnexpectedReplyError);
+  // Every way of giving the options compiles and means one overload: `{}` (the defaults),
+  // Flags, a CallOptions and a CallSpec.
+  EXPECT_EQ(db.command<long long>({}, "EXISTS", "typed:key").get(), 1);
+  EXPECT_EQ(db.command<long long>(Flags::DemandMaster, "EXISTS", "typed:key").get(), 1);
+  const CallOptions call_options(Flags::None, 2s);
+  EXPECT_EQ(db.command<long long>(call_options, "EXISTS", "typed:key").get(), 1);
+  const CallSpec call_spec{.timeout = 2s};
+  EXPECT_EQ(db.command<long long>(call_spec, "EXISTS", "typed:key").get(), 1);
   // The per-call timeout is the one that applies, not asyncTimeout's 5 s.
   server.pause();
   const auto start = std::chrono::steady_clock::now();

@@ -84,12 +84,17 @@ class ServerCommands {
   /// Any command, its reply converted to T (Reply when not named), with call options:
   /// `command<long long>(Flags::PreferReplica, "OBJECT", "FREQ", key)`. Refused and converted
   /// like execute(); a reply that does not convert to T completes with UnexpectedReplyError.
-  template <class T = Reply, class... Args>
-  requires(std::constructible_from<Arg, const Args&>&&...) Future<T> command(
-      const CallOptions& options, std::string_view name, const Args&... args) {
-    return detail::send_command<T>(*this, options, {Arg(name), Arg(args)...});
+  /// (`Options` is deduced, so that a braced list, `{}` included, always means the CallSpec
+  /// overload below.)
+  template <class T = Reply, class Options, class... Args>
+  requires(std::convertible_to<const Options&, CallOptions> && !std::same_as<Options, CallSpec> &&
+           (std::constructible_from<Arg, const Args&> &&
+            ...)) Future<T> command(const Options& options, std::string_view name,
+                                    const Args&... args) {
+    return detail::send_command<T>(*this, CallOptions(options), {Arg(name), Arg(args)...});
   }
-  /// command<T>() with the options named: `command<long long>({.timeout = 100ms}, "DBSIZE")`.
+  /// command<T>() with the options named: `command<long long>({.timeout = 100ms}, "DBSIZE")`;
+  /// `command<T>({}, "DBSIZE")` is the default options.
   template <class T = Reply, class... Args>
   requires(std::constructible_from<Arg, const Args&>&&...) Future<T> command(
       const CallSpec& options, std::string_view name, const Args&... args) {
