@@ -22,6 +22,9 @@ struct ServerView {
   std::string role;
   bool takes_writes = false;  ///< writes (and PreferMaster reads) go here now
   bool connected = false;     ///< its first connection is ready
+  /// Its first connection's state, in status()'s words: "ready", "connecting",
+  /// "handshaking", "reconnecting", "idle" or "closed".
+  std::string state;
   /// A replica that PreferReplica/DemandReplica reads may use now: connected and, under
   /// replicaHealthCheck, in sync with its primary.
   bool serves_replica_reads = false;
@@ -47,7 +50,8 @@ struct Topology {
   std::size_t waiting_for_primary = 0;
 
   /// One line, e.g. "sentinel mymaster: 127.0.0.1:7002 primary connected; 127.0.0.1:7001
-  /// replica connected serves-reads; 127.0.0.1:7000 unknown reconnecting".
+  /// replica connected serves-reads; 127.0.0.1:7000 unknown reconnecting" (a server whose
+  /// connection is not ready shows that connection's state).
   std::string to_string() const;
 };
 

@@ -23,6 +23,7 @@ Topology Multiplexer::topology() const {
     ServerView view;
     view.endpoint = first.endpoint();
     view.connected = first.state() == detail::ConnectionState::Ready;
+    view.state = std::string(detail::to_string(first.state()));
     view.role = !view.connected ? "unknown" : first.is_replica() ? "replica" : "primary";
     view.takes_writes = g == primary;
     if (view.connected && first.is_replica()) {
@@ -46,7 +47,7 @@ std::string Topology::to_string() const {
   for (std::size_t i = 0; i < servers.size(); ++i) {
     const ServerView& server = servers[i];
     text += (i == 0 ? " " : "; ") + server.endpoint.to_string() + " " + server.role;
-    text += server.connected ? " connected" : " not-connected";
+    text += server.connected ? " connected" : " " + server.state;
     if (server.takes_writes) text += " takes-writes";
     if (server.serves_replica_reads) text += " serves-reads";
     if (!server.replication.empty()) text += " (" + server.replication + ")";

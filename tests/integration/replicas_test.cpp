@@ -108,6 +108,18 @@ TEST(ReplicasTest, PreferReplicaFallsBackToThePrimaryAndDemandReplicaFails) {
   ASSERT_FALSE(demanded.has_value());
   EXPECT_NE(demanded.error().message().find("DemandReplica"), std::string::npos)
       << demanded.error().message();
+  // topology() names the replica's connection state in status()'s words.
+  const Topology topology = mux->topology();
+  ASSERT_EQ(topology.servers.size(), 2u);
+  EXPECT_FALSE(topology.servers[1].connected);
+  EXPECT_TRUE(topology.servers[1].state == "reconnecting" ||
+              topology.servers[1].state == "connecting")
+      << topology.to_string();
+  EXPECT_NE(topology.to_string().find(replica.address() + " unknown " + topology.servers[1].state),
+            std::string::npos)
+      << topology.to_string();
+  EXPECT_NE(mux->status_text().find(topology.servers[1].state), std::string::npos)
+      << mux->status_text();
   const long long before = primary.command_calls("get");
   EXPECT_EQ(db.get("k", Flags::PreferReplica).get(), std::optional<std::string>("v"));
   EXPECT_EQ(primary.command_calls("get"), before + 1);
