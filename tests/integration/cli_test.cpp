@@ -253,6 +253,20 @@ TEST_F(CliTest, UsageAndConnectionErrorsExitTwo) {
   EXPECT_NE(r.err.find("abortconect"), std::string::npos) << r.err;
 }
 
+TEST_F(CliTest, AConfigurationWithTheClientCacheKeepsResp3) {
+  // The CLI speaks RESP2 unless asked, like redis-cli; clientCache=true needs RESP3's pushes,
+  // so such a configuration keeps RESP3 (and -2 with it is refused, saying why).
+  RedisServer server;
+  ProcessResult r = test::run_process(
+      {kCli, "-u", server.address() + ",clientCache=true", "CLIENT", "TRACKINGINFO"}, 60s);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("on"), std::string::npos) << r.out;
+  r = test::run_process(
+      {kCli, "-2", "-u", server.address() + ",clientCache=true", "CLIENT", "TRACKINGINFO"}, 60s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("needs protocol=resp3"), std::string::npos) << r.err;
+}
+
 TEST_F(CliTest, PasswordFromFlagOrEnvironment) {
   test::ServerOptions options;
   options.args = {"--requirepass", "s3cret"};

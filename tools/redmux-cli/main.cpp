@@ -79,11 +79,12 @@ Result<Config> build_config(const Options& o) {
   }
   if (!o.user.empty()) config.user = o.user;
   // RESP2 unless asked, like redis-cli, so that both print the same; a configuration string
-  // that names its protocol keeps it.
+  // that names its protocol keeps it, and one with clientCache=true keeps RESP3 (the cache
+  // needs its pushes).
   const bool uri_names_protocol = o.uri.find("protocol=") != std::string::npos;
   if (o.protocol) {
     config.protocol = *o.protocol == 3 ? Protocol::Resp3 : Protocol::Resp2;
-  } else if (!uri_names_protocol) {
+  } else if (!uri_names_protocol && !config.client_cache) {
     config.protocol = Protocol::Resp2;
   }
   if (o.database) config.default_database = *o.database;
