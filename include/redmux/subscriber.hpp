@@ -125,7 +125,8 @@ class Subscription {
   Future<void> confirmed() const;
   /// Stops delivery: buffered messages are discarded; UNSUBSCRIBE is sent when this was the
   /// channel's last handler. Returns once the handler is not running (from inside the handler
-  /// itself, and on an I/O thread, it does not wait). Idempotent.
+  /// itself, and on an I/O thread, it does not wait; nor in a handler whose wait would close
+  /// a ring of handlers each unsubscribing the next: docs/pubsub.md). Idempotent.
   void unsubscribe();
   /// False after unsubscribe(), after DisconnectAndReport ended it, or when empty.
   bool active() const noexcept;

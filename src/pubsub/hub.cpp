@@ -4,6 +4,8 @@
 #include "pubsub/hub.hpp"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include "net/io_load.hpp"
 #include "pubsub/hub_shared.hpp"
@@ -205,24 +207,40 @@ void SubscriptionHub::detach_locked(const std::shared_ptr<SubscriptionState>& st
 
 namespace {
 
+// Handlers waiting in unsubscribe() for another handler's invocation to end, as edges
+// waiter → awaited: process-wide, since handlers of different multiplexers may wait for one
+// another. Only touched by an unsubscribe() inside a handler. The states are keys, never
+// dereferenced (one may be gone by the time another waiter walks past it).
+std::mutex g_waits_mutex;
+std::unordered_map<const SubscriptionState*, const SubscriptionState*> g_waits;
+
 /// Returns once no invocation of `state`'s handler runs, except where waiting would never
-/// end: in that handler itself, on an I/O thread, and in a handler whose own invocation the
-/// running one of `state` is waiting for (two handlers unsubscribing each other: each would
-/// wait for the other; the first to see it goes on, and the other's wait then ends with it).
+/// end: in that handler itself, on an I/O thread, and in a handler whose wait would close a
+/// cycle of handlers each waiting for the next (two unsubscribing each other, or three or
+/// more in a ring): the handler that closes it goes on, and the others' waits then end one
+/// after another as their awaited invocations return.
 void wait_for_invocation(SubscriptionState& state) {
   const SubscriptionState* self = current_invocation;
   if (self == &state || on_io_thread()) return;
   if (self) {
-    // Both stores before both loads (sequentially consistent): of two handlers that wait for
-    // each other, at least one sees the other's mark.
-    self->waiting_for.store(&state, std::memory_order_seq_cst);
-    if (state.waiting_for.load(std::memory_order_seq_cst) == self) {
-      self->waiting_for.store(nullptr, std::memory_order_relaxed);
-      return;
+    std::lock_guard lock(g_waits_mutex);
+    // Edges are added under the mutex, so of the handlers forming a cycle the last to add its
+    // edge finds the whole cycle. A walk ends at a handler that waits for nobody; at most as
+    // many steps as there are waiters, which bounds a walk into a cycle that excludes us.
+    const SubscriptionState* at = &state;
+    for (std::size_t steps = 0; steps <= g_waits.size(); ++steps) {
+      if (at == self) return;
+      const auto next = g_waits.find(at);
+      if (next == g_waits.end()) break;
+      at = next->second;
     }
+    g_waits[self] = &state;
   }
   { std::unique_lock running(state.invoking); }
-  if (self) self->waiting_for.store(nullptr, std::memory_order_relaxed);
+  if (self) {
+    std::lock_guard lock(g_waits_mutex);
+    g_waits.erase(self);
+  }
 }
 
 }  // namespace

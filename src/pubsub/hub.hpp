@@ -72,9 +72,6 @@ struct SubscriptionState {
   /// Shared while the handler runs, exclusive in unsubscribe(): once that has it, no
   /// invocation runs and (active being false) none starts.
   std::shared_mutex invoking;
-  /// While its handler, inside an invocation, waits in unsubscribe() for another
-  /// subscription's invocation to end: that subscription (see wait_for_invocation()).
-  mutable std::atomic<const SubscriptionState*> waiting_for{nullptr};
   // Guarded by the hub's mutex:
   std::deque<std::pair<std::uint64_t, std::shared_ptr<const Message>>> buffer;  ///< (seq, msg)
   std::size_t workers = 0;  ///< Concurrent: drain tasks running or posted for it

@@ -338,6 +338,54 @@ TEST(PubSubTest, TwoHandlersThatUnsubscribeEachOtherBothReturn) {
   EXPECT_TRUE(test::wait_until([&] { return other.load() == 1; }));
 }
 
+TEST(PubSubTest, ThreeHandlersThatUnsubscribeEachOtherInARingAllReturn) {
+  // Two multiplexers (two delivery threads each), so that three handlers run at once: A
+  // unsubscribes B, B unsubscribes C, C unsubscribes A. Each would wait for the next's
+  // invocation to end, for ever.
+  RedisServer server;
+  auto first = connect_to(server);
+  auto second = connect_to(server);
+  Subscription a;
+  Subscription b;
+  Subscription c;
+  std::atomic<int> arrived{0};
+  std::atomic<int> returned{0};
+  auto all_inside = [&] {
+    ++arrived;
+    while (arrived.load() < 3) std::this_thread::yield();
+  };
+  a = first->subscriber().subscribe("ring-a", [&](const Message&) {
+    all_inside();
+    b.unsubscribe();
+    ++returned;
+  });
+  b = second->subscriber().subscribe("ring-b", [&](const Message&) {
+    all_inside();
+    c.unsubscribe();
+    ++returned;
+  });
+  c = first->subscriber().subscribe("ring-c", [&](const Message&) {
+    all_inside();
+    a.unsubscribe();
+    ++returned;
+  });
+  a.confirmed().get();
+  b.confirmed().get();
+  c.confirmed().get();
+  for (const char* channel : {"ring-a", "ring-b", "ring-c"}) {
+    first->database().publish(channel, "stop").get();
+  }
+  ASSERT_TRUE(test::wait_until([&] { return returned.load() == 3; }, 5s))
+      << "the handlers wait for one another";
+  // Delivery goes on on both.
+  std::atomic<int> other{0};
+  Subscription d = first->subscriber().subscribe("other", [&](const Message&) { ++other; });
+  Subscription e = second->subscriber().subscribe("other", [&](const Message&) { ++other; });
+  d.confirmed().get();
+  e.confirmed().get();
+  first->database().publish("other", "y").get();
+  EXPECT_TRUE(test::wait_until([&] { return other.load() == 2; }));
+}
 TEST(PubSubTest, QueueFormDeliversInOrderAcrossChannels) {
   RedisServer server;
   auto mux = connect_to(server);
