@@ -84,6 +84,21 @@ struct PendingCommand {
   bool keep_for_redirect : 1 = false;
   std::uint8_t redirects : 2 = 0;  ///< -REDIRECTs followed so far (at most kMaxRedirects)
 };
+/// A command named `name` (static storage), due at `deadline`, `timeout_ms` after it was
+/// accepted — from the call's own timeout when `call_timeout`, else asyncTimeout: the fields
+/// every path that queues a caller's command sets first.
+[[gnu::always_inline]] inline PendingCommand timed_command(std::string_view name,
+                                                           Clock::time_point deadline,
+                                                           std::uint32_t timeout_ms,
+                                                           bool call_timeout) noexcept {
+  PendingCommand command;
+  command.name = name;
+  command.deadline = deadline;
+  command.timeout_ms = timeout_ms;
+  if (call_timeout) command.timeout_source = TimeoutSource::Call;
+  return command;
+}
+
 /// -REDIRECTs one command follows before its caller gets the last one as its error.
 inline constexpr std::uint8_t kMaxRedirects = 3;
 // The cluster fields fit in what was padding (the rare flags and the resend count share a

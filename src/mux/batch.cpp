@@ -130,11 +130,8 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
     if (has_key) {
       // MGET, MSET, DEL … across slots, as a lone command is: split per slot, each part with
       // the batch's other commands for its node, at this command's place among them.
-      PendingCommand prototype;
-      prototype.name = info.name;
-      prototype.deadline = deadline;
-      prototype.timeout_ms = timeout_ms;
-      if (options.timeout.count() > 0) prototype.timeout_source = TimeoutSource::Call;
+      const PendingCommand prototype =
+          timed_command(info.name, deadline, timeout_ms, options.timeout.count() > 0);
       Result<bool> split = split_into_batch(
           *core.cluster(), info, args, state, prototype, buffer.db, options.flags,
           [&](Connection* node, std::span<const Arg> part_args, PendingCommand entry) {
@@ -159,11 +156,8 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
       node = buffer.parts.front().connection;
     }
     BatchBuffer::Part* part = &buffer.part_for(node);
-    PendingCommand command;
-    command.name = info.name;
-    command.deadline = deadline;
-    command.timeout_ms = timeout_ms;
-    if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
+    PendingCommand command =
+        timed_command(info.name, deadline, timeout_ms, options.timeout.count() > 0);
     command.bytes_begin = part->bytes.size();
     resp::encode_command(part->bytes, args);
     command.bytes_end = part->bytes.size();
@@ -185,11 +179,8 @@ Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const
   if (Error error = core.check_database(buffer.db, *buffer.connection, info)) {
     return refuse(std::move(error), true);
   }
-  PendingCommand command;
-  command.name = info.name;
-  command.deadline = deadline;
-  command.timeout_ms = timeout_ms;
-  if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
+  PendingCommand command =
+      timed_command(info.name, deadline, timeout_ms, options.timeout.count() > 0);
   command.bytes_begin = buffer.bytes.size();
   resp::encode_command(buffer.bytes, args);
   command.bytes_end = buffer.bytes.size();

@@ -206,11 +206,8 @@ class MuxCore final : public ShardRouter {
                                                        CommandState* state,
                                                        Clock::time_point deadline,
                                                        std::uint32_t timeout_ms) const {
-    PendingCommand command;
-    command.name = info.name;
-    command.deadline = deadline;
-    command.timeout_ms = timeout_ms;
-    if (options.timeout.count() > 0) command.timeout_source = TimeoutSource::Call;
+    PendingCommand command =
+        timed_command(info.name, deadline, timeout_ms, options.timeout.count() > 0);
     if (state) {
       state->add_ref();  // the connection's reference
       command.state = state;

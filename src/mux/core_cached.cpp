@@ -69,11 +69,8 @@ Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const
   commands.clear();
   if (router) {
     // The read's RedirectState follows a MOVED or ASK of it, and holds its queue slot.
-    PendingCommand prototype;
-    prototype.name = info.name;
-    prototype.deadline = deadline;
-    prototype.timeout_ms = timeout_ms;
-    if (options.timeout.count() > 0) prototype.timeout_source = TimeoutSource::Call;
+    const PendingCommand prototype =
+        timed_command(info.name, deadline, timeout_ms, options.timeout.count() > 0);
     auto* redirect =
         new RedirectState(router->shared_from_this(), state, args, prototype, db,
                           slot_of(args[key_index].bytes()), /*holds_slot=*/true, /*tallied=*/true);
