@@ -122,7 +122,8 @@ std::string_view to_string(LogLevel level) noexcept;
 
 /// One log record. Debug: redirects followed, commands resent. Info: connected, reconnecting,
 /// restored. Warning: a failed attempt or a break, a dead connection, a slow command (over
-/// slowCommandThreshold, with its phases). Error: a hook that threw.
+/// slowCommandThreshold, with its phases), commands that timed out (at most one record a
+/// second per connection, counting those since the last). Error: a hook that threw.
 struct LogRecord {
   LogLevel level = LogLevel::Info;
   std::string_view endpoint;  ///< the connection's "host:port", or empty

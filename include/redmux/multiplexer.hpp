@@ -109,8 +109,8 @@ struct MultiplexerStatus {
   /// just read released blocked callers that had not queued their next commands yet, at
   /// least a quarter as many as the commands still in flight (never under WaitPolicy::Sleep).
   std::uint64_t yields_for_callers = 0;
-  std::uint64_t bytes_written = 0;
-  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;  ///< to every server, handshakes and redmux's own included
+  std::uint64_t bytes_read = 0;     ///< from every server, the same
   std::uint64_t timeouts = 0;
   std::uint64_t queue_full = 0;  ///< commands refused by maxQueuedCommands
   std::uint64_t reconnects = 0;

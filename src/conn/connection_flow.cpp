@@ -279,16 +279,18 @@ ConnectionMachine::Actions ConnectionMachine::on_read(std::size_t bytes, Clock::
     if (frame == Reader::Frame::NeedMore) break;
     if (replies % kWakeEvery == kWakeEvery - 1) CommandState::DeferWakes::flush();
     if (frame == Reader::Frame::Malformed) {
+      counters.replies.fetch_add(replies, std::memory_order_relaxed);
       connection_broken(break_cause::not_resp(endpoint_text_, reader_.error()));
       return actions_;
     }
     ++replies;
-    if (frame == Reader::Frame::Push) {
-      on_push(reader_.frame());
-    } else if (!on_reply(reader_.frame())) {
+    const bool go_on =
+        frame == Reader::Frame::Push ? (on_push(reader_.frame()), true) : on_reply(reader_.frame());
+    // A reply that failed the handshake, or broke or closed the connection, was read too.
+    if (!go_on || generation != generation_) {
+      counters.replies.fetch_add(replies, std::memory_order_relaxed);
       return actions_;
     }
-    if (generation != generation_) return actions_;  // the reply broke or closed the connection
   }
   // Wake the sleepers now, before the writer decides whether to let released callers queue
   // first (Writer::yield_for_released()).
@@ -411,11 +413,14 @@ void ConnectionMachine::on_deadline(const SocketFacts& facts) {
   // status().timeouts before its future completes too, so a caller that reads the status
   // after its TimeoutError finds its own timeout there.
   std::atomic<std::uint64_t>& timeouts = shared_->counters().timeouts;
+  const bool logs = observer_.logs(LogLevel::Warning);
+  std::string latest;  // the last timeout's message, when logged
   const std::size_t timed_out = pipeline_.expire(
       now_,
       [&](const PendingCommand& c, Clock::time_point) {
         Error error = timeout_error_of(c, /*in_flight=*/true, facts);
         if (observer_.wants_events()) observe_failure(c, CommandOutcome::Timeout, error);
+        if (logs) latest = error.message();
         timeouts.fetch_add(1, std::memory_order_relaxed);
         return error;
       },
@@ -427,9 +432,14 @@ void ConnectionMachine::on_deadline(const SocketFacts& facts) {
     if (command.counted) shared_->release_slots(1);  // before its future completes
     const Error error = timeout_error_of(command, /*in_flight=*/false, facts);
     if (observer_.wants_events()) observe_failure(command, CommandOutcome::Timeout, error);
+    if (logs) latest = error.message();
     timeouts.fetch_add(1, std::memory_order_relaxed);
     command.state->fail(error);
     command.state->release();  // the extra reference collect_expired took
+  }
+  if (logs) {
+    const std::string record = timeout_log_.note(now_, timed_out + expired_.size(), latest);
+    if (!record.empty()) log(LogLevel::Warning, record);
   }
   // Their slots are back, so new commands come in: what timed out while queued leaves the
   // queue too, also while a write is stuck (a stalled server), or memory would grow.

@@ -254,6 +254,10 @@ class ConnectionMachine {
   bool is_tls() const noexcept { return tls_; }
   std::string tls_server_name() const;
   std::string take_handshake_bytes();
+  /// `bytes` of the handshake reached the socket (status().bytes_written counts them).
+  void handshake_written(std::size_t bytes) noexcept {
+    shared_->counters().bytes_written.fetch_add(bytes, std::memory_order_relaxed);
+  }
   std::span<char> read_space() { return reader_.free_space(); }
   std::string_view write_buffer() const noexcept { return writer_.buffer(); }
   /// The command of a Submit action, with its arguments (ROLE, INFO replication, PING).
@@ -404,6 +408,7 @@ class ConnectionMachine {
   const char* last_name_ = nullptr;           ///< the last command name observed, and its
   LatencyPair* last_name_latency_ = nullptr;  ///< histograms (I/O thread)
   std::atomic<Clock::rep> last_read_{0};      ///< for status(), from any thread
+  TimeoutLog timeout_log_;                    ///< I/O thread
 
   // per event
   Clock::time_point now_{};

@@ -157,6 +157,7 @@ void HeldCommands::flush(std::unique_lock<std::mutex>& lock) {
 
 void HeldCommands::expire_locked(Clock::time_point now, After& after) {
   std::deque<Entry> kept;
+  std::string last_message;  // the last timeout's, for the log
   for (Entry& entry : entries_) {
     const PendingCommand& command = entry.command;
     if (command.kind != PendingKind::Caller || command.deadline > now) {
@@ -174,6 +175,7 @@ void HeldCommands::expire_locked(Clock::time_point now, After& after) {
         " ms): command was still queued, not sent; it waited for a primary (" +
         core_.why_no_primary() + "; failoverWait=true). Raise " +
         (call ? "this call's CallOptions::timeout" : which) + " to wait longer for failovers.";
+    last_message = message;
     after.push_back([this, command, error = Error(errc::timeout, std::move(message))] {
       command.state->fail(error);
       command.state->release();
@@ -181,8 +183,17 @@ void HeldCommands::expire_locked(Clock::time_point now, After& after) {
     });
   }
   if (kept.size() != entries_.size()) {
-    shared_->counters().timeouts.fetch_add(entries_.size() - kept.size(),
-                                           std::memory_order_relaxed);
+    const std::size_t timed_out = entries_.size() - kept.size();
+    shared_->counters().timeouts.fetch_add(timed_out, std::memory_order_relaxed);
+    Observer& observer = shared_->observer();
+    if (observer.logs(LogLevel::Warning)) {
+      std::string record = timeout_log_.note(now, timed_out, last_message);
+      if (!record.empty()) {  // logged after the mutex is released, like the failures
+        after.push_back([&observer, record = std::move(record)] {
+          observer.log(LogLevel::Warning, "", record);
+        });
+      }
+    }
   }
   entries_ = std::move(kept);
   recount_locked();

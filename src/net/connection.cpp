@@ -359,8 +359,12 @@ void Connection::write_handshake(std::uint64_t generation) {
   auto buffer = std::make_shared<std::string>(machine_.take_handshake_bytes());
   transport_.async_write(
       asio::buffer(*buffer),
-      current(generation, [buffer](Connection& self, const asio::error_code& ec, std::size_t) {
-        if (!ec) return;  // handshake bytes are not part of the callers' stream
+      current(generation, [buffer](Connection& self, const asio::error_code& ec,
+                                   std::size_t bytes) {
+        if (!ec) {  // handshake bytes are not part of the callers' stream, only counted
+          self.machine_.handshake_written(bytes);
+          return;
+        }
         self.perform(self.machine_.on_handshake_write_failed(
             ec.message(), self.transport_.error_hint(ec, /*during_handshake=*/true), Clock::now()));
       }));

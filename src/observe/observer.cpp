@@ -240,5 +240,21 @@ void Observer::log(LogLevel level, std::string_view endpoint, std::string_view m
   run_hook([&] { hooks->log(record); }, "log");
 }
 
+std::string TimeoutLog::note(Clock::time_point now, std::uint64_t count, std::string_view latest) {
+  unlogged_ += count;
+  const bool first = logged_at_ == Clock::time_point{};
+  if (unlogged_ == 0 || (!first && now - logged_at_ < std::chrono::seconds(1))) return {};
+  std::string record;
+  if (unlogged_ > 1) {
+    record = std::to_string(unlogged_) + " commands timed out";
+    if (!first) record += " since the last such record";
+    record += "; the latest: ";
+  }
+  record += latest;
+  logged_at_ = now;
+  unlogged_ = 0;
+  return record;
+}
+
 }  // namespace detail
 }  // namespace redmux

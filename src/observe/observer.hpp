@@ -63,6 +63,21 @@ struct LatencyPair {
   AtomicHistogram to_delivery;
 };
 
+/// Timeouts in the log (Warning) at most once a second from one source — a connection, the
+/// commands held for a primary: a frozen server times out every command sent to it, and a
+/// record each would flood the log. status().timeouts counts every one. (One thread.)
+class TimeoutLog {
+ public:
+  using Clock = std::chrono::steady_clock;
+  /// `count` commands timed out just now, `latest` the last one's message: the record to
+  /// log, or empty when one was logged less than a second ago (the next one counts these).
+  std::string note(Clock::time_point now, std::uint64_t count, std::string_view latest);
+
+ private:
+  Clock::time_point logged_at_{};
+  std::uint64_t unlogged_ = 0;
+};
+
 class Observer {
  public:
   using Clock = std::chrono::steady_clock;

@@ -164,5 +164,56 @@ TEST(ObservabilityTest, TheLogIsSilentUntilInstalledThenHearsOfABreakAndTheRecon
   EXPECT_TRUE(warned);
 }
 
+TEST(ObservabilityTest, TimeoutsReachTheLogAtMostOnceASecondWithTheirCount) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  Database db = mux->database();
+  std::mutex mutex;
+  std::vector<std::string> warnings;
+  mux->on_log(LogLevel::Warning, [&](const LogRecord& record) {
+    std::lock_guard lock(mutex);
+    if (record.endpoint == server.address()) warnings.emplace_back(record.message);
+  });
+  const auto count_of = [](const std::string& record) -> std::uint64_t {
+    // "12 commands timed out …; the latest: …", or one timeout's own message.
+    const std::size_t at = record.find(" commands timed out");
+    return at == std::string::npos ? 1 : std::stoull(record.substr(0, at));
+  };
+  const auto records = [&] {
+    std::lock_guard lock(mutex);
+    return warnings;
+  };
+  server.pause();  // every command now times out
+  const CallOptions short_timeout(Flags::None, 100ms);
+  std::vector<Future<long long>> burst;
+  for (int i = 0; i < 20; ++i) burst.push_back(db.incr("k", short_timeout));
+  for (auto& one : burst) EXPECT_THROW(one.get(), TimeoutError);
+  ASSERT_TRUE(wait_until([&] { return !records().empty(); })) << mux->status_text();
+  // More timeouts until a second record comes, which is at least a second after the first.
+  const auto first_seen = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        EXPECT_THROW(db.incr("k", short_timeout).get(), TimeoutError);
+        return records().size() >= 2;
+      },
+      10s));
+  EXPECT_GE(std::chrono::steady_clock::now() - first_seen, 800ms);
+  const std::vector<std::string> logged = records();
+  EXPECT_EQ(logged.size(), 2u);
+  for (const std::string& record : logged) {
+    EXPECT_NE(record.find("Timeout awaiting reply to INCR"), std::string::npos) << record;
+  }
+  EXPECT_NE(logged[1].find("since the last such record"), std::string::npos) << logged[1];
+  // The two records account for every timeout so far: the burst's 20 and those after it, but
+  // for the one the loop may have sent after the second record's timeout failed its caller
+  // and before the record was logged (the future completes first).
+  const std::uint64_t logged_count = count_of(logged[0]) + count_of(logged[1]);
+  const std::uint64_t timeouts = mux->status().timeouts;
+  EXPECT_GE(logged_count, 21u) << logged[0] << "\n" << logged[1];
+  EXPECT_LE(logged_count, timeouts);
+  EXPECT_GE(logged_count + 1, timeouts) << logged[0] << "\n" << logged[1];
+  server.resume();
+}
+
 }  // namespace
 }  // namespace redmux

@@ -79,6 +79,10 @@ TEST(StatusTest, AConnectionThatIsNotReadySaysWhyItsLastAttemptFailed) {
   const MultiplexerStatus status = mux->status();
   ASSERT_EQ(status.per_connection.size(), 1u);
   EXPECT_NE(status.per_connection[0].state, ConnectionStatus::State::Ready);
+  // The refusal was a reply read like any other: `replies` counts it, and the bytes of the
+  // handshake that asked are counted as written.
+  EXPECT_GE(status.replies, 1u) << mux->status_text();
+  EXPECT_GT(status.bytes_written, 0u) << mux->status_text();
   EXPECT_NE(status.per_connection[0].last_failure.find("failed for user \"bookstore\""),
             std::string::npos)
       << status.per_connection[0].last_failure;

@@ -205,5 +205,24 @@ TEST(ObserverTest, LogIsSilentByDefaultAndKeepsToItsLevel) {
   EXPECT_FALSE(observer.logs(LogLevel::Error));
 }
 
+TEST(ObserverTest, TimeoutsAreLoggedAtMostOnceASecondCountingThoseBetween) {
+  TimeoutLog log;
+  const TimeoutLog::Clock::time_point t0 = TimeoutLog::Clock::now();
+  // The first timeout is logged at once, as it is.
+  EXPECT_EQ(log.note(t0, 1, "Timeout awaiting reply to GET"), "Timeout awaiting reply to GET");
+  // Within the second: counted, not logged.
+  EXPECT_EQ(log.note(t0 + 300ms, 5, "Timeout awaiting reply to SET"), "");
+  EXPECT_EQ(log.note(t0 + 999ms, 2, "Timeout awaiting reply to INCR"), "");
+  // A second on: one record for the 7 held back and this one.
+  EXPECT_EQ(log.note(t0 + 1s, 1, "Timeout awaiting reply to DEL"),
+            "8 commands timed out since the last such record; the latest: Timeout awaiting "
+            "reply to DEL");
+  // Several at once, the first record of another source: counted in it.
+  TimeoutLog other;
+  EXPECT_EQ(other.note(t0, 3, "Timeout awaiting reply to GET"),
+            "3 commands timed out; the latest: Timeout awaiting reply to GET");
+  EXPECT_EQ(other.note(t0 + 2s, 0, ""), "");  // nothing new: nothing to say
+}
+
 }  // namespace
 }  // namespace redmux::detail
