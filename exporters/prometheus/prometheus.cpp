@@ -12,6 +12,11 @@
 namespace redmux {
 namespace {
 
+constexpr ConnectionStatus::State kStates[] = {
+    ConnectionStatus::State::Idle,         ConnectionStatus::State::Connecting,
+    ConnectionStatus::State::Handshaking,  ConnectionStatus::State::Ready,
+    ConnectionStatus::State::Reconnecting, ConnectionStatus::State::Closed};
+
 using ::prometheus::ClientMetric;
 using ::prometheus::MetricFamily;
 using ::prometheus::MetricType;
@@ -156,11 +161,16 @@ std::vector<MetricFamily> prometheus_families(const MultiplexerStatus& status,
   f.gauge("redmux_in_flight_commands", "Commands written, awaiting their replies",
           as_double(status.in_flight));
 
-  // Connections by purpose and state (every pair present so far, plus ready interactive).
+  // Connections by purpose and state: every state of each purpose present, 0 where no
+  // connection is in it, so that a series (state="reconnecting") does not vanish once
+  // recovered and an alert on it sees 0 rather than no data.
   std::map<std::pair<std::string, std::string>, std::size_t> by_kind;
   for (const ConnectionStatus& connection : status.per_connection) {
-    ++by_kind[{std::string(to_string(connection.purpose)),
-               std::string(to_string(connection.state))}];
+    const std::string purpose(to_string(connection.purpose));
+    for (const ConnectionStatus::State state : kStates) {
+      by_kind.try_emplace({purpose, std::string(to_string(state))}, 0);
+    }
+    ++by_kind[{purpose, std::string(to_string(connection.state))}];
   }
   MetricFamily& connections =
       f.family("redmux_connections", "Connections, by purpose and state", MetricType::Gauge);

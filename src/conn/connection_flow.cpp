@@ -232,7 +232,9 @@ void ConnectionMachine::settle_broken(std::vector<PendingCommand>& in_flight, co
   leaving_.clear();
   plan_after_break(in_flight, stream, resends_, leaving_, [&](const PendingCommand& command) {
     Error error = broken_error(command, cause, stream.written, endpoint_text_);
-    if (observer_.wants_events()) observe_failure(command, CommandOutcome::ConnectionError, error);
+    if (observer_.wants_events()) {
+      observe_failure(command, CommandOutcome::ConnectionError, error, stream.written);
+    }
     return error;
   });
   if (!resends_.empty()) {
@@ -419,7 +421,9 @@ void ConnectionMachine::on_deadline(const SocketFacts& facts) {
       now_,
       [&](const PendingCommand& c, Clock::time_point) {
         Error error = timeout_error_of(c, /*in_flight=*/true, facts);
-        if (observer_.wants_events()) observe_failure(c, CommandOutcome::Timeout, error);
+        if (observer_.wants_events()) {
+          observe_failure(c, CommandOutcome::Timeout, error, writer_.written());
+        }
         if (logs) latest = error.message();
         timeouts.fetch_add(1, std::memory_order_relaxed);
         return error;
@@ -431,7 +435,7 @@ void ConnectionMachine::on_deadline(const SocketFacts& facts) {
   for (PendingCommand& command : expired_) {
     if (command.counted) shared_->release_slots(1);  // before its future completes
     const Error error = timeout_error_of(command, /*in_flight=*/false, facts);
-    if (observer_.wants_events()) observe_failure(command, CommandOutcome::Timeout, error);
+    if (observer_.wants_events()) observe_failure(command, CommandOutcome::Timeout, error, 0);
     if (logs) latest = error.message();
     timeouts.fetch_add(1, std::memory_order_relaxed);
     command.state->fail(error);
@@ -485,8 +489,8 @@ void ConnectionMachine::on_health_tick() {
   const Health::Tick tick =
       health_.on_tick(now_, pipeline_, server_->is_replica(), quiet, writer_.last_write());
   if (tick.dead) {
+    // Logged once, as the Failed event's record ("connection failed (attempt 1): no reply …").
     const Error cause = break_cause::dead(endpoint_text_, tick.silent_ms, config_);
-    if (observer_.logs(LogLevel::Warning)) log(LogLevel::Warning, cause.message());
     connection_broken(cause);
     // Counted once broken (release; status() reads it with acquire): whoever sees the count
     // sees the connection no longer ready.

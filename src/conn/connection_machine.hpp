@@ -254,9 +254,10 @@ class ConnectionMachine {
   bool is_tls() const noexcept { return tls_; }
   std::string tls_server_name() const;
   std::string take_handshake_bytes();
-  /// `bytes` of the handshake reached the socket (status().bytes_written counts them).
-  void handshake_written(std::size_t bytes) noexcept {
-    shared_->counters().bytes_written.fetch_add(bytes, std::memory_order_relaxed);
+  /// `bytes` of the handshake reached the socket (status().bytes_written counts them, and
+  /// they are the connection's last write).
+  void handshake_written(std::size_t bytes, Clock::time_point now) noexcept {
+    writer_.on_handshake_written(bytes, now);
   }
   std::span<char> read_space() { return reader_.free_space(); }
   std::string_view write_buffer() const noexcept { return writer_.buffer(); }
@@ -324,7 +325,10 @@ class ConnectionMachine {
   // observation (connection_observe.cpp): histograms and hooks, only when watched
   void observe_reply(const PendingCommand& command, Clock::time_point written, NodeSpan reply,
                      std::size_t reply_bytes);
-  void observe_failure(const PendingCommand& command, CommandOutcome outcome, const Error& error);
+  /// `written`: how much of the stream had reached the socket (0 for a command still queued,
+  /// whose offsets are not stream offsets yet); the event counts its bytes among them.
+  void observe_failure(const PendingCommand& command, CommandOutcome outcome, const Error& error,
+                       std::size_t written);
   void observe_write(std::size_t commands, std::size_t bytes, bool from_caller);
   void log(LogLevel level, std::string_view message) noexcept;
   void settle_broken(std::vector<PendingCommand>& in_flight, const Error& cause);

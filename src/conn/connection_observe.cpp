@@ -12,6 +12,8 @@
 //   delivered   one clock read after the future was completed (only here, when watched)
 #include "conn/connection_machine.hpp"
 
+#include <algorithm>
+
 namespace redmux::detail {
 namespace {
 
@@ -76,7 +78,7 @@ void ConnectionMachine::observe_reply(const PendingCommand& command, Clock::time
 }
 
 void ConnectionMachine::observe_failure(const PendingCommand& command, CommandOutcome outcome,
-                                        const Error& error) {
+                                        const Error& error, std::size_t written) {
   if (command.kind != PendingKind::Caller || command.deadline == Clock::time_point::max()) return;
   CommandEvent event;
   event.operation_name = command.name;
@@ -86,7 +88,11 @@ void ConnectionMachine::observe_failure(const PendingCommand& command, CommandOu
   event.outcome = outcome;
   event.error_type = outcome == CommandOutcome::Timeout ? "timeout" : "connection_error";
   event.error_message = error.message();
-  event.bytes_written = command.bytes_end - command.bytes_begin;
+  // Only what reached the socket: none of a command that timed out while queued, part of one
+  // whose write a break cut short.
+  if (written > command.bytes_begin) {
+    event.bytes_written = std::min(written, command.bytes_end) - command.bytes_begin;
+  }
   event.resent = command.resends > 0;
   event.phases.created = command.deadline - std::chrono::milliseconds(command.timeout_ms);
   observer_.command_done(event);

@@ -146,6 +146,12 @@ class Writer {
   std::uint64_t commands_written() const noexcept {
     return commands_written_.load(std::memory_order_relaxed);
   }
+  /// The handshake's `bytes` reached the socket at `now`: counted, and the last write, but not
+  /// part of the callers' stream.
+  void on_handshake_written(std::size_t bytes, Clock::time_point now) noexcept {
+    counters_.bytes_written.fetch_add(bytes, std::memory_order_relaxed);
+    last_write_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+  }
   Clock::time_point last_write() const noexcept {
     return Clock::time_point(Clock::duration(last_write_.load(std::memory_order_relaxed)));
   }

@@ -362,7 +362,7 @@ void Connection::write_handshake(std::uint64_t generation) {
       current(generation, [buffer](Connection& self, const asio::error_code& ec,
                                    std::size_t bytes) {
         if (!ec) {  // handshake bytes are not part of the callers' stream, only counted
-          self.machine_.handshake_written(bytes);
+          self.machine_.handshake_written(bytes, Clock::now());
           return;
         }
         self.perform(self.machine_.on_handshake_write_failed(

@@ -241,7 +241,10 @@ void Observer::log(LogLevel level, std::string_view endpoint, std::string_view m
 }
 
 std::string TimeoutLog::note(Clock::time_point now, std::uint64_t count, std::string_view latest) {
-  unlogged_ += count;
+  if (count > 0) {
+    unlogged_ += count;
+    latest_.assign(latest);
+  }
   const bool first = logged_at_ == Clock::time_point{};
   if (unlogged_ == 0 || (!first && now - logged_at_ < std::chrono::seconds(1))) return {};
   std::string record;
@@ -250,9 +253,10 @@ std::string TimeoutLog::note(Clock::time_point now, std::uint64_t count, std::st
     if (!first) record += " since the last such record";
     record += "; the latest: ";
   }
-  record += latest;
+  record += latest_;
   logged_at_ = now;
   unlogged_ = 0;
+  latest_.clear();
   return record;
 }
 

@@ -69,13 +69,15 @@ struct LatencyPair {
 class TimeoutLog {
  public:
   using Clock = std::chrono::steady_clock;
-  /// `count` commands timed out just now, `latest` the last one's message: the record to
-  /// log, or empty when one was logged less than a second ago (the next one counts these).
+  /// `count` commands timed out just now (0: none, but a record held back may be due),
+  /// `latest` the last one's message: the record to log, or empty when none is due — one was
+  /// logged less than a second ago (the next counts these), or none is held back.
   std::string note(Clock::time_point now, std::uint64_t count, std::string_view latest);
 
  private:
   Clock::time_point logged_at_{};
   std::uint64_t unlogged_ = 0;
+  std::string latest_;  ///< the last timeout's message not logged yet
 };
 
 class Observer {

@@ -7,9 +7,11 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "redmux/redmux.hpp"
+#include "support/ports.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
@@ -213,6 +215,42 @@ TEST(ObservabilityTest, TimeoutsReachTheLogAtMostOnceASecondWithTheirCount) {
   EXPECT_LE(logged_count, timeouts);
   EXPECT_GE(logged_count + 1, timeouts) << logged[0] << "\n" << logged[1];
   server.resume();
+}
+
+TEST(ObservabilityTest, AFailedCommandsEventCountsOnlyTheBytesThatReachedTheSocket) {
+  // "*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n": 21 bytes.
+  constexpr std::size_t kIncrBytes = 21;
+  std::mutex mutex;
+  std::vector<std::pair<CommandOutcome, std::size_t>> seen;
+  const auto record = [&](const CommandEvent& event) {
+    std::lock_guard lock(mutex);
+    seen.emplace_back(event.outcome, event.bytes_written);
+  };
+  const auto events = [&] {
+    std::lock_guard lock(mutex);
+    return seen;
+  };
+  {
+    // Written, then timed out: the server is stopped.
+    RedisServer server;
+    auto mux = Multiplexer::connect(server.address());
+    mux->on_command(record);
+    server.pause();
+    EXPECT_THROW(mux->database().incr("k", CallOptions(Flags::None, 100ms)).get(), TimeoutError);
+    ASSERT_TRUE(wait_until([&] { return events().size() == 1; }));
+    EXPECT_EQ(events()[0], std::make_pair(CommandOutcome::Timeout, kIncrBytes));
+    server.resume();
+  }
+  {
+    // Never sent: nothing listens, so it timed out in the queue.
+    auto mux = Multiplexer::connect("127.0.0.1:" + std::to_string(test::free_loopback_port()) +
+                                    ",abortConnect=false");
+    mux->on_command(record);
+    EXPECT_THROW(mux->database().incr("k", CallOptions(Flags::None, 100ms)).get(), TimeoutError);
+    ASSERT_TRUE(wait_until([&] { return events().size() == 2; }));
+    EXPECT_EQ(events()[1], std::make_pair(CommandOutcome::Timeout, std::size_t{0}));
+    EXPECT_EQ(mux->status().bytes_written, 0u);
+  }
 }
 
 }  // namespace

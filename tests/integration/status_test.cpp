@@ -83,6 +83,8 @@ TEST(StatusTest, AConnectionThatIsNotReadySaysWhyItsLastAttemptFailed) {
   // handshake that asked are counted as written.
   EXPECT_GE(status.replies, 1u) << mux->status_text();
   EXPECT_GT(status.bytes_written, 0u) << mux->status_text();
+  EXPECT_NE(status.per_connection[0].last_write, std::chrono::steady_clock::time_point{})
+      << mux->status_text();
   EXPECT_NE(status.per_connection[0].last_failure.find("failed for user \"bookstore\""),
             std::string::npos)
       << status.per_connection[0].last_failure;

@@ -222,6 +222,13 @@ TEST(ObserverTest, TimeoutsAreLoggedAtMostOnceASecondCountingThoseBetween) {
   EXPECT_EQ(other.note(t0, 3, "Timeout awaiting reply to GET"),
             "3 commands timed out; the latest: Timeout awaiting reply to GET");
   EXPECT_EQ(other.note(t0 + 2s, 0, ""), "");  // nothing new: nothing to say
+  // One held back is logged by a later pass with nothing new, with its own message.
+  EXPECT_EQ(other.note(t0 + 2500ms, 1, "Timeout awaiting reply to HGET"),
+            "Timeout awaiting reply to HGET");
+  EXPECT_EQ(other.note(t0 + 2800ms, 1, "Timeout awaiting reply to HGETALL"), "");
+  EXPECT_EQ(other.note(t0 + 3s, 0, ""), "");
+  EXPECT_EQ(other.note(t0 + 3500ms, 0, ""), "Timeout awaiting reply to HGETALL");
+  EXPECT_EQ(other.note(t0 + 5s, 0, ""), "");
 }
 
 }  // namespace

@@ -62,6 +62,13 @@ TEST(PrometheusTest, CountersGaugesAndConnectionsUnderConventionalNames) {
   EXPECT_TRUE(
       has_line(text, "redmux_connections{purpose=\"subscription\",state=\"reconnecting\"} 1"))
       << text;
+  // Every state of a purpose present has its series, 0 when no connection is in it.
+  EXPECT_TRUE(
+      has_line(text, "redmux_connections{purpose=\"interactive\",state=\"reconnecting\"} 0"))
+      << text;
+  EXPECT_TRUE(has_line(text, "redmux_connections{purpose=\"subscription\",state=\"ready\"} 0"))
+      << text;
+  EXPECT_EQ(text.find("purpose=\"dedicated\""), std::string::npos) << text;
   EXPECT_TRUE(has_line(text,
                        "redmux_connection_commands_per_write{endpoint=\"127.0.0.1:6379\","
                        "purpose=\"interactive\"} 12.5"))
