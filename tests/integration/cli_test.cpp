@@ -248,6 +248,8 @@ TEST_F(CliTest, UsageAndConnectionErrorsExitTwo) {
   r = test::run_process({kCli, "-p", std::to_string(test::free_loopback_port()), "PING"}, 60s);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("Connection refused"), std::string::npos) << r.err;
+  // The library's advice on connecting in the background is for applications.
+  EXPECT_EQ(r.err.find("abortConnect"), std::string::npos) << r.err;
   r = test::run_process({kCli, "-u", "localhost:6379,abortconect=false", "PING"}, 60s);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("abortconect"), std::string::npos) << r.err;
@@ -264,7 +266,13 @@ TEST_F(CliTest, AConfigurationWithTheClientCacheKeepsResp3) {
   r = test::run_process(
       {kCli, "-2", "-u", server.address() + ",clientCache=true", "CLIENT", "TRACKINGINFO"}, 60s);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("needs protocol=resp3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-2 cannot go with clientCache=true"), std::string::npos) << r.err;
+  // -2/-3 against the protocol= of -u: refused, as -u with -h/-p is.
+  r = test::run_process({kCli, "-3", "-u", server.address() + ",protocol=resp2", "PING"}, 60s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-3 and the protocol= of -u disagree"), std::string::npos) << r.err;
+  r = test::run_process({kCli, "-3", "-u", server.address() + ",protocol=resp3", "PING"}, 60s);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST_F(CliTest, PasswordFromFlagOrEnvironment) {
@@ -506,6 +514,28 @@ TEST_F(CliTest, StatPrintsALinePerIntervalFromTheServerAndTheMultiplexer) {
   }
   r = cli(server, {"--stat", "PING"});
   EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST_F(CliTest, StatMarksTheIntervalOfAServerRestartInsteadOfANegativeRate) {
+  RedisServer server;
+  for (int i = 0; i < 50; ++i) server.cli({"INCR", "n"});  // the server has counted requests
+  ProcessResult r;
+  std::thread stat([&] { r = cli(server, {"--stat", "-i", "0.5", "--samples", "4"}); });
+  ASSERT_TRUE(test::wait_until([&] {
+    return server.cli({"CLIENT", "LIST"}).find("name=redmux-cli") != std::string::npos;
+  }));
+  server.kill();  // its request count starts over
+  server.restart();
+  stat.join();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 6u) << r.out;
+  bool marked = false;
+  for (std::size_t i = 2; i < lines.size(); ++i) {
+    EXPECT_FALSE(std::regex_search(lines[i], std::regex(" -[0-9]"))) << "negative: " << lines[i];
+    if (lines[i].ends_with("(reconnected)")) marked = true;
+  }
+  EXPECT_TRUE(marked) << r.out;
 }
 
 }  // namespace

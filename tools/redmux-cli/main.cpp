@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +46,13 @@ void print_error(std::string_view text) {
   if (const std::size_t at = line.find(kOption); at != std::string::npos) {
     line.replace(at, kOption.size(), "use --tls (or a rediss:// URL with -u)");
   }
+  // Advice for applications on connecting in the background means nothing to a command line
+  // that connects for one command.
+  if (const std::size_t at = line.find(" (abortConnect=true: "); at != std::string::npos) {
+    if (const std::size_t close = line.find(')', at); close != std::string::npos) {
+      line.erase(at, close + 1 - at);
+    }
+  }
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
@@ -83,7 +91,18 @@ Result<Config> build_config(const Options& o) {
   // needs its pushes).
   const bool uri_names_protocol = o.uri.find("protocol=") != std::string::npos;
   if (o.protocol) {
-    config.protocol = *o.protocol == 3 ? Protocol::Resp3 : Protocol::Resp2;
+    const Protocol asked = *o.protocol == 3 ? Protocol::Resp3 : Protocol::Resp2;
+    // As with -u and -h/-p: given two answers, the CLI does not pick one.
+    if (uri_names_protocol && asked != config.protocol) {
+      return Error(errc::invalid_config, "-" + std::to_string(*o.protocol) +
+                                             " and the protocol= of -u disagree: give one");
+    }
+    if (asked == Protocol::Resp2 && config.client_cache) {
+      return Error(errc::invalid_config,
+                   "-2 cannot go with clientCache=true: the client-side cache needs RESP3 (its "
+                   "invalidations arrive as pushes); leave out -2");
+    }
+    config.protocol = asked;
   } else if (!uri_names_protocol && !config.client_cache) {
     config.protocol = Protocol::Resp2;
   }
@@ -267,11 +286,12 @@ bool should_stop(const Options& o, const LatencyStats& total,
 
 // Like redis-cli: a PING every 10 ms, timed from the caller's side (here, through the
 // multiplexer's queue, write, read and completion: what an application sees).
-int latency(Database& db, const Options& o, OutputFormat format) {
+int latency(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) {
   signal(SIGINT, on_sigint);
   const bool tty = isatty(STDOUT_FILENO) != 0 && format != OutputFormat::Json;
   const bool history = o.mode == Mode::LatencyHistory;
   LatencyStats total, range;
+  const std::uint64_t reconnects = mux.status().reconnects;
   const auto started = std::chrono::steady_clock::now();
   auto range_start = started;
   auto emit_range = [&] {
@@ -319,6 +339,11 @@ int latency(Database& db, const Options& o, OutputFormat format) {
   } else {
     print(total.line(o.percentiles) + "\n");
   }
+  if (const std::uint64_t again = mux.status().reconnects - reconnects; again > 0) {
+    print_error("the connection was re-established " + std::to_string(again) +
+                " time(s) during the run: a PING sent across a reconnect waited for it, and "
+                "its sample includes the wait");
+  }
   return kExitOk;
 }
 
@@ -343,12 +368,18 @@ int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) 
   StatSample previous;
   parse_info(*first, previous);
   LatencyHistogram before = all_replies(mux);
+  std::uint64_t reconnects = mux.status().reconnects;
   if (format != OutputFormat::Json) print(stat_header() + "\n");
   const auto started = std::chrono::steady_clock::now();
   auto line_start = started;
   long long lines = 0;
+  // The line's end: an interval on, or --duration's end if that comes first.
+  const auto line_end = [&] {
+    const auto end = line_start + o.interval;
+    return o.duration.count() > 0 ? std::min(end, started + o.duration) : end;
+  };
   while (!g_interrupted.load()) {
-    while (!g_interrupted.load() && std::chrono::steady_clock::now() - line_start < o.interval) {
+    while (!g_interrupted.load() && std::chrono::steady_clock::now() < line_end()) {
       (void)db.ping().result();  // a failure shows as fewer samples and in the INFO below
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -360,16 +391,22 @@ int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) 
     const auto now = std::chrono::steady_clock::now();
     StatSample sample;
     parse_info(*text, sample);
-    // INFO counts itself once processed: the requests of the interval include this one.
-    sample.new_requests = sample.requests - previous.requests;
-    sample.ops_per_second = static_cast<double>(sample.new_requests) /
-                            std::chrono::duration<double>(now - line_start).count();
+    const MultiplexerStatus status = mux.status();
+    // A reconnect, or a server whose count went back, leaves the interval without a rate: a
+    // restarted server counts from 0 (a negative rate), another one from elsewhere.
+    sample.reconnected = status.reconnects != reconnects || sample.requests < previous.requests;
+    reconnects = status.reconnects;
+    if (!sample.reconnected) {
+      // INFO counts itself once processed: the requests of the interval include this one.
+      sample.new_requests = sample.requests - previous.requests;
+      sample.ops_per_second = static_cast<double>(sample.new_requests) /
+                              std::chrono::duration<double>(now - line_start).count();
+    }
     const LatencyHistogram after = all_replies(mux);
     const LatencyHistogram interval = after.since(before);
     sample.commands = interval.count();
     sample.p50 = interval.percentile(0.5);
     sample.p99 = interval.percentile(0.99);
-    const MultiplexerStatus status = mux.status();
     sample.in_flight = status.in_flight;
     sample.commands_per_write = status.commands_per_write();
     print((format == OutputFormat::Json ? stat_json(sample) : stat_line(sample)) + "\n");
@@ -466,7 +503,7 @@ int main_cli(int argc, char** argv) {
       return interactive(*mux, db, format);
     case Mode::Latency:
     case Mode::LatencyHistory:
-      return latency(db, o, format);
+      return latency(*mux, db, o, format);
     case Mode::Stat:
       return stat(*mux, db, o, format);
     case Mode::Clients:

@@ -53,12 +53,16 @@ std::string stat_header() {
 std::string stat_line(const StatSample& s) {
   std::string requests = std::to_string(s.requests);
   if (s.new_requests >= 0) requests += " (+" + std::to_string(s.new_requests) + ")";
+  char rate[32] = "-";
+  if (s.new_requests >= 0) std::snprintf(rate, sizeof rate, "%.0f", s.ops_per_second);
   char out[256];
-  std::snprintf(out, sizeof out, "%-10lld %-8s %-7lld %-15s %-6.0f %-9s %-9s %-9zu %.2f", s.keys,
-                s.memory.empty() ? "-" : s.memory.c_str(), s.clients, requests.c_str(),
-                s.ops_per_second, s.commands ? milliseconds(s.p50).c_str() : "-",
+  std::snprintf(out, sizeof out, "%-10lld %-8s %-7lld %-15s %-6s %-9s %-9s %-9zu %.2f", s.keys,
+                s.memory.empty() ? "-" : s.memory.c_str(), s.clients, requests.c_str(), rate,
+                s.commands ? milliseconds(s.p50).c_str() : "-",
                 s.commands ? milliseconds(s.p99).c_str() : "-", s.in_flight, s.commands_per_write);
-  return out;
+  std::string line = out;
+  if (s.reconnected) line += "  (reconnected)";
+  return line;
 }
 
 std::string stat_json(const StatSample& s) {
@@ -72,7 +76,12 @@ std::string stat_json(const StatSample& s) {
                         {"p99_ms", static_cast<double>(s.p99.count()) / 1e6},
                         {"in_flight", s.in_flight},
                         {"commands_per_write", s.commands_per_write}};
-  if (s.new_requests >= 0) out["new_requests"] = s.new_requests;
+  if (s.new_requests >= 0) {
+    out["new_requests"] = s.new_requests;
+  } else {
+    out["ops_per_sec"] = nullptr;  // the first line, or the server restarted: no rate
+  }
+  if (s.reconnected) out["reconnected"] = true;
   return out.dump();
 }
 

@@ -28,8 +28,11 @@ struct StatSample {
   std::string memory;           ///< used_memory_human ("1.07M")
   long long clients = 0;        ///< connected_clients
   long long requests = 0;       ///< total_commands_processed
-  long long new_requests = -1;  ///< since the previous line (-1: the first line)
-  double ops_per_second = 0;    ///< new_requests over the interval
+  long long new_requests = -1;  ///< since the previous line (-1: the first line, or restarted)
+  double ops_per_second = 0;    ///< new_requests over the interval (with new_requests < 0: none)
+  /// The connection was re-established during the interval (status().reconnects grew), or the
+  /// server's request count went back (it restarted): the line has no rate.
+  bool reconnected = false;
   // this client's, from the multiplexer
   std::uint64_t commands = 0;  ///< its commands with a reply in the interval
   std::chrono::nanoseconds p50{0}, p99{0};
