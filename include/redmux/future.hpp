@@ -137,23 +137,10 @@ class Future {
   }
 
   /// `co_await future` yields the value or throws the typed error; the coroutine resumes on
-  /// the I/O thread that completed the command.
-  auto operator co_await() && noexcept {
-    struct Awaiter {
-      detail::FutureState<T>* state;
-      bool await_ready() const noexcept { return state->ready(); }
-      void await_suspend(std::coroutine_handle<> handle) { state->resume_on_ready(handle); }
-      T await_resume() {
-        if constexpr (std::is_void_v<T>) {
-          state->result().value();
-        } else {
-          return std::move(state->result()).value();
-        }
-      }
-    };
-    check();
-    return Awaiter{state_};
-  }
+  /// the I/O thread that completed the command. Consumes the future, like get(): a named one
+  /// (`co_await f`) is not valid() afterwards.
+  auto operator co_await() && { return awaiter(); }
+  auto operator co_await() & { return awaiter(); }
 
  private:
   template <class>
@@ -212,6 +199,24 @@ class Future {
     Consumed& operator=(const Consumed&) = delete;
     ~Consumed() { state->release(); }
   };
+
+  /// What co_await waits with: it holds the future's reference until the value is taken.
+  struct Awaiter {
+    Consumed consumed;
+    bool await_ready() const noexcept { return consumed.state->ready(); }
+    void await_suspend(std::coroutine_handle<> handle) { consumed.state->resume_on_ready(handle); }
+    T await_resume() {
+      if constexpr (std::is_void_v<T>) {
+        consumed.state->result().value();
+      } else {
+        return std::move(consumed.state->result()).value();
+      }
+    }
+  };
+  Awaiter awaiter() {
+    check();
+    return Awaiter{Consumed(std::exchange(state_, nullptr))};
+  }
 
   detail::FutureState<T>* state_ = nullptr;
 };

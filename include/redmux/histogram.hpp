@@ -26,8 +26,9 @@ class LatencyHistogram {
   /// The bucket a latency of `ns` nanoseconds falls into.
   static constexpr std::size_t bucket_of(std::uint64_t ns) noexcept {
     if (ns < 8) return static_cast<std::size_t>(ns);
-    const int octave = std::bit_width(ns) - 1;  // 3 … 63
-    return static_cast<std::size_t>(((octave - 2) << 3) + ((ns >> (octave - 3)) & 7));
+    const int octave = static_cast<int>(std::bit_width(ns)) - 1;  // 3 … 63
+    const auto octave_start = static_cast<std::uint64_t>(octave - 2) << 3;
+    return static_cast<std::size_t>(octave_start + ((ns >> (octave - 3)) & 7));
   }
   /// The smallest latency (ns) of bucket `bucket`; the next bucket's is its end.
   static constexpr std::uint64_t bucket_floor(std::size_t bucket) noexcept {

@@ -163,9 +163,9 @@ class [[nodiscard]] Task {
         pool, handle.address(),
         +[](void* frame) { promise_type::Handle::from_address(frame).resume(); },
         +[](void* frame) {
-          auto handle = promise_type::Handle::from_address(frame);
-          detail::FutureState<T>* state = handle.promise().future_;
-          handle.destroy();
+          auto unstarted = promise_type::Handle::from_address(frame);
+          detail::FutureState<T>* state = unstarted.promise().future_;
+          unstarted.destroy();
           state->fail(Error(errc::shut_down, "redmux: task not started: its I/O pool stopped"));
           state->release();
         });

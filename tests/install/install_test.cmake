@@ -66,9 +66,14 @@ endforeach()
 if(NOT found_include OR NOT found_lib)
   message(FATAL_ERROR "install test: pkg-config flags do not point into ${prefix}: ${flags}")
 endif()
+# As the README and getting-started.md say: the shared library, found through -rpath (no
+# LD_LIBRARY_PATH: the prefix is one the loader does not search).
+run("pkg-config --variable=libdir" pkg-config --variable=libdir redmux)
+string(STRIP "${run_output}" pc_libdir)
 run("compile with pkg-config flags"
-  ${CXX} ${CONSUMER_DIR}/main.cpp -o ${WORK_DIR}/consumer_pkgconfig ${flag_list})
-set(ENV{LD_LIBRARY_PATH} ${prefix}/${LIBDIR})
+  ${CXX} ${CONSUMER_DIR}/main.cpp -o ${WORK_DIR}/consumer_pkgconfig ${flag_list}
+  -Wl,-rpath,${pc_libdir})
+unset(ENV{LD_LIBRARY_PATH})
 run("run consumer built with pkg-config flags" ${WORK_DIR}/consumer_pkgconfig)
 if(NOT run_output MATCHES "redmux ${EXPECTED_VERSION}: ")
   message(FATAL_ERROR "install test: pkg-config consumer printed unexpected output:\n${run_output}")

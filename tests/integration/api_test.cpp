@@ -84,6 +84,15 @@ Task<long long> count_views(Database db, std::string book) {
   co_return views + (text ? std::stoll(*text) : 0);
 }
 
+// A named future is awaited as a temporary is, and consumed like get() consumes it.
+Task<long long> awaits_named_futures(Database db) {
+  Future<bool> set = db.set("named", "5");
+  Future<long long> incr = db.incr("named");
+  co_await set;
+  const long long value = co_await incr;
+  co_return incr.valid() || set.valid() ? -1 : value;
+}
+
 Task<void> blocks_inside(Database db) {
   db.incr("task:blocking").get();  // a blocking wait on the I/O thread the task runs on
   co_return;
@@ -94,6 +103,7 @@ TEST(ApiTest, TaskRunsFromAPlainThreadAndOnTheIoPool) {
   auto mux = Multiplexer::connect(server.address());
   Database db = mux->database();
   EXPECT_EQ(count_views(db, "1").get(), 22);
+  EXPECT_EQ(awaits_named_futures(db).get(), 6);
   Future<long long> detached = count_views(db, "2").start_on(*mux->io_pool());
   EXPECT_EQ(detached.get(), 22);
   EXPECT_EQ(server.cli({"GET", "views:2"}), "11");
