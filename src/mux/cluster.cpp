@@ -9,6 +9,7 @@
 #include "mux/cache_route.hpp"
 #include "mux/cluster_redirect.hpp"
 #include "net/timer.hpp"
+#include "resp/encoder.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -127,6 +128,9 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
     installing_ = next;
     previous = map_.get();
     all = connections_;
+  }
+  for (std::size_t i = 0; i < next->nodes.size(); ++i) {
+    set_read_only(*next->nodes[i], next->table.is_replica(i));
   }
   const std::vector<SlotSet> served = next->table.served();
   const SlotSet covered = next->table.covered();
@@ -248,6 +252,43 @@ void ClusterRouter::forward(int db, std::string_view bytes, std::span<PendingCom
   hand_over(*current, db, bytes, commands);
 }
 
+namespace {
+
+/// READONLY (`read_only`) or READWRITE on `connection`: ahead of its queue (`first`, a new
+/// session's ready hook) or after what is queued.
+void send_read_mode(Connection& connection, bool read_only, bool first) {
+  static constexpr std::string_view kReadOnly = "READONLY";
+  static constexpr std::string_view kReadWrite = "READWRITE";
+  const std::string_view name = read_only ? kReadOnly : kReadWrite;
+  const Arg args[] = {Arg(name)};
+  if (!first) {
+    connection.submit(-1, args, own_command(name, PendingKind::FireAndForget));
+    return;
+  }
+  std::string bytes;
+  resp::encode_command(bytes, args);
+  PendingCommand command = own_command(name, PendingKind::FireAndForget);
+  command.bytes_begin = 0;
+  command.bytes_end = bytes.size();
+  connection.submit_first(bytes, std::span<PendingCommand>(&command, 1));
+}
+
+}  // namespace
+
+void ClusterRouter::set_read_only(Connection& connection, bool read_only) {
+  std::shared_ptr<std::atomic<bool>> flag;
+  {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < connections_.size(); ++i) {
+      if (connections_[i].get() == &connection) flag = read_only_[i];
+    }
+  }
+  if (!flag || flag->exchange(read_only, std::memory_order_acq_rel) == read_only) return;
+  // Queued now: before any command the new map routes here. A connection not ready yet
+  // sends it after its handshake (its ready hook may send READONLY too: harmless).
+  send_read_mode(connection, read_only, false);
+}
+
 Connection* ClusterRouter::connection_to(const Endpoint& endpoint) {
   std::shared_ptr<Connection> created;
   {
@@ -261,13 +302,13 @@ Connection* ClusterRouter::connection_to(const Endpoint& endpoint) {
       created->enable_client_cache();
       node_caches_->add(created->cache());
     }
-    // READONLY on every node connection: a replica then serves the reads routed to it
-    // (PreferReplica); on a primary it changes nothing.
-    created->set_ready_hook([](Connection& ready) {
-      static constexpr std::string_view kReadOnly = "READONLY";
-      const Arg args[] = {Arg(kReadOnly)};
-      ready.submit(-1, args, own_command(kReadOnly, PendingKind::FireAndForget));
+    // READONLY, on a node the map names a replica, before anything else each session sends
+    // (set_read_only()): a replica then serves the reads routed to it (PreferReplica).
+    auto read_only = std::make_shared<std::atomic<bool>>(false);
+    created->set_ready_hook([read_only](Connection& ready) {
+      if (read_only->load(std::memory_order_acquire)) send_read_mode(ready, true, true);
     });
+    read_only_.push_back(std::move(read_only));
     std::weak_ptr<ClusterRouter> weak = weak_from_this();
     created->set_forward_hook([weak](int db, std::string_view bytes,
                                      std::span<PendingCommand> commands) {

@@ -149,6 +149,11 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   /// The map forward() routes by: the one being installed, else the current one.
   std::shared_ptr<const SlotMap> newest_map() const;
   void install(const std::vector<ClusterShard>& shards);
+  /// READONLY on `connection` while the map names its node a replica (PreferReplica reads
+  /// are served there), READWRITE once it names it a primary. A primary's connection is never
+  /// READONLY: when that node is demoted before the map knows, a read routed there by the old
+  /// map gets MOVED to the new primary instead of the demoted node's possibly older data.
+  void set_read_only(Connection& connection, bool read_only);
   /// The client-side cache: each node of `previous` that serves fewer slots in `next` (as a
   /// primary, or a replica of one) drops its entries of the slots it lost.
   static void drop_moved_entries(const SlotMap* previous, const SlotMap& next);
@@ -175,7 +180,10 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   Published<SlotMap> map_;                                ///< set() and get() under mutex_
   std::shared_ptr<const SlotMap> installing_;             ///< set while install() moves commands
   std::vector<std::shared_ptr<Connection>> connections_;  ///< one per node, never removed
-  std::unordered_set<CommandState*> parked_;              ///< see park()
+  /// By connections_'s index: whether the map names that node a replica, so that its
+  /// connection is in READONLY mode (set_read_only()). Shared with its ready hook.
+  std::vector<std::shared_ptr<std::atomic<bool>>> read_only_;
+  std::unordered_set<CommandState*> parked_;  ///< see park()
   bool closed_ = false;
   /// Held by install() while it moves queued commands, and by forward(): a command a queue
   /// refused is handed on only after the commands moved out of that queue. Recursive: a

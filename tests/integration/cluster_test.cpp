@@ -739,6 +739,45 @@ TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
   EXPECT_EQ(cluster_->id_of(old_primary), old_id);
 }
 
+TEST_F(ClusterTest, AReadRoutedByAStaleMapToADemotedPrimaryIsRedirectedNotServedStale) {
+  // After a graceful failover the old primary is a replica, and the client's map does not know
+  // yet. A read the old map routes there must get MOVED (followed to the new primary), not
+  // be answered from the demoted node's copy, which may lag what the new primary acknowledged.
+  // So only connections to nodes the map names replicas are READONLY.
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  const std::string key = "{demoted}:k";
+  RedisServer& old_primary = cluster_->owner_of(key);
+  RedisServer* replica = nullptr;
+  for (RedisServer* candidate : cluster_->replicas()) {
+    if (candidate->info_field("master_port") == std::to_string(old_primary.port())) {
+      replica = candidate;
+    }
+  }
+  ASSERT_NE(replica, nullptr);
+  ASSERT_TRUE(db.set(key, "v1").get());
+  // A graceful failover: the replica catches up with the primary before it takes over.
+  replica->cli({"CLUSTER", "FAILOVER"});
+  ASSERT_TRUE(wait_until([&] { return cluster_->is_primary(*replica); }, 30s));
+  ASSERT_TRUE(wait_until([&] { return !cluster_->is_primary(old_primary); }, 30s));
+  const long long served_before = old_primary.command_calls("get");
+  EXPECT_EQ(db.get(key).get(), std::optional<std::string>("v1"));
+  EXPECT_EQ(old_primary.command_calls("get"), served_before)
+      << "the demoted primary answered a read routed to it as the slot's primary";
+  EXPECT_GT(replica->command_calls("get"), 0);
+  // Put the roles back for the other tests, as the promotion test does.
+  ASSERT_TRUE(
+      wait_until([&] { return old_primary.info_field("master_link_status") == "up"; }, 30s));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        if (cluster_->is_primary(old_primary)) return true;
+        old_primary.try_cli({"CLUSTER", "FAILOVER"});
+        return wait_until([&] { return cluster_->is_primary(old_primary); }, 5s);
+      },
+      60s));
+  ASSERT_TRUE(wait_until([&] { return !cluster_->is_primary(*replica); }, 30s));
+}
+
 // ---------------------------------------------------------------------------------------
 // A primary that crashes under load: SIGKILL (no graceful failover), its replica promoted by
 // the cluster, the killed node restarted later. A cluster of its own (its roles change).
