@@ -1,5 +1,7 @@
 #include "conn/server_profile.hpp"
 
+#include <utility>
+
 namespace redmux::detail {
 namespace {
 
@@ -73,6 +75,7 @@ bool ServerProfile::adopt(const ServerIdentity& identity) {
   // A replica serves reads only once its INFO replication says it is in sync (a server that
   // restarts and resynchronises answers from its old data set meanwhile).
   awaiting_ = replica && asks_info();
+  stalled_ = false;  // a new session's answers are its own
   if (awaiting_) {
     set_health(ReplicaHealth::Unfit, "its first INFO replication is not answered yet");
   } else {
@@ -110,6 +113,15 @@ void ServerProfile::note_replication(NodeSpan reply) {
   if (const std::optional<ReplicationInfo> info = parse_replication_info(reply[0].value)) {
     ReplicaVerdict verdict;
     if (info->role == "slave") verdict = judge_replica(*info, config_.replica_max_lag);
+    if (std::exchange(stalled_, false) && info->role == "slave" &&
+        verdict.health != ReplicaHealth::Unfit) {
+      // A replica that was stopped answers from what it had when it stopped, its link to the
+      // primary reported up, until it has read the primary's backlog: it serves reads again
+      // from its next answer on (a second later), not from this one.
+      verdict.health = ReplicaHealth::Unfit;
+      verdict.reason =
+          "answering again after a stall; it serves reads from its next INFO replication on";
+    }
     // Before the role: a changed hook that routes (a replica promoted) sees the new health.
     set_health(verdict.health, std::move(verdict.reason));
     note(info->role);
@@ -124,6 +136,7 @@ std::optional<OwnCommand> ServerProfile::begin_probe(Clock::time_point now) {
       const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - probe_sent_);
       set_health(ReplicaHealth::Unfit, "its INFO replication has gone unanswered for " +
                                            std::to_string(waited.count()) + " ms");
+      stalled_ = true;
     }
     return std::nullopt;
   }

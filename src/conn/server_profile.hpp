@@ -104,6 +104,9 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   Clock::time_point probe_sent_{};  ///< when the pending probe was sent
   bool info_refused_ = false;       ///< the server refused INFO: the role comes from ROLE
   bool awaiting_ = false;           ///< a replica's first INFO replication is not answered yet
+  /// Its probe went unanswered past kProbeOverdue: the answer that ends the stall is taken
+  /// for its role only, the next one for its health too.
+  bool stalled_ = false;
 };
 
 }  // namespace redmux::detail

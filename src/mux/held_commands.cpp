@@ -84,6 +84,19 @@ void HeldCommands::connection_down(Connection& connection, std::size_t group, st
 void HeldCommands::try_again() {
   post_to(io_, [weak = weak_from_this()] {
     if (auto self = weak.lock()) {
+      // A role changed: a primary's connection that is down may hold writes that may now run
+      // on the server that replaced it (MuxCore::takes_from()). Its next failed attempt hands
+      // them over (the down hook, on its own I/O thread): made now, not after its backoff.
+      const auto& groups = self->core_.groups();
+      for (std::size_t g = 0; g < groups.size(); ++g) {
+        for (std::size_t i = 0; i < groups[g].size(); ++i) {
+          Connection& connection = *groups[g][i];
+          if (connection.state() != ConnectionState::Ready && !connection.is_replica() &&
+              self->core_.takes_from(connection, g, /*retargeted=*/false)) {
+            connection.reconnect_now();
+          }
+        }
+      }
       std::unique_lock lock(self->mutex_);
       if (!self->closed_ && !self->entries_.empty()) self->flush(lock);
     }

@@ -75,7 +75,12 @@ bool MuxCore::takes_from(const Connection& connection, std::size_t group, bool r
   if (retargeted) return true;  // Sentinel moved it: what is queued was meant for another server
   // A replica that cannot be reached: its reads may run on another one. Under Sentinel every
   // group but the first is a replica's (the first, the primary's, keeps its commands).
-  return sentinel_ ? group != 0 : connection.is_replica();
+  if (sentinel_) return group != 0;
+  if (connection.is_replica()) return true;
+  // A primary that cannot be reached once another server says it is the primary (a replica
+  // promoted by hand, or by a failover tool): its queued writes, never sent, go there
+  // instead of waiting for a server that is the primary no more.
+  return connection.state() != ConnectionState::Ready && group != primary_group();
 }
 
 void MuxCore::check_roles() {
