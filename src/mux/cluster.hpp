@@ -222,8 +222,10 @@ Result<bool> split_into_batch(
 /// DBSIZE, FLUSHALL, FLUSHDB, SCRIPT FLUSH and FUNCTION LOAD/DELETE/FLUSH/RESTORE sent to
 /// every primary. `state` may be null (fire-and-forget). The queue slot is already taken;
 /// on a refusal it is given back here and the error returned (also set on `state`).
+/// `call_timeout`: `timeout_ms` is the call's own timeout, not asyncTimeout (its errors say
+/// which).
 Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
                         std::span<const Arg> args, CommandState* state, Flags flags,
-                        Clock::time_point deadline, std::uint32_t timeout_ms);
+                        Clock::time_point deadline, std::uint32_t timeout_ms, bool call_timeout);
 
 }  // namespace redmux::detail

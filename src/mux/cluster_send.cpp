@@ -80,11 +80,13 @@ struct Gather {
   /// must not say "not sent" (nor be safe to retry blindly), and it says what ran.
   Error partial(const Error& failed) const {
     if (succeeded == 0) return failed;
-    const bool nothing_ran = failed.code() == errc::not_sent ||
-                             failed.code() == errc::disconnected ||
-                             failed.code() == errc::queue_full;
+    // A part that did not run, or whose outcome is not known (a timeout, sent or not):
+    // the command as a whole ran in part.
+    const bool whole_unknown = failed.code() == errc::not_sent ||
+                               failed.code() == errc::disconnected ||
+                               failed.code() == errc::queue_full || failed.code() == errc::timeout;
     return Error(
-        nothing_ran ? errc::outcome_unknown : failed.code(),
+        whole_unknown ? errc::outcome_unknown : failed.code(),
         std::string(name) + " ran only in part: " + std::to_string(succeeded) + " of " +
             std::to_string(parts) +
             " parts (one per cluster slot or node) succeeded, another failed: " + failed.message());
@@ -199,15 +201,20 @@ class ScanState final : public CommandState {
 /// command), or the Gather of a split one.
 enum class Holding { Itself, Gather };
 
+/// A command's deadline, its timeout, and whether that is the call's own (not asyncTimeout).
+struct Deadline {
+  Clock::time_point at;
+  std::uint32_t timeout_ms = 0;
+  bool from_call = false;
+};
+
 /// Sends `args` to `connection` through a RedirectState for `target` (or fire-and-forget).
 /// `tallied`: the entry stands for the command in status() (the first part of a split one).
 void send_one(ClusterRouter& router, Connection* connection, int db, const CommandInfo& info,
               std::span<const Arg> args, std::uint16_t slot, CommandState* target,
-              Clock::time_point deadline, std::uint32_t timeout_ms, Holding holding, bool tallied) {
-  PendingCommand command;
-  command.name = info.name;
-  command.deadline = deadline;
-  command.timeout_ms = timeout_ms;
+              const Deadline& deadline, Holding holding, bool tallied) {
+  PendingCommand command =
+      timed_command(info.name, deadline.at, deadline.timeout_ms, deadline.from_call);
   command.slot = slot;
   command.follow_map = true;
   if (!target) {  // a whole fire-and-forget command: its entry holds the slot
@@ -298,7 +305,8 @@ void prepare_cluster_entry(ClusterRouter& router, CommandState* target, std::spa
 
 Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
                         std::span<const Arg> args, CommandState* state, Flags flags,
-                        Clock::time_point deadline, std::uint32_t timeout_ms) {
+                        Clock::time_point at, std::uint32_t timeout_ms, bool call_timeout) {
+  const Deadline deadline{at, timeout_ms, call_timeout};
   auto refuse = [&](Error error) {
     router.shared().release_slots(1);
     if (state) state->fail(error);
@@ -327,8 +335,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     }
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       auto* part = new PartState(gather, {}, i == 0);
-      send_one(router, nodes[i], db, info, args, kNoSlot, part, deadline, timeout_ms,
-               Holding::Gather, i == 0);
+      send_one(router, nodes[i], db, info, args, kNoSlot, part, deadline, Holding::Gather, i == 0);
       part->release();
     }
     return Error();
@@ -352,7 +359,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     node_args[1] = Arg(node_cursor);
     auto* scan = new ScanState(state, cursor->node, nodes.size());
     // No slot: the cursor belongs to that node, so the command never moves to another.
-    send_one(router, nodes[cursor->node], db, info, node_args, kNoSlot, scan, deadline, timeout_ms,
+    send_one(router, nodes[cursor->node], db, info, node_args, kNoSlot, scan, deadline,
              Holding::Itself, true);
     scan->release();
     return Error();
@@ -364,8 +371,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     Result<Connection*> connection = router.route_keys(info, keys.size(), slots, flags);
     if (!connection) return refuse(std::move(connection).error());
     const std::uint16_t slot = keys.empty() ? kNoSlot : slots.first;
-    send_one(router, *connection, db, info, args, slot, state, deadline, timeout_ms,
-             Holding::Itself, true);
+    send_one(router, *connection, db, info, args, slot, state, deadline, Holding::Itself, true);
     return Error();
   }
 
@@ -376,7 +382,7 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     const std::vector<Arg> part_args = plan->args_of(i, args);
     auto* part = new PartState(gather, plan->parts[i].positions, false);
     send_one(router, plan->nodes[i], db, info, part_args, plan->parts[i].slot, part, deadline,
-             timeout_ms, Holding::Gather, i == 0);
+             Holding::Gather, i == 0);
     part->release();
   }
   return Error();

@@ -490,7 +490,8 @@ Error MuxCore::submit_routed(int db, const CallOptions& options, std::span<const
                           std::string(info.name) + " refused: database " + std::to_string(db) +
                               " does not exist in a Redis Cluster (only database 0)"));
     }
-    return submit_to_cluster(*router, db, info, args, state, options.flags, deadline, timeout_ms);
+    return submit_to_cluster(*router, db, info, args, state, options.flags, deadline, timeout_ms,
+                             options.timeout.count() > 0);
   }
   if (several_servers_)
     return submit_to_servers(db, options, args, info, state, deadline, timeout_ms);

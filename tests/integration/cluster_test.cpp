@@ -189,6 +189,34 @@ TEST_F(ClusterTest, MultiKeyCommandsAcrossSlotsAreSplitAndReassembledInOrder) {
   EXPECT_EQ(db.exists({"a", "b"}).get(), 0);
 }
 
+TEST_F(ClusterTest, ASplitCommandWhosePartTimedOutWhileAnotherRanIsOutcomeUnknown) {
+  // MSET over two nodes, one of them stopped: the other part runs, this one times out. The
+  // command as a whole ran in part — outcome unknown, not a plain timeout — and the timeout
+  // names this call's own setting.
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  RedisServer& stopped = cluster_->owner_of("a");
+  ASSERT_NE(cluster_->owner_of("b").port(), stopped.port());
+  stopped.pause();
+  Result<void> mset = db.mset({{"a", "1"}, {"b", "1"}}, CallOptions(Flags::None, 300ms)).result();
+  stopped.resume();
+  ASSERT_FALSE(mset.has_value());
+  EXPECT_EQ(mset.error().code(), errc::outcome_unknown) << mset.error().message();
+  EXPECT_FALSE(mset.error().safe_to_retry());
+  EXPECT_NE(mset.error().message().find("MSET ran only in part: 1 of 2"), std::string::npos)
+      << mset.error().message();
+  EXPECT_NE(mset.error().message().find("this call's timeout 300 ms"), std::string::npos)
+      << mset.error().message();
+  EXPECT_EQ(cluster_->owner_of("b").cli({"GET", "b"}), "1");
+  // A lone command with this call's timeout names it too.
+  stopped.pause();
+  Result<long long> incr = db.incr("a", CallOptions(Flags::None, 300ms)).result();
+  stopped.resume();
+  ASSERT_FALSE(incr.has_value());
+  EXPECT_NE(incr.error().message().find("this call's timeout 300 ms"), std::string::npos)
+      << incr.error().message();
+}
+
 TEST_F(ClusterTest, ABatchSplitsMultiKeyCommandsAcrossSlotsAndKeepsEachNodesOrder) {
   auto mux = Multiplexer::connect(cluster_->seeds());
   Database db = mux->database();
