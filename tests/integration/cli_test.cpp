@@ -307,6 +307,19 @@ TEST_F(CliTest, SelectInAClusterGetsRedisCliAnswer) {
   // never sent.
   ProcessResult ours = cli(cluster.node(0), {"--no-raw", "SELECT", "1"});
   EXPECT_EQ(ours.out, "(error) ERR SELECT is not allowed in cluster mode\n") << ours.err;
+  // --stat reads one node's INFO on every line (the one named), not whichever node INFO
+  // reaches, so that each line's requests follow on from the last.
+  RedisServer& named = cluster.node(1);
+  ProcessResult stat = cli(named, {"--stat", "-i", "0.2", "--samples", "3"});
+  EXPECT_EQ(stat.exit_code, 0) << stat.err;
+  EXPECT_NE(stat.err.find("the server columns are node " + named.address() + "'s"),
+            std::string::npos)
+      << stat.err;
+  const auto lines = lines_of(stat.out);
+  ASSERT_EQ(lines.size(), 5u) << stat.out;
+  for (std::size_t i = 2; i < lines.size(); ++i) {
+    EXPECT_FALSE(std::regex_search(lines[i], std::regex(" -[0-9]"))) << lines[i];
+  }
 }
 
 TEST_F(CliTest, DatabaseFlagAndSelectAtThePrompt) {

@@ -359,7 +359,23 @@ LatencyHistogram all_replies(const Multiplexer& mux) {
 // application sees now; then INFO for the server's side.
 int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) {
   signal(SIGINT, on_sigint);
-  auto info = [&]() -> Result<std::string> { return db.command<std::string>("INFO").result(); };
+  // In a Redis Cluster, INFO through the database goes to any node; every line reads the same
+  // one instead — the node named on the command line, else the first primary — so that each
+  // line's requests and rate compare with the line before.
+  std::optional<Server> node;
+  for (const ServerEndpoint& server : mux.servers()) {
+    if (!server.cluster_node) continue;
+    const bool named = server.endpoint.host == o.host && server.endpoint.port == o.port;
+    if (named || (!node && server.role == ServerRole::Primary)) node = mux.server(server.endpoint);
+    if (named) break;
+  }
+  if (node)
+    print_error("a Redis Cluster: the server columns are node " + node->endpoint().to_string() +
+                "'s");
+  auto info = [&]() -> Result<std::string> {
+    if (node) return node->command<std::string>("INFO").result();
+    return db.command<std::string>("INFO").result();
+  };
   Result<std::string> first = info();
   if (!first) {
     print_error("INFO failed: " + first.error().message());
