@@ -722,18 +722,45 @@ TEST_F(ClusterTest, SlotMigrationUnderLoadIsFollowedThroughAskAndMoved) {
   EXPECT_EQ(mux->status().redirects, redirects);
 }
 
+/// The replica that follows `primary`, or null.
+RedisServer* replica_of(test::LocalCluster& cluster, const RedisServer& primary) {
+  for (RedisServer* candidate : cluster.replicas()) {
+    if (candidate->info_field("master_port") == std::to_string(primary.port())) return candidate;
+  }
+  return nullptr;
+}
+
+/// After a test promoted `replica` over `old_primary` (CLUSTER FAILOVER): the roles put back
+/// for the tests after it, once the demoted node has caught up.
+::testing::AssertionResult roles_put_back(test::LocalCluster& cluster, RedisServer& old_primary,
+                                          RedisServer& replica) {
+  if (!wait_until([&] { return old_primary.info_field("master_link_status") == "up"; }, 30s)) {
+    return ::testing::AssertionFailure() << "the demoted primary never caught up";
+  }
+  if (!wait_until(
+          [&] {
+            if (cluster.is_primary(old_primary)) return true;
+            old_primary.try_cli({"CLUSTER", "FAILOVER"});
+            return wait_until([&] { return cluster.is_primary(old_primary); }, 5s);
+          },
+          60s)) {
+    return ::testing::AssertionFailure() << "the old primary was not promoted back";
+  }
+  // Until the promoted node has stepped down, both report "master", and the next test's
+  // SetUp would FLUSHALL a node that turns replica under it (READONLY).
+  if (!wait_until([&] { return !cluster.is_primary(replica); }, 30s)) {
+    return ::testing::AssertionFailure() << "the promoted replica did not step down";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
   auto mux = Multiplexer::connect(cluster_->seeds());
   Database db = mux->database();
   const std::string tag = "promotion";
   RedisServer& old_primary = cluster_->owner_of("{" + tag + "}");
   const std::string old_id = cluster_->id_of(old_primary);
-  RedisServer* replica = nullptr;
-  for (RedisServer* candidate : cluster_->replicas()) {
-    if (candidate->info_field("master_port") == std::to_string(old_primary.port())) {
-      replica = candidate;
-    }
-  }
+  RedisServer* replica = replica_of(*cluster_, old_primary);
   ASSERT_NE(replica, nullptr);
   IncrLoad load(db, tag);
   ASSERT_TRUE(wait_until([&] { return load.acknowledged_.load() > 200; }));
@@ -751,19 +778,7 @@ TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
   EXPECT_LE(total, load.acknowledged_.load() + load.unknown_.load());
   // The writes after the switch went to the promoted replica.
   EXPECT_GT(replica->command_calls("incr"), 0);
-  // Put the roles back for the other tests (once the demoted node has caught up).
-  ASSERT_TRUE(
-      wait_until([&] { return old_primary.info_field("master_link_status") == "up"; }, 30s));
-  ASSERT_TRUE(wait_until(
-      [&] {
-        if (cluster_->is_primary(old_primary)) return true;
-        old_primary.try_cli({"CLUSTER", "FAILOVER"});
-        return wait_until([&] { return cluster_->is_primary(old_primary); }, 5s);
-      },
-      60s));
-  // Until the promoted node has stepped down, both report "master", and the next test's
-  // SetUp would FLUSHALL a node that turns replica under it (READONLY).
-  ASSERT_TRUE(wait_until([&] { return !cluster_->is_primary(*replica); }, 30s));
+  ASSERT_TRUE(roles_put_back(*cluster_, old_primary, *replica));
   EXPECT_EQ(cluster_->id_of(old_primary), old_id);
 }
 
@@ -776,12 +791,7 @@ TEST_F(ClusterTest, AReadRoutedByAStaleMapToADemotedPrimaryIsRedirectedNotServed
   Database db = mux->database();
   const std::string key = "{demoted}:k";
   RedisServer& old_primary = cluster_->owner_of(key);
-  RedisServer* replica = nullptr;
-  for (RedisServer* candidate : cluster_->replicas()) {
-    if (candidate->info_field("master_port") == std::to_string(old_primary.port())) {
-      replica = candidate;
-    }
-  }
+  RedisServer* replica = replica_of(*cluster_, old_primary);
   ASSERT_NE(replica, nullptr);
   ASSERT_TRUE(db.set(key, "v1").get());
   // A graceful failover: the replica catches up with the primary before it takes over.
@@ -793,17 +803,7 @@ TEST_F(ClusterTest, AReadRoutedByAStaleMapToADemotedPrimaryIsRedirectedNotServed
   EXPECT_EQ(old_primary.command_calls("get"), served_before)
       << "the demoted primary answered a read routed to it as the slot's primary";
   EXPECT_GT(replica->command_calls("get"), 0);
-  // Put the roles back for the other tests, as the promotion test does.
-  ASSERT_TRUE(
-      wait_until([&] { return old_primary.info_field("master_link_status") == "up"; }, 30s));
-  ASSERT_TRUE(wait_until(
-      [&] {
-        if (cluster_->is_primary(old_primary)) return true;
-        old_primary.try_cli({"CLUSTER", "FAILOVER"});
-        return wait_until([&] { return cluster_->is_primary(old_primary); }, 5s);
-      },
-      60s));
-  ASSERT_TRUE(wait_until([&] { return !cluster_->is_primary(*replica); }, 30s));
+  ASSERT_TRUE(roles_put_back(*cluster_, old_primary, *replica));
 }
 
 // ---------------------------------------------------------------------------------------
