@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <thread>
+#include <utility>
 
 #include "clients.hpp"
 #include "command_line.hpp"
@@ -377,6 +378,13 @@ int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) 
     return db.command<std::string>("INFO").result();
   };
   Result<std::string> first = info();
+  const auto first_asked = std::chrono::steady_clock::now();
+  // A connection that breaks now (a server restarting) is given the first interval to return.
+  while (!first && first.error().code() != errc::server_error && !g_interrupted.load() &&
+         std::chrono::steady_clock::now() - first_asked < o.interval) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    first = info();
+  }
   if (!first) {
     print_error("INFO failed: " + first.error().message());
     return first.error().code() == errc::server_error ? kExitServerError : kExitUsage;
@@ -385,6 +393,7 @@ int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) 
   parse_info(*first, previous);
   LatencyHistogram before = all_replies(mux);
   std::uint64_t reconnects = mux.status().reconnects;
+  bool lost = false;  // an interval's INFO failed: the next line has no rate
   if (format != OutputFormat::Json) print(stat_header() + "\n");
   const auto started = std::chrono::steady_clock::now();
   auto line_start = started;
@@ -400,17 +409,27 @@ int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) 
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     Result<std::string> text = info();
-    if (!text) {
-      print_error("INFO failed: " + text.error().message());
-      return text.error().code() == errc::server_error ? kExitServerError : kExitUsage;
-    }
     const auto now = std::chrono::steady_clock::now();
+    if (!text) {
+      if (text.error().code() == errc::server_error) {
+        print_error("INFO failed: " + text.error().message());
+        return kExitServerError;
+      }
+      // The connection broke (the server restarted, say): no line for this interval; the
+      // multiplexer reconnects, and the next line, marked, has no rate.
+      print_error("INFO failed: " + text.error().message() + "; trying again");
+      lost = true;
+      line_start = now;
+      if (o.duration.count() > 0 && now - started >= o.duration) break;
+      continue;
+    }
     StatSample sample;
     parse_info(*text, sample);
     const MultiplexerStatus status = mux.status();
     // A reconnect, or a server whose count went back, leaves the interval without a rate: a
     // restarted server counts from 0 (a negative rate), another one from elsewhere.
-    sample.reconnected = status.reconnects != reconnects || sample.requests < previous.requests;
+    sample.reconnected = std::exchange(lost, false) || status.reconnects != reconnects ||
+                         sample.requests < previous.requests;
     reconnects = status.reconnects;
     if (!sample.reconnected) {
       // INFO counts itself once processed: the requests of the interval include this one.
