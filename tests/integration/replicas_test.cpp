@@ -199,6 +199,8 @@ TEST(ReplicasTest, WritesQueuedForACrashedPrimaryGoToTheReplicaPromotedInItsPlac
                                   "reconnectMaxDelay=5000");
   Database db = mux->database();
   ASSERT_EQ(db.incr("n").get(), 1);
+  // Replicated before the crash (replication is asynchronous: else it dies with the primary).
+  ASSERT_TRUE(wait_until([&] { return replica.cli({"GET", "n"}) == "1"; }));
   primary.kill();
   ASSERT_TRUE(wait_until([&] { return !mux->topology().servers[0].connected; }));
   std::vector<Future<long long>> queued;
