@@ -402,6 +402,19 @@ std::shared_ptr<SubscriptionHub> MuxCore::shard_hub(const Endpoint& endpoint) {
   }
   auto hub = std::make_shared<SubscriptionHub>(shared_, pool_, tls_);
   hub->move_to(endpoint);  // before first use: its connection opens to this node
+  std::weak_ptr<ClusterRouter> router;
+  {
+    std::lock_guard lock(cluster_mutex_);
+    router = cluster_;
+  }
+  hub->set_shard_hooks({.redirected =
+                            [router](NodeSpan reply, std::string_view from_host) {
+                              if (auto map = router.lock()) map->learn_redirect(reply, from_host);
+                            },
+                        .slot_moved =
+                            [router] {
+                              if (auto map = router.lock()) map->refresh();
+                            }});
   shard_hubs_.emplace_back(endpoint, hub);
   if (closing()) hub->stop_accepting();
   if (closed()) hub->close(nullptr);

@@ -89,6 +89,15 @@ struct ChannelEntry {
   bool draining = false;         ///< an ordered drain task is posted or running (the strand)
 };
 
+/// Redis Cluster: what a shard channels' hub tells the multiplexer's slot map. The
+/// multiplexer sets them on the hubs it makes (MuxCore::shard_hub()); empty elsewhere.
+struct ShardMapHooks {
+  /// The node refused an SSUBSCRIBE with MOVED (I/O thread): the map learns the slot's owner.
+  std::function<void(NodeSpan reply, std::string_view from_host)> redirected;
+  /// The node ended a shard channel itself (its slot moved away): the map is loaded again.
+  std::function<void()> slot_moved;
+};
+
 class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
  public:
   SubscriptionHub(std::shared_ptr<SharedContext> shared, std::shared_ptr<IoPool> pool,
@@ -119,6 +128,12 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   /// The server refused the SUBSCRIBE-family command for `name` (I/O thread): what waits for
   /// its confirmation fails with `error`, and so does confirmed() until one comes.
   void refused(SubscriptionKind kind, std::string_view name, const Error& error);
+  /// The node refused the SSUBSCRIBE for `name` with MOVED `reply` (I/O thread): the slot map
+  /// learns the owner, and the shard channel ends with errc::subscription_ended like one whose
+  /// slot moved, so that subscribing again goes to the owner.
+  void shard_redirected(std::string_view name, NodeSpan reply);
+  /// REQUIRES: before first use. See ShardMapHooks.
+  void set_shard_hooks(ShardMapHooks hooks) { shard_hooks_ = std::move(hooks); }
 
   /// The server the subscription connection of its own goes to from now on (the first
   /// endpoint until then): Sentinel moves it to the new primary. Any thread.
@@ -224,6 +239,7 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   std::unordered_map<std::string, int> unsubscribing_;
   std::shared_ptr<Connection> connection_;  ///< dedicated, or the interactive one (shared)
   std::optional<Endpoint> moved_to_;        ///< move_to(): where a dedicated one goes
+  ShardMapHooks shard_hooks_;               ///< set before first use, then only read
   bool shared_mode_ = false;
   bool closed_ = false;
   bool accepting_ = true;  ///< stop_accepting() clears it: new subscriptions are refused

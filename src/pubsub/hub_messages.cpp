@@ -148,13 +148,45 @@ void SubscriptionHub::on_shard_unsubscribed(std::string_view name) {
     if (it == shard_channels_.end() || !it->second->confirmed) return;
     // Unasked: the server ended it, which Redis does when the channel's slot moves to
     // another node (a resharding). Its listeners end; nothing is sent (the server has
-    // already dropped it), and a new ssubscribe() goes to the slot's new node.
+    // already dropped it), and a new ssubscribe() goes to the slot's new node once the map
+    // names it: it is loaded again at once (below).
     const std::string where = connection_ ? connection_->describe_endpoint() : std::string();
     end_shard_channel_locked(
         it,
         Error(errc::subscription_ended,
               describe(SubscriptionKind::ShardChannel, name) + " was ended by " + where +
                   " (sunsubscribe): its slot moved to another node; subscribe again"),
+        deferred);
+  }
+  finish(deferred);
+  if (shard_hooks_.slot_moved) shard_hooks_.slot_moved();
+}
+
+void SubscriptionHub::shard_redirected(std::string_view name, NodeSpan reply) {
+  // The map learns the owner first, so that a subscribe made when the error is seen goes
+  // there. The SSUBSCRIBE is not followed: the entry and its handles belong to this node's
+  // hub, and a shard channel whose slot moves ends the same way (on_shard_unsubscribed()).
+  std::string where;
+  std::string host;
+  {
+    std::lock_guard lock(mutex_);
+    if (moved_to_) {
+      where = moved_to_->to_string();
+      host = moved_to_->host;
+    }
+  }
+  if (shard_hooks_.redirected) shard_hooks_.redirected(reply, host);
+  Deferred deferred;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = shard_channels_.find(name);
+    if (it == shard_channels_.end() || it->second->confirmed) return;
+    end_shard_channel_locked(
+        it,
+        Error(errc::subscription_ended,
+              describe(SubscriptionKind::ShardChannel, name) + " was refused by " + where + " (" +
+                  std::string(reply[0].value) +
+                  "): its slot is served by another node; subscribe again"),
         deferred);
   }
   finish(deferred);

@@ -59,8 +59,9 @@ inline std::string describe(SubscriptionKind kind, std::string_view name) {
 }
 
 /// The server's refusal of one SUBSCRIBE-family command (an ACL channel rule …) fails the
-/// confirmation its name awaits. When the connection breaks first it is dropped: the names
-/// are subscribed again once a connection is ready.
+/// confirmation its name awaits; a cluster node's MOVED for an SSUBSCRIBE ends the shard
+/// channel (SubscriptionHub::shard_redirected()). When the connection breaks first it is dropped:
+/// the names are subscribed again once a connection is ready.
 class SubscribeRefusal final : public CommandState {
  public:
   SubscribeRefusal(std::weak_ptr<SubscriptionHub> hub, SubscriptionKind kind, std::string name)
@@ -68,7 +69,11 @@ class SubscribeRefusal final : public CommandState {
   void deliver(NodeSpan reply) noexcept override {
     if (!claim()) return;
     if (auto hub = hub_.lock(); hub && is_error_reply(reply)) {
-      hub->refused(kind_, name_, server_error_from(reply, subscribe_verb(kind_).command));
+      if (kind_ == SubscriptionKind::ShardChannel && reply[0].value.starts_with("MOVED ")) {
+        hub->shard_redirected(name_, reply);
+      } else {
+        hub->refused(kind_, name_, server_error_from(reply, subscribe_verb(kind_).command));
+      }
     }
     publish();
   }

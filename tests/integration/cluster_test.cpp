@@ -38,6 +38,17 @@ long long dbsize(const RedisServer& server) {
   return std::stoll(server.cli({"DBSIZE"}));
 }
 
+/// The slots the multiplexer's slot map gives `node` as a primary.
+std::size_t map_slots_of(Multiplexer& mux, const RedisServer& node) {
+  for (const ConnectionStatus& connection : mux.status().per_connection) {
+    if (connection.purpose == ConnectionStatus::Purpose::ClusterNode &&
+        connection.endpoint == node.address()) {
+      return connection.slots;
+    }
+  }
+  return 0;
+}
+
 // One cluster for the whole suite (creating one takes seconds); each test cleans up after
 // itself or uses its own keys.
 class ClusterTest : public ClusterSuite<ClusterTest> {};
@@ -401,6 +412,15 @@ TEST_F(ClusterTest, AShardSubscriptionWhoseSlotMovesEndsAndSaysSo) {
   ASSERT_EQ(mux->subscriber().status().shard_channels, 2u);
 
   const std::string slot = source.cli({"CLUSTER", "KEYSLOT", channel});
+  const std::size_t target_slots = map_slots_of(*mux, target);
+  // Every node connected: the map is not asked again for a node being unreachable.
+  ASSERT_TRUE(wait_until([&] {
+    const MultiplexerStatus status = mux->status();
+    return std::all_of(status.per_connection.begin(), status.per_connection.end(),
+                       [](const ConnectionStatus& connection) {
+                         return connection.state == ConnectionStatus::State::Ready;
+                       });
+  }));
   cluster_->reshard(slot, source, target);
   ASSERT_TRUE(wait_until([&] {
     std::lock_guard lock(mutex);
@@ -422,9 +442,10 @@ TEST_F(ClusterTest, AShardSubscriptionWhoseSlotMovesEndsAndSaysSo) {
   EXPECT_EQ(mux->subscriber().status().shard_channels, 0u);
   EXPECT_EQ(mux->subscriber().status().subscriptions, 0u);
 
-  // A command on the slot brings the MOVED that updates the map; a new subscription then
-  // goes to the new owner and gets its messages.
-  EXPECT_TRUE(mux->database().set("{resharded}key", "v").get());
+  // The sunsubscribe made the multiplexer load the slot map again (its periodic refresh is
+  // 30 s away): a new subscription goes to the new owner and gets its messages.
+  ASSERT_TRUE(wait_until([&] { return map_slots_of(*mux, target) == target_slots + 1; }))
+      << "the map did not learn the move";
   std::atomic<int> received{0};
   Subscription again =
       mux->subscriber().ssubscribe(channel, [&](const Message&) { received.fetch_add(1); });
@@ -433,6 +454,39 @@ TEST_F(ClusterTest, AShardSubscriptionWhoseSlotMovesEndsAndSaysSo) {
   EXPECT_EQ(mux->database().spublish(channel, "after").get(), 1);
   EXPECT_TRUE(wait_until([&] { return received.load() == 1; }));
   handler.unsubscribe();  // already ended: nothing is sent to the old owner
+  again.unsubscribe();
+  cluster_->reshard(slot, target, source);  // back, for the other tests
+}
+
+TEST_F(ClusterTest, AnSsubscribeRefusedWithMovedEndsSaysWhereAndTheMapLearnsTheOwner) {
+  // The slot moves behind the multiplexer's back, with nothing subscribed on it (so no
+  // sunsubscribe comes): the SSUBSCRIBE goes to the old owner, which answers MOVED.
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  const std::string channel = "{unseen-move}news";
+  RedisServer& source = cluster_->owner_of(channel);
+  RedisServer& target = cluster_->another_primary(source);
+  const std::string slot = source.cli({"CLUSTER", "KEYSLOT", channel});
+  cluster_->reshard(slot, source, target);
+
+  Subscription first = mux->subscriber().ssubscribe(channel, [](const Message&) {});
+  Result<void> refused = first.confirmed().result();
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), errc::subscription_ended) << refused.error().message();
+  EXPECT_NE(refused.error().message().find("MOVED " + slot + " " + target.address()),
+            std::string::npos)
+      << refused.error().message();
+  EXPECT_FALSE(first.active());
+  EXPECT_EQ(mux->subscriber().status().shard_channels, 0u);
+
+  // The map learned the owner from the MOVED: subscribing again reaches it.
+  std::atomic<int> received{0};
+  Subscription again =
+      mux->subscriber().ssubscribe(channel, [&](const Message&) { received.fetch_add(1); });
+  again.confirmed().get();
+  EXPECT_EQ(target.cli({"PUBSUB", "SHARDNUMSUB", channel}), channel + "\n1");
+  EXPECT_EQ(source.cli({"PUBSUB", "SHARDNUMSUB", channel}), channel + "\n0");
+  EXPECT_EQ(mux->database().spublish(channel, "after").get(), 1);
+  EXPECT_TRUE(wait_until([&] { return received.load() == 1; }));
   again.unsubscribe();
   cluster_->reshard(slot, target, source);  // back, for the other tests
 }
