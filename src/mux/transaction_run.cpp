@@ -51,6 +51,26 @@ class StepState final : public CommandState {
 constexpr int kChecks = 1;
 constexpr int kExec = 2;
 
+/// A failure of the first round (WATCH and the condition reads): MULTI … EXEC were never
+/// written, so nothing of the transaction ran, whatever the failed step's own error says of
+/// that step (WATCH "may have run": it changes no data).
+Error before_exec(const Error& error) {
+  constexpr std::string_view kNothingRan =
+      "; MULTI … EXEC were not sent, so nothing of the transaction ran";
+  switch (error.code()) {
+    case errc::outcome_unknown:
+    case errc::not_sent:
+      return Error(errc::not_sent,
+                   "transaction not sent: its connection broke during the WATCH "
+                   "round (" +
+                       error.message() + ")" + std::string(kNothingRan) + "; safe to retry");
+    case errc::timeout:
+      return Error(errc::timeout, error.message() + std::string(kNothingRan));
+    default:
+      return error;
+  }
+}
+
 }  // namespace
 
 void set_transaction_test_hook(std::function<void()> hook) {
@@ -227,8 +247,7 @@ void TransactionRun::on_failure(int round, std::size_t index, Error error) {
 
 void TransactionRun::after_checks() {
   if (failure_) {
-    const Error error = *failure_;
-    finish(std::nullopt, error);
+    finish(std::nullopt, before_exec(*failure_));
     return;
   }
   if (failed_condition_) {

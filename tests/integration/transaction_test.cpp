@@ -323,6 +323,72 @@ TEST(TransactionTest, ATimeoutAfterExecWasSentSaysSo) {
   EXPECT_TRUE(test::wait_until([&] { return server.cli({"GET", "frozen-tx"}) == "1"; }));
 }
 
+/// The commands written on the multiplexer's dedicated connections so far.
+std::uint64_t dedicated_commands_written(Multiplexer& mux) {
+  std::uint64_t written = 0;
+  for (const ConnectionStatus& connection : mux.status().per_connection) {
+    if (connection.purpose == ConnectionStatus::Purpose::Dedicated) {
+      written += connection.commands_written;
+    }
+  }
+  return written;
+}
+
+TEST(TransactionTest, AConnectionLostDuringTheWatchRoundIsNotSent) {
+  // WATCH and the condition's read are written to a frozen server, which is then killed:
+  // WATCH's own outcome is unknown, but MULTI … EXEC were never written, so the transaction
+  // did not run and the caller may retry it.
+  RedisServer server;
+  auto mux = connect_to(server, ",asyncTimeout=20s");
+  {
+    Transaction warm = mux->database().transaction();  // the dedicated connection, ready
+    warm.incr("warm");
+    ASSERT_TRUE(warm.execute().committed());
+  }
+  server.pause();
+  Transaction tx = mux->database().transaction();
+  tx.add_condition(Condition::key_not_exists("absent"));
+  Future<long long> push = tx.rpush("watch-round", {"1"});
+  const std::uint64_t before = dedicated_commands_written(*mux);
+  Future<TransactionResult> result = tx.execute_async();
+  // WATCH and the read written (the socket took them), their replies never to come.
+  ASSERT_TRUE(test::wait_until([&] { return dedicated_commands_written(*mux) >= before + 2; }));
+  server.kill();
+  Result<TransactionResult> outcome = result.result();
+  ASSERT_FALSE(outcome.has_value());
+  EXPECT_EQ(outcome.error().code(), errc::not_sent) << outcome.error().message();
+  EXPECT_TRUE(outcome.error().safe_to_retry());
+  EXPECT_NE(outcome.error().message().find("nothing of the transaction ran"), std::string::npos)
+      << outcome.error().message();
+  EXPECT_EQ(push.result().error().code(), errc::not_sent);
+}
+
+TEST(TransactionTest, ATimeoutInTheWatchRoundSaysNothingRan) {
+  RedisServer server;
+  auto mux = connect_to(server, ",asyncTimeout=300ms");
+  {
+    Transaction warm = mux->database().transaction();
+    warm.incr("warm");
+    ASSERT_TRUE(warm.execute().committed());
+  }
+  server.pause();
+  Transaction tx = mux->database().transaction();
+  tx.add_condition(Condition::key_not_exists("absent"));
+  Future<long long> push = tx.rpush("watch-timeout", {"1"});
+  try {
+    tx.execute();
+    ADD_FAILURE() << "a transaction on a frozen server did not time out";
+  } catch (const TimeoutError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("reply to WATCH"), std::string::npos) << message;
+    EXPECT_NE(message.find("nothing of the transaction ran"), std::string::npos) << message;
+  }
+  EXPECT_EQ(push.result().error().code(), errc::timeout);
+  server.resume();
+  EXPECT_EQ(mux->database().exists("absent").get(), 0);  // the server answers again
+  EXPECT_EQ(server.cli({"LLEN", "watch-timeout"}), "0");
+}
+
 TEST(TransactionTest, DestroyedWithoutExecuteFailsItsFutures) {
   RedisServer server;
   auto mux = connect_to(server);
