@@ -33,6 +33,13 @@ SubmissionQueue::Pushed ConnectionMachine::refuse(PendingCommand& command, bool 
   return SubmissionQueue::Pushed::Closed;
 }
 
+Error ConnectionMachine::refusal_of(std::string_view name) const {
+  const ConnectionState now = state();
+  return refused_at_submit(name, describe_endpoint(), to_string(now),
+                           config_.backlog_policy == BacklogPolicy::FailFast &&
+                               now != ConnectionState::Ready && now != ConnectionState::Closed);
+}
+
 SubmissionQueue::Pushed ConnectionMachine::submit_batch(int db, std::string_view bytes,
                                                         std::span<PendingCommand> commands) {
   const SubmissionQueue::Pushed pushed = queue_.push_batch(db, bytes, commands);

@@ -296,6 +296,11 @@ class ConnectionMachine {
                     std::chrono::milliseconds delay = std::chrono::milliseconds(0));
   SubmissionQueue::Pushed refuse(PendingCommand& command, bool fail_fast);
 
+ public:
+  /// Why submit() refuses a command named `name` now: closed, or down under failFast.
+  Error refusal_of(std::string_view name) const;
+
+ private:
   // lifecycle (connection_machine.cpp)
   void connect_attempt();
   void begin_handshake();

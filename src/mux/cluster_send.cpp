@@ -210,9 +210,10 @@ struct Deadline {
 
 /// Sends `args` to `connection` through a RedirectState for `target` (or fire-and-forget).
 /// `tallied`: the entry stands for the command in status() (the first part of a split one).
-void send_one(ClusterRouter& router, Connection* connection, int db, const CommandInfo& info,
-              std::span<const Arg> args, std::uint16_t slot, CommandState* target,
-              const Deadline& deadline, Holding holding, bool tallied) {
+/// Returns why a fire-and-forget command was refused (a caller's future holds it).
+Error send_one(ClusterRouter& router, Connection* connection, int db, const CommandInfo& info,
+               std::span<const Arg> args, std::uint16_t slot, CommandState* target,
+               const Deadline& deadline, Holding holding, bool tallied) {
   PendingCommand command =
       timed_command(info.name, deadline.at, deadline.timeout_ms, deadline.from_call);
   command.slot = slot;
@@ -220,13 +221,14 @@ void send_one(ClusterRouter& router, Connection* connection, int db, const Comma
   if (!target) {  // a whole fire-and-forget command: its entry holds the slot
     command.kind = PendingKind::FireAndForget;
     command.deadline = Clock::time_point::max();
-    connection->submit(db, args, command);
-    return;
+    if (!connection->submit(db, args, command)) return connection->refusal_of(info.name);
+    return Error();
   }
   auto* redirect = new RedirectState(router.shared_from_this(), target, args, command, db, slot,
                                      holding == Holding::Itself, tallied);
   redirect->resend(connection, false);
   redirect->release();  // the pipeline holds it now
+  return Error();
 }
 
 /// A command split per slot: its parts and the node of each.
@@ -371,8 +373,8 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
     Result<Connection*> connection = router.route_keys(info, keys.size(), slots, flags);
     if (!connection) return refuse(std::move(connection).error());
     const std::uint16_t slot = keys.empty() ? kNoSlot : slots.first;
-    send_one(router, *connection, db, info, args, slot, state, deadline, Holding::Itself, true);
-    return Error();
+    return send_one(router, *connection, db, info, args, slot, state, deadline, Holding::Itself,
+                    true);
   }
 
   Result<SplitPlan> plan = plan_parts(router, info, args, keys, flags);

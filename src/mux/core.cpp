@@ -517,8 +517,7 @@ Error MuxCore::submit_routed(int db, const CallOptions& options, std::span<const
     shared_->release_slots(1);
     return refuse(std::move(error));
   }
-  hand_over(**connection, db, options, args, info, state, deadline, timeout_ms);
-  return Error();
+  return hand_over(**connection, db, options, args, info, state, deadline, timeout_ms);
 }
 
 Error MuxCore::submit_to_servers(int db, const CallOptions& options, std::span<const Arg> args,
@@ -554,7 +553,9 @@ Error MuxCore::submit_to_servers(int db, const CallOptions& options, std::span<c
     held_->hold(db, args, command, key ? slot_of(args[*key].bytes()) % size : 0);
     return Error();
   }
-  (*connection)->submit(db, args, command);
+  if (!(*connection)->submit(db, args, command) && !state) {
+    return (*connection)->refusal_of(info.name);  // fire-and-forget: its future fails with it
+  }
   return Error();
 }
 

@@ -99,13 +99,15 @@ class MuxCore final : public ShardRouter {
                          std::uint32_t timeout_ms) const;
   /// Hands a checked command that holds a queue slot to `connection` (which takes its own
   /// reference to `state`; null for fire-and-forget). Inline: it is on every command's path.
-  [[gnu::always_inline]] void hand_over(Connection& connection, int db, const CallOptions& options,
-                                        std::span<const Arg> args, const CommandInfo& info,
-                                        CommandState* state, Clock::time_point deadline,
-                                        std::uint32_t timeout_ms) {
+  /// Returns why a fire-and-forget command was refused (a caller's future holds it).
+  [[gnu::always_inline]] Error hand_over(Connection& connection, int db, const CallOptions& options,
+                                         std::span<const Arg> args, const CommandInfo& info,
+                                         CommandState* state, Clock::time_point deadline,
+                                         std::uint32_t timeout_ms) {
     PendingCommand command = caller_command(info, options, state, deadline, timeout_ms);
     shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
-    connection.submit(db, args, command);
+    if (!connection.submit(db, args, command) && !state) return connection.refusal_of(info.name);
+    return Error();
   }
   /// The deadline for a command with these options, and its timeout in ms.
   std::pair<Clock::time_point, std::uint32_t> deadline_for(const CallOptions& options) const;

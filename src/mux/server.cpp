@@ -97,8 +97,7 @@ Error submit_to_server(MuxCore& core, const Endpoint& endpoint, const CallOption
   const int db = core.cluster() ? 0 : core.config().default_database;
   auto [deadline, timeout_ms] = core.deadline_for(options);
   if (!core.take_slot(deadline)) return refuse(core.queue_full_error(info, deadline, timeout_ms));
-  core.hand_over(*at->connection, db, options, args, info, state, deadline, timeout_ms);
-  return Error();
+  return core.hand_over(*at->connection, db, options, args, info, state, deadline, timeout_ms);
 }
 
 ServerEndpoint describe_server(MuxCore& core, const Endpoint& endpoint) {

@@ -83,7 +83,7 @@ void Connection::shutdown(std::function<void()> closed) {
   });
 }
 
-void Connection::submit(int db, std::span<const Arg> args, PendingCommand command) {
+bool Connection::submit(int db, std::span<const Arg> args, PendingCommand command) {
   switch (machine_.submit(db, args, command)) {
     case SubmissionQueue::Pushed::WriteInline:
       write_inline();
@@ -98,9 +98,11 @@ void Connection::submit(int db, std::span<const Arg> args, PendingCommand comman
       forward(db, args, command);
       break;
     case SubmissionQueue::Pushed::Queued:
-    case SubmissionQueue::Pushed::Closed:
       break;
+    case SubmissionQueue::Pushed::Closed:
+      return false;
   }
+  return true;
 }
 
 void Connection::forward(int db, std::span<const Arg> args, const PendingCommand& refused) {

@@ -56,7 +56,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start(FirstResult first);
 
   /// Queues one command (any thread). REQUIRES: `command.counted` slots already acquired.
-  void submit(int db, std::span<const Arg> args, PendingCommand command);
+  /// False when it was refused (the connection is closed, or down under failFast): a
+  /// caller's future has failed with the reason, which refusal_of() gives for a
+  /// fire-and-forget command (its caller's future fails with it).
+  bool submit(int db, std::span<const Arg> args, PendingCommand command);
+  /// Why a command named `name` is refused now (see submit()).
+  Error refusal_of(std::string_view name) const { return machine_.refusal_of(name); }
   /// Queues a batch contiguously (any thread).
   void submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands);
   /// From the ready hook only (its I/O thread, before the session's first write): `commands`

@@ -108,6 +108,13 @@ TEST_P(StartDownTest, FailFastPolicyFailsAtOnceUntilUp) {
     EXPECT_EQ(r.error().code(), errc::disconnected) << r.error().message();
     EXPECT_LT(Clock::now() - start, 1s) << "not at once (asyncTimeout is 20 s)";
   }
+  // Fire-and-forget is refused the same way: its future holds the reason (it was dropped
+  // without a word).
+  Result<long long> dropped = db.incr("start:n", Flags::FireAndForget).result();
+  ASSERT_FALSE(dropped) << "a fire-and-forget command accepted while no server is reachable";
+  EXPECT_EQ(dropped.error().code(), errc::disconnected) << dropped.error().message();
+  EXPECT_NE(dropped.error().message().find("backlogPolicy=failFast"), std::string::npos)
+      << dropped.error().message();
   come_up(server, proxy);
   ASSERT_TRUE(test::wait_until([&] { return mux->is_connected(); }, 10s)) << mux->status_text();
   EXPECT_EQ(db.incr("start:n").get(), 1);  // none of the failed INCRs ran
