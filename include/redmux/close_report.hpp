@@ -9,7 +9,7 @@ namespace redmux {
 
 struct CloseReport {
   /// Everything finished before the deadline: no command was failed by the close, no
-  /// received message was left undelivered.
+  /// received message was left undelivered, no handler was still running.
   bool drained = false;
   /// Accepted commands not completed by the deadline (queued, held or in flight), which the
   /// close then failed, each error saying the deadline passed: errc::shut_down ("not sent")

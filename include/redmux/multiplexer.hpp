@@ -224,8 +224,9 @@ class Multiplexer {
   void on_log(LogLevel level, LogHook hook);
 
   /// Closes every connection at once; pending commands fail: errc::shut_down ("not sent")
-  /// when queued, errc::not_sent or errc::outcome_unknown when in flight. Idempotent; the
-  /// destructor calls it.
+  /// when queued, errc::not_sent or errc::outcome_unknown when in flight. Returns once the
+  /// pub/sub handlers still running have returned (not waited for when called from a
+  /// handler). Idempotent; the destructor calls it.
   void close();
   /// The graceful close. At once: new commands, transactions and subscriptions are refused
   /// (errc::shut_down). Then it waits until every command already accepted has completed

@@ -158,8 +158,13 @@ CloseReport MuxCore::close(Clock::time_point deadline) {
   for (const auto& hub : hubs) hub->stop_accepting();
   const bool idle = shared_->wait_until_idle(deadline);
   report.commands_failed = idle ? 0 : shared_->outstanding();
-  for (const auto& hub : hubs) report.messages_undelivered += hub->drain(deadline);
-  report.drained = idle && report.messages_undelivered == 0;
+  bool handler_running = false;  // at the deadline; the hard close waits for it to return
+  for (const auto& hub : hubs) {
+    const SubscriptionHub::Drained drained = hub->drain(deadline);
+    report.messages_undelivered += drained.undelivered;
+    handler_running = handler_running || drained.handler_running;
+  }
+  report.drained = idle && report.messages_undelivered == 0 && !handler_running;
   if (!idle) {
     shared_->set_close_note("close(deadline): its deadline passed with " +
                             std::to_string(report.commands_failed) + " commands not completed");
@@ -206,9 +211,16 @@ void MuxCore::close() {
   // Wait until each connection has processed its shutdown, so every future is completed
   // before the pool (maybe destroyed right after us) stops its threads. Bounded by
   // syncTimeout: a wedged I/O thread (a callback that blocks) cannot hang close().
-  std::unique_lock lock(pending->mutex);
-  pending->done.wait_for(lock, shared_->config().sync_timeout,
-                         [&] { return pending->remaining == 0; });
+  {
+    std::unique_lock lock(pending->mutex);
+    pending->done.wait_for(lock, shared_->config().sync_timeout,
+                           [&] { return pending->remaining == 0; });
+  }
+  // Last, once every command has completed (a handler may be waiting for one): the pub/sub
+  // handlers still running return before close() does, so nothing they use is let go of
+  // while they run.
+  hub_->join_handlers();
+  for (const auto& hub : shard_hubs()) hub->join_handlers();
 }
 
 std::pair<Clock::time_point, std::uint32_t> MuxCore::deadline_for(

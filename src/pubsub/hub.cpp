@@ -387,6 +387,18 @@ void SubscriptionHub::refused(SubscriptionKind kind, std::string_view name, cons
   finish(deferred);
 }
 
+void SubscriptionHub::join_handlers() {
+  std::unique_ptr<DeliveryExecutor> executor;
+  {
+    std::lock_guard lock(mutex_);
+    // On a delivery thread (a handler closing the multiplexer) nothing is waited for: not
+    // that handler itself, nor the other thread's, which may be waiting for it.
+    if (!stopped_executor_ || stopped_executor_->on_delivery_thread()) return;
+    executor = std::move(stopped_executor_);
+  }
+  executor.reset();  // joins its threads: their handlers have returned
+}
+
 void SubscriptionHub::stop_accepting() {
   std::lock_guard lock(mutex_);
   accepting_ = false;
@@ -407,9 +419,9 @@ std::size_t SubscriptionHub::buffered_locked(bool& busy) const {
   return buffered;
 }
 
-std::size_t SubscriptionHub::drain(Clock::time_point deadline) {
+SubscriptionHub::Drained SubscriptionHub::drain(Clock::time_point deadline) {
   std::unique_lock lock(mutex_);
-  if (closed_) return 0;
+  if (closed_) return {};
   draining_ = true;
   bool busy = false;
   std::size_t left = buffered_locked(busy);
@@ -422,13 +434,12 @@ std::size_t SubscriptionHub::drain(Clock::time_point deadline) {
     }
     left = buffered_locked(busy);
   }
-  return left;
+  return {.undelivered = left, .handler_running = busy && !own_thread};
 }
 
 std::size_t SubscriptionHub::close(const std::function<void()>& closed) {
   Deferred deferred;
   std::shared_ptr<Connection> dedicated;
-  std::unique_ptr<DeliveryExecutor> executor;
   std::vector<std::shared_ptr<QueueCore>> queues;
   {
     std::lock_guard lock(mutex_);
@@ -451,7 +462,10 @@ std::size_t SubscriptionHub::close(const std::function<void()>& closed) {
     listeners_ = 0;
     if (!shared_mode_) dedicated = std::move(connection_);
     connection_.reset();
-    if (executor_) executor_->stop();
+    if (executor_) {
+      executor_->stop();
+      stopped_executor_ = std::move(executor_);  // join_handlers() waits for its threads
+    }
   }
   for (const auto& queue : queues) {
     {

@@ -157,11 +157,20 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   void stop_accepting();
   /// close(deadline), after the commands: takes no new message from here on and waits until
   /// the handlers have run every message already buffered, or until `deadline`. Returns how
-  /// many are left in the buffers (0: drained). Not on a delivery thread or an I/O thread.
-  std::size_t drain(Clock::time_point deadline);
+  /// many are left in the buffers, and whether a handler was still running at the deadline.
+  /// Not on a delivery thread or an I/O thread.
+  struct Drained {
+    std::size_t undelivered = 0;
+    bool handler_running = false;
+  };
+  Drained drain(Clock::time_point deadline);
   /// Ends everything (futures fail with errc::shut_down) and shuts the dedicated connection
   /// down; `closed` runs when it has. Returns the number of connections shut down (0 or 1).
   std::size_t close(const std::function<void()>& closed);
+  /// After close(): waits until the handlers still running have returned, so that none runs
+  /// once the multiplexer's close() returns. Not on a delivery thread (returns at once there)
+  /// nor an I/O thread.
+  void join_handlers();
 
  private:
   struct NameHash {
@@ -251,7 +260,8 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   /// only while it still matches (else on_ready() is about to send the name with the rest).
   std::uint64_t synced_generation_ = kNotSynced;
   static constexpr std::uint64_t kNotSynced = ~std::uint64_t{0};
-  std::unique_ptr<DeliveryExecutor> executor_;  ///< started with the first handler
+  std::unique_ptr<DeliveryExecutor> executor_;          ///< started with the first handler
+  std::unique_ptr<DeliveryExecutor> stopped_executor_;  ///< close() stopped it; joined later
 
   std::atomic<std::uint64_t> messages_{0};
   std::atomic<std::uint64_t> delivered_{0};

@@ -150,11 +150,57 @@ TEST(CloseTest, DeadlineReportsMessagesLeftUndelivered) {
   constexpr int kMessages = 5;
   for (int i = 0; i < kMessages; ++i) server.cli({"PUBLISH", "close:events", std::to_string(i)});
   ASSERT_TRUE(test::wait_until([&] { return mux->subscriber().status().messages == kMessages; }));
-  const CloseReport report = mux->close(200ms);
+  auto closing = std::async(std::launch::async, [&] { return mux->close(200ms); });
+  // The close waits for the handler running at the deadline (it is not interrupted).
+  EXPECT_EQ(closing.wait_for(400ms), std::future_status::timeout);
+  release.set_value();
+  const CloseReport report = closing.get();
   EXPECT_FALSE(report.drained);
   EXPECT_EQ(report.commands_failed, 0u);
   EXPECT_EQ(report.messages_undelivered, static_cast<std::size_t>(kMessages - 1));  // one runs
-  release.set_value();
+}
+
+TEST(CloseTest, NoHandlerRunsOnceCloseReturnsAndOneCutShortIsNotDrained) {
+  // One message, its handler still running at the deadline: nothing is left in a buffer,
+  // but the close was cut short, and it returns only once the handler has (the application
+  // may then free what the handler uses). The same for the hard close().
+  for (const bool graceful : {true, false}) {
+    SCOPED_TRACE(graceful ? "close(200ms)" : "close()");
+    RedisServer server;
+    auto mux = connect_to(server);
+    std::atomic<bool> entered{false};
+    std::atomic<bool> returned{false};
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    Subscription subscription = mux->subscriber().subscribe("close:one", [&](const Message&) {
+      entered = true;
+      released.wait();
+      returned = true;
+    });
+    subscription.confirmed().get();
+    server.cli({"PUBLISH", "close:one", "x"});
+    ASSERT_TRUE(test::wait_until([&] { return entered.load(); }));
+    std::atomic<bool> returned_when_closed{false};
+    auto closing = std::async(std::launch::async, [&] {
+      CloseReport report;
+      if (graceful) {
+        report = mux->close(200ms);
+      } else {
+        mux->close();
+      }
+      returned_when_closed = returned.load();
+      return report;
+    });
+    EXPECT_EQ(closing.wait_for(400ms), std::future_status::timeout)
+        << "close returned while a handler was running";
+    release.set_value();
+    const CloseReport report = closing.get();
+    EXPECT_TRUE(returned_when_closed.load());
+    if (graceful) {
+      EXPECT_FALSE(report.drained);
+      EXPECT_EQ(report.messages_undelivered, 0u);
+    }
+  }
 }
 
 TEST(CloseTest, SubscribingWhileClosingIsRefused) {
