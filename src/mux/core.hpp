@@ -106,7 +106,11 @@ class MuxCore final : public ShardRouter {
                                          std::uint32_t timeout_ms) {
     PendingCommand command = caller_command(info, options, state, deadline, timeout_ms);
     shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
-    if (!connection.submit(db, args, command) && !state) return connection.refusal_of(info.name);
+    if (state) {  // refused: its future holds the reason
+      connection.submit(db, args, command);
+    } else if (!connection.submit(db, args, command)) {
+      return connection.refusal_of(info.name);
+    }
     return Error();
   }
   /// The deadline for a command with these options, and its timeout in ms.
