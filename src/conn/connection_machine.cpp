@@ -261,6 +261,12 @@ ConnectionMachine::Actions ConnectionMachine::retarget(Endpoint endpoint, Clock:
     // caller is told whether its command was sent there.
     connection_broken(break_cause::moved(endpoint.to_string()));
   }
+  // A timeout record held back names the old server's commands: logged now, under its name.
+  if (observer_.logs(LogLevel::Warning)) {
+    if (const std::string held = timeout_log_.flush(now); !held.empty()) {
+      log(LogLevel::Warning, held);
+    }
+  }
   {
     std::lock_guard lock(endpoint_mutex_);
     endpoint_ = std::move(endpoint);

@@ -240,6 +240,10 @@ void Observer::log(LogLevel level, std::string_view endpoint, std::string_view m
   run_hook([&] { hooks->log(record); }, "log");
 }
 
+std::string TimeoutLog::flush(Clock::time_point now) {
+  return unlogged_ == 0 ? std::string() : take(now);
+}
+
 std::string TimeoutLog::note(Clock::time_point now, std::uint64_t count, std::string_view latest) {
   if (count > 0) {
     unlogged_ += count;
@@ -247,6 +251,11 @@ std::string TimeoutLog::note(Clock::time_point now, std::uint64_t count, std::st
   }
   const bool first = logged_at_ == Clock::time_point{};
   if (unlogged_ == 0 || (!first && now - logged_at_ < std::chrono::seconds(1))) return {};
+  return take(now);
+}
+
+std::string TimeoutLog::take(Clock::time_point now) {
+  const bool first = logged_at_ == Clock::time_point{};
   std::string record;
   if (unlogged_ > 1) {
     record = std::to_string(unlogged_) + " commands timed out";

@@ -73,8 +73,14 @@ class TimeoutLog {
   /// `latest` the last one's message: the record to log, or empty when none is due — one was
   /// logged less than a second ago (the next counts these), or none is held back.
   std::string note(Clock::time_point now, std::uint64_t count, std::string_view latest);
+  /// The record held back, if any, to log now whatever the spacing (empty: none): the
+  /// source is about to change its name (a connection moved to another server).
+  std::string flush(Clock::time_point now);
 
  private:
+  /// The record of what is held back (REQUIRES: some is); the spacing starts at `now`.
+  std::string take(Clock::time_point now);
+
   Clock::time_point logged_at_{};
   std::uint64_t unlogged_ = 0;
   std::string latest_;  ///< the last timeout's message not logged yet

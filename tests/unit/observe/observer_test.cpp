@@ -228,6 +228,15 @@ TEST(ObserverTest, TimeoutsAreLoggedAtMostOnceASecondCountingThoseBetween) {
   EXPECT_EQ(other.note(t0 + 2800ms, 1, "Timeout awaiting reply to HGETALL"), "");
   EXPECT_EQ(other.note(t0 + 3s, 0, ""), "");
   EXPECT_EQ(other.note(t0 + 3500ms, 0, ""), "Timeout awaiting reply to HGETALL");
+  // A record held back is given up at once when its source is about to be renamed, with
+  // "since the last such record" (one was logged), and the spacing starts over.
+  EXPECT_EQ(other.note(t0 + 3600ms, 2, "Timeout awaiting reply to GET"), "");
+  EXPECT_EQ(other.flush(t0 + 3700ms),
+            "2 commands timed out since the last such record; the latest: Timeout awaiting "
+            "reply to GET");
+  EXPECT_EQ(other.flush(t0 + 3800ms), "");  // nothing held back
+  EXPECT_EQ(other.note(t0 + 3900ms, 1, "Timeout awaiting reply to SET"), "");
+  EXPECT_EQ(other.note(t0 + 4700ms, 0, ""), "Timeout awaiting reply to SET");  // 1 s on
   EXPECT_EQ(other.note(t0 + 5s, 0, ""), "");
 }
 
