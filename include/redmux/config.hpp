@@ -172,6 +172,12 @@ struct Config {
   /// that contradict each other (see validate()).
   /// Example: Config::parse("cache-1:6379,cache-2:6379,name=api,asyncTimeout=250ms").
   static Result<Config> parse(std::string_view text);
+  /// parse(), also listing in `named` the name of each option the text gives, as
+  /// docs/configuration.md spells it ("password", "defaultDatabase" …; a URL's user,
+  /// password and /db count as "user", "password" and "defaultDatabase", and rediss:// as
+  /// "ssl"). For a tool that merges its own settings with a configuration string and must
+  /// not silently let one override the other.
+  static Result<Config> parse(std::string_view text, std::vector<std::string>& named);
 
   /// Like parse(), but throws ConfigError instead of returning the error.
   static Config from_string(std::string_view text);

@@ -106,7 +106,7 @@ Result<std::vector<Item>> split_items(std::string_view text) {
   return items;
 }
 
-Result<Config> parse_string(std::string_view text) {
+Result<Config> parse_string(std::string_view text, std::vector<std::string>* named) {
   Parser parser("configuration string");
   Result<std::vector<Item>> items = split_items(text);
   if (!items) return std::move(items).error();
@@ -141,6 +141,7 @@ Result<Config> parse_string(std::string_view text) {
     }
     if (error) return error;
   }
+  if (named) *named = parser.named();
   return std::move(parser.config());
 }
 
@@ -380,6 +381,13 @@ Error Parser::add_endpoint(std::string_view text) {
   return {};
 }
 
+std::vector<std::string> Parser::named() const {
+  std::vector<std::string> names;
+  names.reserve(seen_.size());
+  for (const OptionSpec* option : seen_) names.emplace_back(option->name);
+  return names;
+}
+
 Error Parser::add_option(std::string_view key, std::string_view value) {
   const OptionSpec* option = find_option(key);
   if (option == nullptr) return fail(unknown_option_message(key, where_));
@@ -407,14 +415,20 @@ std::string Endpoint::to_string() const {
 }
 
 Result<Config> Config::parse(std::string_view text) {
+  std::vector<std::string> named;
+  return parse(text, named);
+}
+
+Result<Config> Config::parse(std::string_view text, std::vector<std::string>& named) {
   using namespace config_internal;
+  named.clear();
   text = trim(text);
   if (text.empty()) {
     return Parser::fail("empty configuration string; give at least one endpoint, " +
                         std::string(kExampleEndpoint));
   }
   const bool url = looks_like_url(text);
-  Result<Config> parsed = url ? parse_url(text) : parse_string(text);
+  Result<Config> parsed = url ? parse_url(text, &named) : parse_string(text, &named);
   if (!parsed) return parsed;
   if (Result<void> valid = validate_config(*parsed, url ? "URL" : "configuration string"); !valid) {
     return std::move(valid).error();

@@ -27,6 +27,8 @@ class Parser {
   Error add_option(std::string_view key, std::string_view value);
 
   Config& config() { return config_; }
+  /// The names of the options given so far (OptionSpec::name).
+  std::vector<std::string> named() const;
   std::string_view where() const { return where_; }
 
   /// An errc::invalid_config error whose message is `text`.
@@ -42,7 +44,8 @@ class Parser {
 bool looks_like_url(std::string_view text);
 
 /// Parses a redis://, rediss://, valkey://, valkeys:// or unix:// URL (not yet validated).
-Result<Config> parse_url(std::string_view text);
+/// `named`, when given, gets the names of the options it gives (Config::parse()).
+Result<Config> parse_url(std::string_view text, std::vector<std::string>* named = nullptr);
 
 /// `value` as the configuration string writes it: as is, or in double quotes (with \" and
 /// \\ escaped) when it holds a comma or a quote or starts or ends with whitespace.

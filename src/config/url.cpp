@@ -4,6 +4,7 @@
 //   unix://[user[:password]@]/path/to/socket[?db=N&option=value…]
 // User, password, socket path and query keys and values are percent-decoded. Query options
 // are the configuration-string options under the same names.
+#include <algorithm>
 #include <string>
 
 #include "config/options.hpp"
@@ -169,7 +170,7 @@ Error add_network(Parser& parser, std::string_view rest) {
 
 }  // namespace
 
-Result<Config> parse_url(std::string_view text) {
+Result<Config> parse_url(std::string_view text, std::vector<std::string>* named) {
   Parser parser("URL");
   const std::size_t separator = text.find("://");
   const std::string scheme = to_lower(text.substr(0, separator));
@@ -202,6 +203,12 @@ Result<Config> parse_url(std::string_view text) {
   if (error) return error;
   if (Error query_error = add_query(parser, query, tls_scheme)) return query_error;
   if (tls_scheme) parser.config().ssl = true;
+  if (named) {
+    *named = parser.named();
+    if (tls_scheme && std::find(named->begin(), named->end(), "ssl") == named->end()) {
+      named->emplace_back("ssl");
+    }
+  }
   return std::move(parser.config());
 }
 

@@ -273,6 +273,44 @@ TEST_F(CliTest, AConfigurationWithTheClientCacheKeepsResp3) {
   EXPECT_NE(r.err.find("-3 and the protocol= of -u disagree"), std::string::npos) << r.err;
   r = test::run_process({kCli, "-3", "-u", server.address() + ",protocol=resp3", "PING"}, 60s);
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Option names are case-insensitive, and a value that holds the text "protocol=" names no
+  // protocol.
+  r = test::run_process({kCli, "-u", server.address() + ",Protocol=resp3", "CLIENT", "INFO"}, 60s);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" resp=3"), std::string::npos) << r.out;
+  r = test::run_process(
+      {kCli, "-3", "-u", "redis://" + server.address() + "?PROTOCOL=resp2", "PING"}, 60s);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  r = test::run_process({kCli, "-2", "-u", server.address() + ",name=protocol=x", "PING"}, 60s);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = test::run_process({kCli, "-u", server.address() + ",name=protocol=x", "CLIENT", "INFO"}, 60s);
+  EXPECT_NE(r.out.find(" resp=2"), std::string::npos) << r.out;  // the CLI's RESP2
+}
+
+TEST_F(CliTest, AFlagAndTheConfigurationOfDashUThatDisagreeAreRefused) {
+  // As with -u and -h/-p: given two answers for one setting, the CLI picks neither.
+  RedisServer server;
+  const std::string url = "redis://" + server.address() + "/2";
+  ProcessResult r = test::run_process({kCli, "-u", url, "-n", "5", "PING"}, 60s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-n and the database of -u disagree"), std::string::npos) << r.err;
+  r = test::run_process({kCli, "-u", server.address() + ",db=2", "-n", "5", "PING"}, 60s);
+  EXPECT_NE(r.err.find("-n and the database of -u disagree"), std::string::npos) << r.err;
+  r = test::run_process({kCli, "-u", url, "-n", "2", "CLIENT", "INFO"}, 60s);  // they agree
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" db=2 "), std::string::npos) << r.out;
+  r = test::run_process(
+      {kCli, "-u", "redis://:first-secret@" + server.address(), "-a", "other-secret", "PING"}, 60s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-a and the password of -u disagree"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("secret"), std::string::npos) << "a password leaked: " << r.err;
+  r = test::run_process(
+      {kCli, "-u", server.address() + ",user=alice,password=pw", "--user", "bob", "PING"}, 60s);
+  EXPECT_NE(r.err.find("--user and the user of -u disagree"), std::string::npos) << r.err;
+  r = test::run_process({kCli, "-u", "rediss://" + server.address() + "?sslCaFile=/a.pem",
+                         "--cacert", "/b.pem", "PING"},
+                        60s);
+  EXPECT_NE(r.err.find("--cacert and the sslCaFile= of -u disagree"), std::string::npos) << r.err;
 }
 
 TEST_F(CliTest, PasswordFromFlagOrEnvironment) {

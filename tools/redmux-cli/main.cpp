@@ -74,29 +74,41 @@ std::string server_message(const std::string& message) {
 
 Result<Config> build_config(const Options& o) {
   Config config;
+  std::vector<std::string> named;  // the options -u gives
   if (!o.uri.empty()) {
-    auto parsed = Config::parse(o.uri);
+    auto parsed = Config::parse(o.uri, named);
     if (!parsed) return std::move(parsed).error();
     config = std::move(*parsed);
   } else {
     config.endpoints = {Endpoint{o.host, static_cast<std::uint16_t>(o.port), {}}};
   }
+  const auto gives = [&](std::string_view option) {
+    return std::find(named.begin(), named.end(), option) != named.end();
+  };
+  // A flag and -u that set one option must agree: as with -u and -h/-p, given two answers the
+  // CLI does not pick one. (Neither value is shown: one may be a password.)
+  const auto disagree = [](std::string_view flag, std::string_view option) {
+    return Error(errc::invalid_config, std::string(flag) + " and the " + std::string(option) +
+                                           " of -u disagree: give one");
+  };
   if (!o.password.empty()) {
+    if (gives("password") && config.password != o.password) return disagree("-a", "password");
     config.password = o.password;
   } else if (const char* auth = std::getenv("REDISCLI_AUTH"); auth && config.password.empty()) {
-    config.password = auth;
+    config.password = auth;  // a default from the environment: -u's password comes first
   }
-  if (!o.user.empty()) config.user = o.user;
+  if (!o.user.empty()) {
+    if (gives("user") && config.user != o.user) return disagree("--user", "user");
+    config.user = o.user;
+  }
   // RESP2 unless asked, like redis-cli, so that both print the same; a configuration string
   // that names its protocol keeps it, and one with clientCache=true keeps RESP3 (the cache
   // needs its pushes).
-  const bool uri_names_protocol = o.uri.find("protocol=") != std::string::npos;
+  const bool uri_names_protocol = gives("protocol");
   if (o.protocol) {
     const Protocol asked = *o.protocol == 3 ? Protocol::Resp3 : Protocol::Resp2;
-    // As with -u and -h/-p: given two answers, the CLI does not pick one.
     if (uri_names_protocol && asked != config.protocol) {
-      return Error(errc::invalid_config, "-" + std::to_string(*o.protocol) +
-                                             " and the protocol= of -u disagree: give one");
+      return disagree("-" + std::to_string(*o.protocol), "protocol=");
     }
     if (asked == Protocol::Resp2 && config.client_cache) {
       return Error(errc::invalid_config,
@@ -107,14 +119,38 @@ Result<Config> build_config(const Options& o) {
   } else if (!uri_names_protocol && !config.client_cache) {
     config.protocol = Protocol::Resp2;
   }
-  if (o.database) config.default_database = *o.database;
-  if (o.tls) config.ssl = true;  // a rediss:// URL sets it too; the options below need it
-  if (!o.cacert.empty()) config.ssl_ca_file = o.cacert;
-  if (!o.cacertdir.empty()) config.ssl_ca_path = o.cacertdir;
-  if (!o.cert.empty()) config.ssl_cert = o.cert;
-  if (!o.key.empty()) config.ssl_key = o.key;
-  if (!o.sni.empty()) config.ssl_host = o.sni;
-  if (o.insecure) config.ssl_verify = false;
+  if (o.database) {
+    if (gives("defaultDatabase") && config.default_database != *o.database) {
+      return disagree("-n", "database");
+    }
+    config.default_database = *o.database;
+  }
+  if (o.tls) {  // a rediss:// URL sets it too; the options below need it
+    if (gives("ssl") && !config.ssl) return disagree("--tls", "ssl=");
+    config.ssl = true;
+  }
+  struct PathFlag {
+    std::string_view flag;
+    std::string_view option;
+    const std::string& value;
+    std::string Config::*field;
+  };
+  const PathFlag path_flags[] = {{"--cacert", "sslCaFile", o.cacert, &Config::ssl_ca_file},
+                                 {"--cacertdir", "sslCaPath", o.cacertdir, &Config::ssl_ca_path},
+                                 {"--cert", "sslCert", o.cert, &Config::ssl_cert},
+                                 {"--key", "sslKey", o.key, &Config::ssl_key},
+                                 {"--sni", "sslHost", o.sni, &Config::ssl_host}};
+  for (const PathFlag& path : path_flags) {
+    if (path.value.empty()) continue;
+    if (gives(path.option) && config.*path.field != path.value) {
+      return disagree(path.flag, std::string(path.option) + "=");
+    }
+    config.*path.field = path.value;
+  }
+  if (o.insecure) {
+    if (gives("sslVerify") && config.ssl_verify) return disagree("--insecure", "sslVerify=");
+    config.ssl_verify = false;
+  }
   if (!config.ssl && (!o.cacert.empty() || !o.cacertdir.empty() || !o.cert.empty() ||
                       !o.key.empty() || !o.sni.empty() || o.insecure)) {
     return Error(errc::invalid_config,

@@ -625,6 +625,20 @@ TEST(ConfigUrl, Everything) {
   EXPECT_FALSE(config.ssl);
 }
 
+TEST(ConfigNamed, TheOptionsATextGivesByTheirDocumentedNames) {
+  using Names = std::vector<std::string>;
+  Names named{"left over"};
+  ASSERT_TRUE(Config::parse("h:1,DB=2,Protocol=resp3,name=protocol=x", named));
+  EXPECT_EQ(named, (Names{"defaultDatabase", "protocol", "name"}));
+  ASSERT_TRUE(Config::parse("rediss://app:pw@h/3?sslCaFile=/ca.pem", named));
+  EXPECT_EQ(named, (Names{"user", "password", "defaultDatabase", "sslCaFile", "ssl"}));
+  ASSERT_TRUE(Config::parse("redis://h?ssl=true", named));
+  EXPECT_EQ(named, (Names{"ssl"}));
+  ASSERT_TRUE(Config::parse("h", named));
+  EXPECT_TRUE(named.empty());
+  EXPECT_FALSE(Config::parse("h,nope=1", named));
+}
+
 TEST(ConfigUrl, PasswordOnlyAndUnencodedAt) {
   const Config config = parse_ok("redis://:secret@h");
   EXPECT_EQ(config.user, "");
