@@ -190,9 +190,9 @@ struct Config {
 
   /// Checks what parse() checks: at least one endpoint, every value in range, no
   /// contradictions (user without password, TLS options without ssl, Sentinel credentials
-  /// without serviceName, reconnectBaseDelay > reconnectMaxDelay …) and no text that the
-  /// configuration string cannot carry (a comma in a name or path). Use it on a Config
-  /// built in code; parse() already calls it.
+  /// without serviceName, reconnectBaseDelay > reconnectMaxDelay …) and a client name the
+  /// server would refuse (a space, or any byte outside ! to ~). Use it on a Config built in code;
+  /// parse() already calls it.
   Result<void> validate() const;
 
   bool operator==(const Config&) const = default;

@@ -307,7 +307,14 @@ void SentinelMonitor::attempt_failed_locked(const Error& error, After& after) {
   const Endpoint& sentinel = current_sentinel_locked();
   std::string why = sentinel.to_string() + ": " + error.message();
   if (error.code() == errc::authentication_failed) {
-    why += " — Sentinels are sent sentinelUser= and sentinelPassword=, not user= and password=";
+    // The handshake's hint names the data servers' options; a Sentinel is sent its own.
+    static constexpr std::string_view kDataHint = " (check user= and password=)";
+    if (const std::size_t at = why.find(kDataHint); at != std::string::npos) {
+      why.erase(at, kDataHint.size());
+    }
+    why +=
+        " — check sentinelUser= and sentinelPassword=: Sentinels are sent those, not user= "
+        "and password=";
   } else {
     all_auth_failures_ = false;
   }

@@ -302,6 +302,9 @@ TEST(SentinelTest, SentinelCredentialsAreUsedForTheSentinelsOnly) {
   } catch (const RedmuxError& e) {
     EXPECT_EQ(e.code(), errc::authentication_failed) << e.what();
     EXPECT_NE(std::string(e.what()).find("sentinelPassword"), std::string::npos) << e.what();
+    // Not the data servers' options as what to check.
+    EXPECT_EQ(std::string(e.what()).find("(check user= and password=)"), std::string::npos)
+        << e.what();
     EXPECT_EQ(std::string(e.what()).find("wrong"), std::string::npos) << "password leaked";
   }
 }
