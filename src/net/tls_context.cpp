@@ -206,6 +206,8 @@ std::string TlsContext::io_error_hint(const asio::error_code& ec, bool during_ha
     case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
     case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
     case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
     case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
       return has_client_certificate_
                  ? "; the server refused the client certificate in sslCert: is it signed by a "

@@ -42,6 +42,7 @@ struct Certificates {
   std::string server_cert, server_key;        // SAN: DNS:localhost, IP:127.0.0.1
   std::string client_cert, client_key;        // signed by `ca`
   std::string elsewhere_cert, elsewhere_key;  // SAN: DNS:elsewhere.example only
+  std::string stranger_cert, stranger_key;    // a client certificate signed by `other_ca`
 
   Certificates() {
     dir = fs::temp_directory_path() / ("redmux-tls-" + std::to_string(::getpid()));
@@ -66,26 +67,30 @@ struct Certificates {
       return file(name + ".crt");
     };
     int serial = 1;
-    const auto make_leaf = [&](const std::string& name, const std::string& extensions) {
+    const auto make_leaf = [&](const std::string& name, const std::string& extensions,
+                               const std::string& signer = "ca") {
       write_text(dir / (name + ".ext"), "basicConstraints=CA:FALSE\n" + extensions);
       run_openssl({"req", "-new", "-noenc", "-config", file("req.cnf"), "-newkey", "ec", "-pkeyopt",
                    "ec_paramgen_curve:prime256v1", "-keyout", file(name + ".key"), "-out",
                    file(name + ".csr"), "-subj", "/CN=redmux test " + name});
-      run_openssl({"x509", "-req", "-in", file(name + ".csr"), "-CA", file("ca.crt"), "-CAkey",
-                   file("ca.key"), "-set_serial", std::to_string(++serial), "-days", "2",
-                   "-extfile", file(name + ".ext"), "-out", file(name + ".crt")});
+      run_openssl({"x509", "-req", "-in", file(name + ".csr"), "-CA", file(signer + ".crt"),
+                   "-CAkey", file(signer + ".key"), "-set_serial", std::to_string(++serial),
+                   "-days", "2", "-extfile", file(name + ".ext"), "-out", file(name + ".crt")});
     };
     ca = make_ca("ca");
     other_ca = make_ca("other-ca");
     make_leaf("server", "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
     make_leaf("client", "extendedKeyUsage=clientAuth\n");
     make_leaf("elsewhere", "subjectAltName=DNS:elsewhere.example\nextendedKeyUsage=serverAuth\n");
+    make_leaf("stranger", "extendedKeyUsage=clientAuth\n", "other-ca");
     server_cert = file("server.crt");
     server_key = file("server.key");
     client_cert = file("client.crt");
     client_key = file("client.key");
     elsewhere_cert = file("elsewhere.crt");
     elsewhere_key = file("elsewhere.key");
+    stranger_cert = file("stranger.crt");
+    stranger_key = file("stranger.key");
   }
   ~Certificates() {
     std::error_code ignored;
@@ -263,6 +268,10 @@ TEST_F(TlsTest, MutualTlsNeedsTheClientCertificate) {
   EXPECT_TRUE(contains(message, server.address())) << message;
   EXPECT_TRUE(contains(message, "client certificate")) << message;
   EXPECT_TRUE(contains(message, "sslCert")) << message;
+  // A client certificate the server's CA did not sign: the server's alert is explained.
+  const std::string stranger = connect_error(
+      tls_config(server, ",sslCert=" + certs_->stranger_cert + ",sslKey=" + certs_->stranger_key));
+  EXPECT_TRUE(contains(stranger, "refused the client certificate in sslCert")) << stranger;
 
   auto mux = Multiplexer::connect(
       tls_config(server, ",sslCert=" + certs_->client_cert + ",sslKey=" + certs_->client_key));
