@@ -2,6 +2,8 @@
 // The URL form is in url.cpp; the option table in options.cpp.
 #include "redmux/config.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -343,7 +345,12 @@ Error Parser::add_endpoint(std::string_view text) {
     }
     host = text.substr(1, close - 1);
     const std::string_view rest = text.substr(close + 1);
-    if (host.find(':') == std::string_view::npos) {
+    // An IPv6 address, perhaps with a zone ("fe80::1%eth0"): checked here, not found out as
+    // a host name nobody can resolve.
+    const std::string address(host.substr(0, host.find('%')));
+    in6_addr parsed{};
+    if (host.find(':') == std::string_view::npos ||
+        ::inet_pton(AF_INET6, address.c_str(), &parsed) != 1) {
       return fail("endpoint \"" + std::string(text) + "\"" + in +
                   ": brackets are only for IPv6 addresses");
     }

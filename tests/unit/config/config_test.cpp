@@ -129,6 +129,12 @@ TEST(ConfigEndpoints, Ipv6InBrackets) {
   EXPECT_EQ(config.endpoints[0], tcp("::1", 6380));
   EXPECT_EQ(config.endpoints[1], tcp("fe80::1%eth0", 6379));
   EXPECT_EQ(config.endpoints[0].to_string(), "[::1]:6380");
+  EXPECT_EQ(parse_ok("[::ffff:10.0.0.1]").endpoints[0], tcp("::ffff:10.0.0.1", 6379));
+  // Brackets hold an IPv6 address, nothing else: refused here, not found out at connect.
+  for (const char* bad : {"[1.2.3.4]:6379", "[example.com]", "[zz::1]:6379", "[1::2::3]"}) {
+    EXPECT_TRUE(contains(parse_error(bad), "brackets are only for IPv6 addresses")) << bad;
+  }
+  EXPECT_TRUE(contains(parse_error("redis://[zz::1]:6379"), "brackets are only for IPv6")) << "URL";
 }
 
 TEST(ConfigEndpoints, UnixSocketPath) {
