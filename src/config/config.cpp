@@ -23,15 +23,23 @@ bool is_host_char(char c) {
          c != '#' && c != '[' && c != ']' && c != '=' && c != 0x7f;
 }
 
+// `value` as an error message quotes it: whole, or its start and its length when long (a
+// 5 MB value must not make a 5 MB message).
+std::string shown(std::string_view value) {
+  constexpr std::size_t kShown = 64;
+  if (value.size() <= kShown) return std::string(value);
+  return std::string(value.substr(0, kShown)) + "… (" + std::to_string(value.size()) + " bytes)";
+}
+
 Error check_host(std::string_view host, std::string_view endpoint, std::string_view where) {
   if (host.empty()) {
-    return Parser::fail("endpoint \"" + std::string(endpoint) + "\" in " + std::string(where) +
+    return Parser::fail("endpoint \"" + shown(endpoint) + "\" in " + std::string(where) +
                         " has no host; " + std::string(kExampleEndpoint));
   }
   // ':' passes: IPv6 hosts hold it (the string form needs them bracketed, checked earlier).
   if (!std::all_of(host.begin(), host.end(), is_host_char)) {
-    return Parser::fail("invalid host \"" + std::string(host) + "\" in endpoint \"" +
-                        std::string(endpoint) + "\" in " + std::string(where));
+    return Parser::fail("invalid host \"" + shown(host) + "\" in endpoint \"" + shown(endpoint) +
+                        "\" in " + std::string(where));
   }
   return {};
 }
@@ -150,7 +158,7 @@ Result<Config> parse_string(std::string_view text, std::vector<std::string>* nam
 std::string value_problem(const OptionSpec& option, const Config& config, std::string_view problem,
                           std::string_view where) {
   std::string message = "invalid value ";
-  if (!option.secret) message += "\"" + option.print(config) + "\" ";
+  if (!option.secret) message += "\"" + shown(option.print(config)) + "\" ";
   message += "for option \"" + std::string(option.name) + "\" in " + std::string(where) + ": " +
              std::string(problem);
   return message;
@@ -341,7 +349,7 @@ Error Parser::add_endpoint(std::string_view text) {
   if (text.front() == '[') {
     const std::size_t close = text.find(']');
     if (close == std::string_view::npos) {
-      return fail("endpoint \"" + std::string(text) + "\"" + in + " has no closing \"]\"");
+      return fail("endpoint \"" + shown(text) + "\"" + in + " has no closing \"]\"");
     }
     host = text.substr(1, close - 1);
     const std::string_view rest = text.substr(close + 1);
@@ -351,13 +359,12 @@ Error Parser::add_endpoint(std::string_view text) {
     in6_addr parsed{};
     if (host.find(':') == std::string_view::npos ||
         ::inet_pton(AF_INET6, address.c_str(), &parsed) != 1) {
-      return fail("endpoint \"" + std::string(text) + "\"" + in +
+      return fail("endpoint \"" + shown(text) + "\"" + in +
                   ": brackets are only for IPv6 addresses");
     }
     if (!rest.empty()) {
       if (rest.front() != ':') {
-        return fail("endpoint \"" + std::string(text) + "\"" + in +
-                    ": expected \":port\" after \"]\"");
+        return fail("endpoint \"" + shown(text) + "\"" + in + ": expected \":port\" after \"]\"");
       }
       port = rest.substr(1);
       has_port = true;
@@ -366,7 +373,7 @@ Error Parser::add_endpoint(std::string_view text) {
     const std::size_t colon = text.find(':');
     if (colon != std::string_view::npos) {
       if (text.find(':', colon + 1) != std::string_view::npos) {
-        return fail("endpoint \"" + std::string(text) + "\"" + in +
+        return fail("endpoint \"" + shown(text) + "\"" + in +
                     ": an IPv6 address must be in brackets, e.g. \"[::1]:6379\"");
       }
       host = text.substr(0, colon);
@@ -378,8 +385,8 @@ Error Parser::add_endpoint(std::string_view text) {
   if (has_port) {
     unsigned long long number = 0;
     if (!parse_unsigned(port, number) || number == 0 || number > 65535) {
-      return fail("invalid port \"" + std::string(port) + "\" in endpoint \"" + std::string(text) +
-                  "\"" + in + "; expected 1 … 65535");
+      return fail("invalid port \"" + shown(port) + "\" in endpoint \"" + shown(text) + "\"" + in +
+                  "; expected 1 … 65535");
     }
     endpoint.port = static_cast<std::uint16_t>(number);
   }
@@ -406,7 +413,7 @@ Error Parser::add_option(std::string_view key, std::string_view value) {
   const std::string problem = option->set(config_, value);
   if (problem.empty()) return {};
   std::string message = "invalid value ";
-  if (!option->secret) message += "\"" + std::string(value) + "\" ";
+  if (!option->secret) message += "\"" + shown(value) + "\" ";
   message +=
       "for option \"" + std::string(option->name) + "\" in " + std::string(where_) + ": " + problem;
   return fail(std::move(message));

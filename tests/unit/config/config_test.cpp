@@ -631,6 +631,16 @@ TEST(ConfigUrl, Everything) {
   EXPECT_FALSE(config.ssl);
 }
 
+TEST(ConfigErrors, AHugeBadValueIsQuotedByItsStartAndLength) {
+  const std::string digits(5'000'000, '7');
+  for (const std::string& text : {"h:1,connectTimeout=" + digits, "h:" + digits,
+                                  "h" + std::string(100'000, '~') + "\x01:1"}) {
+    const std::string message = parse_error(text);
+    EXPECT_LT(message.size(), 400u) << message.substr(0, 400);
+    EXPECT_TRUE(contains(message, "bytes)")) << message.substr(0, 400);
+  }
+}
+
 TEST(ConfigNamed, TheOptionsATextGivesByTheirDocumentedNames) {
   using Names = std::vector<std::string>;
   Names named{"left over"};
