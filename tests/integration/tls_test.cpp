@@ -423,6 +423,10 @@ TEST_F(TlsTest, RedmuxCliTakesRedisCliTlsFlags) {
   result = cli(args);
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_TRUE(contains(result.err, "certificate verify failed")) << result.err;
+  // The advice names the CLI's flags, not the library's options.
+  EXPECT_TRUE(contains(result.err, "give --cacert (or --cacertdir) the CA")) << result.err;
+  EXPECT_TRUE(contains(result.err, "--insecure skips verification")) << result.err;
+  EXPECT_FALSE(contains(result.err, "sslCaFile")) << result.err;
 
   args = {"--tls", "--insecure", "--sni", "wrong.example", "--cacert", certs_->other_ca};
   args.insert(args.end(), client.begin(), client.end());

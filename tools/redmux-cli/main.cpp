@@ -42,10 +42,25 @@ void print(std::string_view text) {
 
 void print_error(std::string_view text) {
   std::string line = "redmux-cli: " + std::string(text) + "\n";
-  // The library's advice names its configuration option; here the flag says it.
-  static constexpr std::string_view kOption = "set ssl=true (or use rediss://)";
-  if (const std::size_t at = line.find(kOption); at != std::string::npos) {
-    line.replace(at, kOption.size(), "use --tls (or a rediss:// URL with -u)");
+  // The library's advice names its configuration options; here the flags say them.
+  static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
+      {"set ssl=true (or use rediss://)", "use --tls (or a rediss:// URL with -u)"},
+      {"set sslCaFile (or sslCaPath) to the CA that signed it",
+       "give --cacert (or --cacertdir) the CA that signed it"},
+      {"set sslCaFile or sslCaPath", "use --cacert or --cacertdir"},
+      {"check sslCaFile/sslCaPath, sslHost and sslVerify",
+       "check --cacert/--cacertdir, --sni and --insecure"},
+      {"set sslHost to a name", "use --sni with a name"},
+      {"sslVerify=false skips verification", "--insecure skips verification"},
+      {"set sslCert and sslKey", "use --cert and --key"},
+      {"client certificate in sslCert", "client certificate of --cert"},
+      {"(check user= and password=)", "(check --user and -a)"},
+  };
+  for (const auto& [option, flag] : kFlags) {
+    for (std::size_t at = line.find(option); at != std::string::npos;
+         at = line.find(option, at + flag.size())) {
+      line.replace(at, option.size(), flag);
+    }
   }
   // Advice for applications on connecting in the background means nothing to a command line
   // that connects for one command.
