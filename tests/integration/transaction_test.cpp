@@ -295,17 +295,20 @@ TEST(TransactionTest, ExecuteAsyncCompletesFromACallback) {
   EXPECT_EQ(value.get(), 1);
 }
 
+/// Runs one transaction, so that a dedicated connection is ready for the next one.
+bool warm_up_a_dedicated_connection(Multiplexer& mux) {
+  Transaction warm = mux.database().transaction();
+  warm.incr("warm");
+  return warm.execute().committed();
+}
+
 TEST(TransactionTest, ATimeoutAfterExecWasSentSaysSo) {
   // MULTI, the commands and EXEC leave in one write; the server is frozen, so every step
   // times out. The caller must learn that EXEC was sent (the transaction may commit later),
   // not MULTI's timeout alone.
   RedisServer server;
   auto mux = connect_to(server, ",asyncTimeout=300ms");
-  {
-    Transaction warm = mux->database().transaction();  // the dedicated connection, ready
-    warm.incr("warm");
-    ASSERT_TRUE(warm.execute().committed());
-  }
+  ASSERT_TRUE(warm_up_a_dedicated_connection(*mux));
   server.pause();
   Transaction tx = mux->database().transaction();
   Future<long long> incr = tx.incr("frozen-tx");
@@ -340,11 +343,7 @@ TEST(TransactionTest, AConnectionLostDuringTheWatchRoundIsNotSent) {
   // did not run and the caller may retry it.
   RedisServer server;
   auto mux = connect_to(server, ",asyncTimeout=20s");
-  {
-    Transaction warm = mux->database().transaction();  // the dedicated connection, ready
-    warm.incr("warm");
-    ASSERT_TRUE(warm.execute().committed());
-  }
+  ASSERT_TRUE(warm_up_a_dedicated_connection(*mux));
   server.pause();
   Transaction tx = mux->database().transaction();
   tx.add_condition(Condition::key_not_exists("absent"));
@@ -366,11 +365,7 @@ TEST(TransactionTest, AConnectionLostDuringTheWatchRoundIsNotSent) {
 TEST(TransactionTest, ATimeoutInTheWatchRoundSaysNothingRan) {
   RedisServer server;
   auto mux = connect_to(server, ",asyncTimeout=300ms");
-  {
-    Transaction warm = mux->database().transaction();
-    warm.incr("warm");
-    ASSERT_TRUE(warm.execute().committed());
-  }
+  ASSERT_TRUE(warm_up_a_dedicated_connection(*mux));
   server.pause();
   Transaction tx = mux->database().transaction();
   tx.add_condition(Condition::key_not_exists("absent"));
