@@ -88,21 +88,22 @@ void ClusterRouter::load(Connection& via, std::function<void(const Error&)> done
   arm_periodic_refresh();
 }
 
-void ClusterRouter::ask_shards(Connection& via, std::function<void(const Error&)> done,
-                               bool slots) {
+void ClusterRouter::ask_shards(Connection& via, std::function<void(const Error&)> done, bool slots,
+                               std::shared_ptr<std::atomic<bool>> abandoned) {
   std::weak_ptr<ClusterRouter> weak = weak_from_this();
   const std::string seed_host = via.endpoint().host;
   Connection* via_ptr = &via;
-  auto on_reply = [weak, done, slots, seed_host, via_ptr](NodeSpan reply) {
+  auto on_reply = [weak, done, slots, seed_host, via_ptr, abandoned](NodeSpan reply) {
     auto self = weak.lock();
     if (!self) return;
+    if (abandoned && abandoned->load()) return;  // given up on: a newer map may be in
     // CLUSTER SLOTS answers with the ports of the connection's kind (TLS or not) itself.
     Result<std::vector<ClusterShard>> shards =
         slots ? parse_cluster_slots(reply, seed_host)
               : parse_cluster_shards(reply, seed_host, self->tls_ != nullptr);
     if (!shards && !slots && shards.error().code() == errc::server_error) {
       // Before Redis 7.0 there is no CLUSTER SHARDS.
-      self->ask_shards(*via_ptr, done, /*slots=*/true);
+      self->ask_shards(*via_ptr, done, /*slots=*/true, abandoned);
       return;
     }
     if (!shards) {
@@ -408,7 +409,12 @@ void ClusterRouter::refresh() {
   after(*wait, [weak] {
     auto self = weak.lock();
     if (!self) return;
-    auto finished = [weak](const Error&) {
+    // Finished once: by the answer, or after syncTimeout without one. The connection asked
+    // may break before writing the request and hold it for a reconnect to a node that is
+    // gone; without the limit no refresh would start again. A late answer is then ignored.
+    auto given_up = std::make_shared<std::atomic<bool>>(false);
+    auto finished = [weak, given_up](const Error&) {
+      if (given_up->exchange(true)) return;
       if (auto self = weak.lock()) self->schedule_.finished(Clock::now());
     };
     Connection* via = self->ready_connection();
@@ -416,7 +422,10 @@ void ClusterRouter::refresh() {
       finished(Error());
       return;
     }
-    self->ask_shards(*via, finished, /*slots=*/false);
+    const auto limit =
+        std::chrono::duration_cast<std::chrono::milliseconds>(self->shared_->config().sync_timeout);
+    self->after(limit, [finished] { finished(Error()); });
+    self->ask_shards(*via, finished, /*slots=*/false, given_up);
   });
 }
 

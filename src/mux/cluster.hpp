@@ -161,7 +161,9 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   /// slot has none. REQUIRES: relocate_mutex_ held.
   void hand_over(const SlotMap& map, int db, std::string_view bytes,
                  std::span<PendingCommand> commands);
-  void ask_shards(Connection& via, std::function<void(const Error&)> done, bool slots);
+  /// `abandoned`: once true, an answer is no longer installed (the asker gave up on it).
+  void ask_shards(Connection& via, std::function<void(const Error&)> done, bool slots,
+                  std::shared_ptr<std::atomic<bool>> abandoned = nullptr);
   Connection* ready_connection();
   /// True when a primary of the current map has no ready connection.
   bool primary_unreachable() const;
