@@ -77,14 +77,7 @@ void ClusterRouter::load(Connection& via, std::function<void(const Error&)> done
   shared_->set_topology_observer([weak](const ConnectionEvent& event) {
     if (auto self = weak.lock()) self->on_event(event);
   });
-  ask_shards(
-      via,
-      [weak, done = std::move(done)](const Error& error) {
-        // The map is as new as a refresh's: the next periodic look is not due at once.
-        if (auto self = weak.lock(); self && !error) self->schedule_.loaded(Clock::now());
-        done(error);
-      },
-      /*slots=*/false);
+  ask_shards(via, std::move(done), /*slots=*/false);
   arm_periodic_refresh();
 }
 

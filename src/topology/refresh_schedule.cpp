@@ -25,10 +25,6 @@ void RefreshSchedule::finished(Clock::time_point now) noexcept {
   refreshing_.store(false, std::memory_order_release);
 }
 
-void RefreshSchedule::loaded(Clock::time_point now) noexcept {
-  last_refresh_.store(ticks(now), std::memory_order_release);
-}
-
 void RefreshSchedule::node_failed(Clock::time_point now) noexcept {
   fast_until_.store(ticks(now + kFastWindow), std::memory_order_release);
 }

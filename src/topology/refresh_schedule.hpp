@@ -32,8 +32,6 @@ class RefreshSchedule {
   /// The refresh begin() started has its answer (or failed) at `now`.
   void finished(Clock::time_point now) noexcept;
 
-  /// The first map came in at `now` (not through begin()): the periodic look counts from it.
-  void loaded(Clock::time_point now) noexcept;
   /// A node of the map failed at `now`: the fast periodic look for kFastWindow.
   void node_failed(Clock::time_point now) noexcept;
   /// Whether `now` is within kFastWindow of a node's failure.

@@ -36,16 +36,6 @@ TEST(RefreshScheduleTest, APeriodicLookRefreshesForAnUnreachablePrimaryANodeDown
   EXPECT_TRUE(schedule.due(now + RefreshSchedule::kAtRest, false, false));
 }
 
-TEST(RefreshScheduleTest, TheFirstMapCountsAsARefreshButStartsNone) {
-  RefreshSchedule schedule;
-  const auto now = Clock::now();
-  EXPECT_TRUE(schedule.due(now, false, false));  // no map yet
-  schedule.loaded(now);
-  EXPECT_FALSE(schedule.due(now + 1s, false, false));
-  EXPECT_TRUE(schedule.due(now + RefreshSchedule::kAtRest, false, false));
-  EXPECT_EQ(schedule.begin(now + 1s), 0ms);  // none under way
-}
-
 TEST(RefreshScheduleTest, AfterANodeFailsTheLookQuickensWhileAPrimaryIsUnreachable) {
   RefreshSchedule schedule;
   const auto now = Clock::now();
