@@ -442,8 +442,9 @@ TEST_F(ClusterTest, AShardSubscriptionWhoseSlotMovesEndsAndSaysSo) {
   EXPECT_EQ(mux->subscriber().status().shard_channels, 0u);
   EXPECT_EQ(mux->subscriber().status().subscriptions, 0u);
 
-  // The sunsubscribe made the multiplexer load the slot map again (its periodic refresh is
-  // 30 s away): a new subscription goes to the new owner and gets its messages.
+  // The sunsubscribe makes the multiplexer load the slot map again (so does its second look
+  // at the map, a second after connecting): a new subscription then goes to the new owner
+  // and gets its messages.
   ASSERT_TRUE(wait_until([&] { return map_slots_of(*mux, target) == target_slots + 1; }))
       << "the map did not learn the move";
   std::atomic<int> received{0};
@@ -784,28 +785,35 @@ RedisServer* replica_of(test::LocalCluster& cluster, const RedisServer& primary)
   return nullptr;
 }
 
-/// After a test promoted `replica` over `old_primary` (CLUSTER FAILOVER): the roles put back
-/// for the tests after it, once the demoted node has caught up.
-::testing::AssertionResult roles_put_back(test::LocalCluster& cluster, RedisServer& old_primary,
-                                          RedisServer& replica) {
-  if (!wait_until([&] { return old_primary.info_field("master_link_status") == "up"; }, 30s)) {
-    return ::testing::AssertionFailure() << "the demoted primary never caught up";
+/// A graceful failover (CLUSTER FAILOVER on `replica`), once it has caught up with
+/// `primary`; asked again every 5 s, since Redis gives a manual failover up when the replica
+/// does not catch up in time (a link just re-established after the previous failover). Then
+/// waits until `primary` has stepped down: until then both report "master".
+::testing::AssertionResult fail_over(test::LocalCluster& cluster, RedisServer& replica,
+                                     RedisServer& primary) {
+  if (!wait_until([&] { return replica.info_field("master_link_status") == "up"; }, 30s)) {
+    return ::testing::AssertionFailure() << "the replica never caught up with its primary";
   }
   if (!wait_until(
           [&] {
-            if (cluster.is_primary(old_primary)) return true;
-            old_primary.try_cli({"CLUSTER", "FAILOVER"});
-            return wait_until([&] { return cluster.is_primary(old_primary); }, 5s);
+            if (cluster.is_primary(replica)) return true;
+            replica.try_cli({"CLUSTER", "FAILOVER"});
+            return wait_until([&] { return cluster.is_primary(replica); }, 5s);
           },
           60s)) {
-    return ::testing::AssertionFailure() << "the old primary was not promoted back";
+    return ::testing::AssertionFailure() << "the replica was not promoted";
   }
-  // Until the promoted node has stepped down, both report "master", and the next test's
-  // SetUp would FLUSHALL a node that turns replica under it (READONLY).
-  if (!wait_until([&] { return !cluster.is_primary(replica); }, 30s)) {
-    return ::testing::AssertionFailure() << "the promoted replica did not step down";
+  if (!wait_until([&] { return !cluster.is_primary(primary); }, 30s)) {
+    return ::testing::AssertionFailure() << "the old primary did not step down";
   }
   return ::testing::AssertionSuccess();
+}
+
+/// After a test promoted `replica` over `old_primary`: the roles put back for the tests after
+/// it (the next test's SetUp would FLUSHALL a node that turns replica under it: READONLY).
+::testing::AssertionResult roles_put_back(test::LocalCluster& cluster, RedisServer& old_primary,
+                                          RedisServer& replica) {
+  return fail_over(cluster, old_primary, replica);
 }
 
 TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
@@ -818,9 +826,7 @@ TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
   ASSERT_NE(replica, nullptr);
   IncrLoad load(db, tag);
   ASSERT_TRUE(wait_until([&] { return load.acknowledged_.load() > 200; }));
-  replica->cli({"CLUSTER", "FAILOVER"});
-  ASSERT_TRUE(wait_until([&] { return cluster_->is_primary(*replica); }, 30s));
-  ASSERT_TRUE(wait_until([&] { return !cluster_->is_primary(old_primary); }, 30s));
+  ASSERT_TRUE(fail_over(*cluster_, *replica, old_primary));
   const long long at_switch = load.acknowledged_.load();
   ASSERT_TRUE(wait_until([&] { return load.acknowledged_.load() > at_switch + 200; }, 30s));
   load.finish();
@@ -849,9 +855,7 @@ TEST_F(ClusterTest, AReadRoutedByAStaleMapToADemotedPrimaryIsRedirectedNotServed
   ASSERT_NE(replica, nullptr);
   ASSERT_TRUE(db.set(key, "v1").get());
   // A graceful failover: the replica catches up with the primary before it takes over.
-  replica->cli({"CLUSTER", "FAILOVER"});
-  ASSERT_TRUE(wait_until([&] { return cluster_->is_primary(*replica); }, 30s));
-  ASSERT_TRUE(wait_until([&] { return !cluster_->is_primary(old_primary); }, 30s));
+  ASSERT_TRUE(fail_over(*cluster_, *replica, old_primary));
   const long long served_before = old_primary.command_calls("get");
   EXPECT_EQ(db.get(key).get(), std::optional<std::string>("v1"));
   EXPECT_EQ(old_primary.command_calls("get"), served_before)
