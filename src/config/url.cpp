@@ -140,6 +140,17 @@ bool looks_like_cut_user_info(std::string_view rest) {
   return query.substr(0, query.find_first_of("=&")).find('@') != std::string_view::npos;
 }
 
+// The same for unix://user:password@/path: the user info ends at the "@/" before the path,
+// so an "@/" after the first '/' or '?' is one a password's unencoded '/' or '?' cut off.
+bool looks_like_cut_unix_user_info(std::string_view rest) {
+  if (rest.empty() || rest.front() == '/') return false;
+  const std::size_t end = rest.find_first_of("/?");
+  if (end == std::string_view::npos || rest.substr(0, end).find('@') != std::string_view::npos) {
+    return false;
+  }
+  return rest.find("@/", end) != std::string_view::npos;
+}
+
 Error add_network(Parser& parser, std::string_view rest) {
   const std::size_t slash = rest.find('/');
   const std::string_view authority = rest.substr(0, slash);
@@ -186,12 +197,16 @@ Result<Config> parse_url(std::string_view text, std::vector<std::string>* named)
     return Parser::fail("URL has a \"#\" fragment; percent-encode a \"#\" in a password as %23");
   }
 
-  if (!unix_scheme && looks_like_cut_user_info(rest)) {
+  if (unix_scheme ? looks_like_cut_unix_user_info(rest) : looks_like_cut_user_info(rest)) {
     // Shown, the parts would be pieces of a password: say what to do, show none of it.
-    return Parser::fail(
-        "URL has an \"@\" after its host part: user info holding an unencoded \"/\" or "
-        "\"?\" ends the host part early; percent-encode them in a user name or password (%2F, "
-        "%3F). (The URL is not shown: it may hold a password.)");
+    const std::string where =
+        unix_scheme ? "unix:// URL has an \"@/\" after a \"/\" or \"?\": user info holding "
+                      "an unencoded \"/\" or \"?\" ends the user info early"
+                    : "URL has an \"@\" after its host part: user info holding an unencoded "
+                      "\"/\" or \"?\" ends the host part early";
+    return Parser::fail(where +
+                        "; percent-encode them in a user name or password (%2F, %3F). (The URL "
+                        "is not shown: it may hold a password.)");
   }
 
   std::string_view query;

@@ -3,6 +3,7 @@
 #include "redmux/config.hpp"
 
 #include <gtest/gtest.h>
+#include <chrono>
 
 #include <fstream>
 #include <sstream>
@@ -641,6 +642,26 @@ TEST(ConfigErrors, AHugeBadValueIsQuotedByItsStartAndLength) {
   }
 }
 
+TEST(ConfigErrors, ControlBytesInABadValueAreShownEscaped) {
+  // A NUL or an escape sequence printed raw would cut the message or drive the terminal.
+  EXPECT_TRUE(contains(parse_error(std::string("h:1,name=a\0b", 12)), "\"a\\x00b\""))
+      << parse_error(std::string("h:1,name=a\0b", 12));
+  EXPECT_TRUE(contains(parse_error("h:1,connectTimeout=5\x1b[2J"), "\"5\\x1b[2J\""));
+  EXPECT_TRUE(contains(parse_error("h:1,connectTimeout=\x7f"), "\"\\x7f\""));
+  EXPECT_FALSE(contains(parse_error("h:1,connectTimeout=5\x1b[2J"), "\x1b"));
+}
+
+TEST(ConfigErrors, ADuplicateAmongTwentyThousandEndpointsIsFound) {
+  // Found through a set of the endpoints seen (a scan of every earlier one took 1.4 s here).
+  std::string text;
+  for (int i = 0; i < 20'000; ++i) text += "h" + std::to_string(i) + ":6379,";
+  EXPECT_TRUE(Config::parse(text)) << "20,000 distinct endpoints";
+  EXPECT_TRUE(
+      contains(parse_error(text + "H19999:6379"), "endpoint \"H19999:6379\" is listed twice"));
+  EXPECT_TRUE(contains(parse_error(text + "/s,/s"), "endpoint \"/s\" is listed twice"));
+  EXPECT_TRUE(Config::parse(text + "/h0:6379")) << "a socket path is not a host";
+}
+
 TEST(ConfigNamed, TheOptionsATextGivesByTheirDocumentedNames) {
   using Names = std::vector<std::string>;
   Names named{"left over"};
@@ -727,6 +748,17 @@ TEST(ConfigUrl, Unix) {
   EXPECT_TRUE(contains(parse_error("unix://"), "absolute socket path"));
   EXPECT_TRUE(contains(parse_error("unix:///"), "absolute socket path"));
   EXPECT_TRUE(contains(parse_error("unix://relative.sock"), "absolute socket path"));
+  // A password's unencoded '/' or '?' ends the user info early: say so, show none of it.
+  for (const char* text :
+       {"unix://app:Tr0ub4dor/3xyz@/tmp/r.sock", "unix://app:Tr0ub?3xyz@/tmp/r.sock"}) {
+    const std::string message = parse_error(text);
+    EXPECT_TRUE(contains(message, "percent-encode")) << text << " → " << message;
+    for (const char* part : {"Tr0ub", "3xyz", "app", "r.sock"}) {
+      EXPECT_FALSE(contains(message, part)) << text << " → " << message;
+    }
+  }
+  EXPECT_EQ(parse_ok("unix://app:Tr0ub4dor%2F3xyz@/tmp/r.sock").password, "Tr0ub4dor/3xyz");
+  EXPECT_EQ(parse_ok("unix:///tmp/a@/b.sock").endpoints[0].unix_path, "/tmp/a@/b.sock");
   // The string form could not carry these paths back: refused rather than mangled.
   EXPECT_TRUE(contains(parse_error("unix:///tmp/a=b"), "invalid Unix socket path"));
   EXPECT_TRUE(contains(parse_error("unix:///tmp/a%2Cb"), "invalid Unix socket path"));
@@ -745,6 +777,14 @@ TEST(ConfigUrl, Malformed) {
   EXPECT_TRUE(contains(parse_error("redis://h,h"), "listed twice"));
   EXPECT_TRUE(contains(parse_error("redis://h,"), "empty endpoint in URL"));
   EXPECT_TRUE(contains(parse_error("redis://::1"), "must be in brackets"));
+  // A scheme with one slash would read as host "redis" with port "/h".
+  for (const char* text : {"redis:/h", "Rediss:/u:secret@h", "valkey:/h:1", "unix:/tmp/r.sock"}) {
+    const std::string message = parse_error(text);
+    EXPECT_TRUE(contains(message, "a URL has \"//\" after its scheme")) << text << " → " << message;
+    EXPECT_FALSE(contains(message, "secret")) << message;
+  }
+  EXPECT_TRUE(contains(parse_error("unix:/tmp/r.sock"), "\"unix:///run/redis/redis.sock\""));
+  EXPECT_EQ(parse_ok("redis:6379").endpoints[0].host, "redis");  // a host named redis
 }
 
 // --- to_string() and round trips ---------------------------------------------------
