@@ -41,8 +41,12 @@ std::string micros(std::chrono::steady_clock::duration d) {
 
 }  // namespace
 
+// slowCommandThreshold set: every command's phases are measured from the start, so that
+// status().slow_commands counts with or without a log hook to tell.
 Observer::Observer(const Config& config)
-    : histograms_(config.latency_histograms), slow_threshold_(config.slow_command_threshold) {}
+    : histograms_(config.latency_histograms),
+      slow_threshold_(config.slow_command_threshold),
+      events_wanted_(config.slow_command_threshold.count() > 0) {}
 
 Observer::~Observer() {
   for (std::atomic<LatencyPair*>& slot : names_) delete slot.load(std::memory_order_relaxed);
@@ -123,10 +127,8 @@ Latencies Observer::latencies() const {
 }
 
 void Observer::publish(std::unique_ptr<Hooks> hooks) {
-  events_wanted_.store(
-      static_cast<bool>(hooks->command) ||
-          (slow_threshold_.count() > 0 && hooks->log && hooks->log_level <= LogLevel::Warning),
-      std::memory_order_release);
+  events_wanted_.store(static_cast<bool>(hooks->command) || slow_threshold_.count() > 0,
+                       std::memory_order_release);
   writes_wanted_.store(static_cast<bool>(hooks->write), std::memory_order_release);
   batches_wanted_.store(static_cast<bool>(hooks->batch), std::memory_order_release);
   log_level_.store(hooks->log ? hooks->log_level : LogLevel::Off, std::memory_order_release);
@@ -188,8 +190,7 @@ void Observer::hook_threw(std::string_view what, std::string_view exception) noe
 
 void Observer::command_done(const CommandEvent& event) noexcept {
   const Hooks* hooks = hooks_.load(std::memory_order_acquire);
-  if (!hooks) return;
-  if (hooks->command) run_hook([&] { hooks->command(event); }, "command");
+  if (hooks && hooks->command) run_hook([&] { hooks->command(event); }, "command");
   if (slow_threshold_.count() > 0 && event.phases.delivered != Clock::time_point{} &&
       event.phases.delivered - event.phases.created > slow_threshold_) {
     slow_commands_.fetch_add(1, std::memory_order_relaxed);

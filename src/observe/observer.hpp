@@ -112,7 +112,8 @@ class Observer {
   bool watching() const noexcept {
     return histograms_ || events_wanted_.load(std::memory_order_acquire);
   }
-  /// Whether command_done() has anyone to tell (a command hook or the slow-command log).
+  /// Whether command_done() has anything to do (a command hook, or slowCommandThreshold set:
+  /// the slow commands are counted, and logged while a log hook at Warning is installed).
   bool wants_events() const noexcept { return events_wanted_.load(std::memory_order_acquire); }
   bool wants_writes() const noexcept { return writes_wanted_.load(std::memory_order_acquire); }
   /// Whether a batch hook is installed (checked once per Batch::execute() or transaction).

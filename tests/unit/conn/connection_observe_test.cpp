@@ -212,5 +212,31 @@ TEST(ConnectionObserveTest, TheLogHearsOfConnectionEventsAndSlowCommandsWithThei
   EXPECT_EQ(r.shared->observer().slow_commands(), 1u);
 }
 
+TEST(ConnectionObserveTest, SlowCommandsAreCountedWithoutALogHook) {
+  Config config;
+  config.slow_command_threshold = 5ms;
+  ScriptedRunner r(config);  // no hook of any kind
+  r.shared->observer().set_clock(&read_delivered_at);
+  ready_and_warm(r);
+  auto& fast = r.get("fast");
+  delivered_at = r.now + 1ms;
+  r.feed(bulk("x"));
+  EXPECT_EQ(value_of(fast), "x");
+  auto& slow = r.get("slow");
+  r.advance(7ms);
+  delivered_at = r.now + 1ms;
+  r.feed(bulk("y"));
+  EXPECT_EQ(value_of(slow), "y");
+  EXPECT_EQ(r.shared->observer().slow_commands(), 1u);
+  // A log hook above Warning logs nothing, and the count goes on.
+  r.shared->observer().set_log_hook(LogLevel::Error, [](const LogRecord&) { FAIL(); });
+  auto& again = r.get("again");
+  r.advance(7ms);
+  delivered_at = r.now + 1ms;
+  r.feed(bulk("z"));
+  EXPECT_EQ(value_of(again), "z");
+  EXPECT_EQ(r.shared->observer().slow_commands(), 2u);
+}
+
 }  // namespace
 }  // namespace redmux::detail
