@@ -80,7 +80,7 @@ bool Error::safe_to_retry() const noexcept {
       const std::string_view text(message_);
       const std::string_view word = text.substr(0, text.find_first_of(" \r\n"));
       for (std::string_view refused : {"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN",
-                                       "CLUSTERDOWN", "NOREPLICAS", "MOVED", "ASK"}) {
+                                       "CLUSTERDOWN", "NOREPLICAS", "MOVED", "ASK", "REDIRECT"}) {
         if (word == refused) return true;
       }
       return false;

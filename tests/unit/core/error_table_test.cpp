@@ -84,6 +84,28 @@ TEST(ErrcTableTest, RaiseThrowsTheClassOfEachCode) {
   expect_raises<RedmuxError>(static_cast<errc>(1000));
 }
 
+TEST(ErrcTableTest, ServerErrorsThatMeanTheCommandDidNotRunAreSafeToRetry) {
+  for (const char* refused :
+       {"LOADING Redis is loading the dataset in memory", "BUSY Redis is busy running a script",
+        "MASTERDOWN Link with MASTER is down",
+        "READONLY You can't write against a read only replica.",
+        "TRYAGAIN Multiple keys request during rehashing of slot",
+        "CLUSTERDOWN The cluster is down", "NOREPLICAS Not enough good replicas to write.",
+        "MOVED 3999 127.0.0.1:6381", "ASK 3999 127.0.0.1:6381",
+        "REDIRECT 127.0.0.1:6380: SET did not run: the server says the primary is "
+        "127.0.0.1:6380"}) {
+    EXPECT_TRUE(Error(errc::server_error, refused).safe_to_retry()) << refused;
+  }
+  for (const char* ran : {"ERR value is not an integer or out of range (reply to INCR)",
+                          "WRONGTYPE Operation against a key holding the wrong kind of value",
+                          "REDIRECTED is no prefix", "NOSCRIPT No matching script"}) {
+    EXPECT_FALSE(Error(errc::server_error, ran).safe_to_retry()) << ran;
+  }
+  EXPECT_TRUE(Error(errc::not_sent, "x").safe_to_retry());
+  EXPECT_FALSE(Error(errc::outcome_unknown, "x").safe_to_retry());
+  EXPECT_FALSE(Error(errc::timeout, "x").safe_to_retry());
+}
+
 TEST(ErrcTableTest, RaiseOnANonErrorSaysSo) {
   try {
     Error().raise();
