@@ -198,7 +198,9 @@ class Multiplexer {
   std::string status_text() const;
 
   /// Called (on an I/O thread; must not block) for errors nobody waits for: an error reply
-  /// to a FireAndForget command.
+  /// to a FireAndForget command, a pub/sub handler that threw, a subscription's overflow, a
+  /// subscription ended or refused, a refused re-authentication (docs/pubsub.md,
+  /// docs/credentials.md).
   void on_error(std::function<void(const Error&)> handler);
   /// Called (on an I/O thread; must not block) when a connection connects, fails, schedules
   /// a reconnect, or is restored — see redmux/events.hpp. Replaces any earlier handler.
