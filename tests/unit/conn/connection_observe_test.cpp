@@ -218,23 +218,20 @@ TEST(ConnectionObserveTest, SlowCommandsAreCountedWithoutALogHook) {
   ScriptedRunner r(config);  // no hook of any kind
   r.shared->observer().set_clock(&read_delivered_at);
   ready_and_warm(r);
-  auto& fast = r.get("fast");
-  delivered_at = r.now + 1ms;
-  r.feed(bulk("x"));
-  EXPECT_EQ(value_of(fast), "x");
-  auto& slow = r.get("slow");
-  r.advance(7ms);
-  delivered_at = r.now + 1ms;
-  r.feed(bulk("y"));
-  EXPECT_EQ(value_of(slow), "y");
+  // A GET whose reply comes `after` and is delivered 1 ms later.
+  const auto get_taking = [&r](std::chrono::milliseconds after) {
+    auto& get = r.get("k");
+    r.advance(after);
+    delivered_at = r.now + 1ms;
+    r.feed(bulk("v"));
+    EXPECT_EQ(value_of(get), "v");
+  };
+  get_taking(0ms);
+  get_taking(7ms);
   EXPECT_EQ(r.shared->observer().slow_commands(), 1u);
   // A log hook above Warning logs nothing, and the count goes on.
   r.shared->observer().set_log_hook(LogLevel::Error, [](const LogRecord&) { FAIL(); });
-  auto& again = r.get("again");
-  r.advance(7ms);
-  delivered_at = r.now + 1ms;
-  r.feed(bulk("z"));
-  EXPECT_EQ(value_of(again), "z");
+  get_taking(7ms);
   EXPECT_EQ(r.shared->observer().slow_commands(), 2u);
 }
 
