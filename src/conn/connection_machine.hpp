@@ -203,8 +203,17 @@ class ConnectionMachine {
   /// After WriteInline: the caller sends the queued bytes itself with `send` (see Writer).
   template <class Send>
   Writer::Inline write_inline(Send&& send, Clock::time_point now) {
-    return writer_.write_inline(
-        queue_, [this] { return state() == ConnectionState::Ready; }, send, now);
+    std::uint64_t generation = 0;
+    Writer::Inline result = writer_.write_inline(
+        queue_,
+        [this, &generation] {
+          // Under the socket lock, which a break's seal() takes after the generation moved.
+          generation = generation_.load(std::memory_order_acquire);
+          return state() == ConnectionState::Ready;
+        },
+        send, now);
+    result.generation = generation;
+    return result;
   }
 
   // --- events (I/O thread): each returns what to do next ---

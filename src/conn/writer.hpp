@@ -66,6 +66,10 @@ class Writer {
     std::string rest;  ///< HandOver: what the socket did not take
     int error = 0;     ///< HandOver: the send failed with this errno
     bool ready = false;
+    /// The connection's generation when the bytes were taken, read under the socket lock
+    /// (set by ConnectionMachine::write_inline()): the stream they went to. Read after the
+    /// send instead, it could name the next connection, which would then take the rest.
+    std::uint64_t generation = 0;
   };
 
   explicit Writer(Counters& counters) noexcept : counters_(counters) {}
@@ -160,7 +164,8 @@ class Writer {
 
   /// The caller owns the writer role (the queue answered WriteInline): sends what is queued
   /// with `send(bytes) -> SendResult` when `ready()` says the connection is ready, both
-  /// called under the socket lock. The commands go to the queue's hand-off list.
+  /// called under the socket lock (ready() always, send() only when ready and not sealed). The
+  /// commands go to the queue's hand-off list.
   template <class Ready, class Send>
   Inline write_inline(SubmissionQueue& queue, Ready&& ready, Send&& send, Clock::time_point now);
 
@@ -203,7 +208,7 @@ Writer::Inline Writer::write_inline(SubmissionQueue& queue, Ready&& ready, Send&
     // either not yet taken, or taken with their unsent bytes in inline_unsent_.
     std::lock_guard guard(socket_mutex_);
     needs_absorb = queue.take_inline(bytes, &stream_begin, &taken);
-    result.ready = !sealed_ && ready();
+    result.ready = ready() && !sealed_;  // ready() first: it runs under this lock every time
     if (result.ready) {
       const SendResult outcome = send(std::string_view(bytes));
       sent = outcome.sent;

@@ -179,9 +179,12 @@ void Connection::write_inline() {
       return;
     case Writer::Inline::Then::HandOver:
       // Not ready any more, the socket is full, or it failed: the I/O thread takes over.
-      asio::post(io_, [self = shared_from_this(), result = std::move(result),
-                       generation = machine_.generation()]() mutable {
+      // The generation the bytes were sent under, not the one now: copying a large rest
+      // takes long enough for the connection to break and reconnect meanwhile, and the new
+      // connection must not take the rest of a command whose start went to the old one.
+      asio::post(io_, [self = shared_from_this(), result = std::move(result)]() mutable {
         BusyScope busy(*self->load_);
+        const std::uint64_t generation = result.generation;
         self->perform(
             self->machine_.on_inline_handover(std::move(result), generation, Clock::now()));
       });

@@ -96,6 +96,32 @@ TEST(ResilienceTest, LargeRepliesStayWholeAcrossTheTicksThatGiveTheirBufferBack)
   EXPECT_EQ(status.reconnects, 0u);
 }
 
+// A large write the server ends by closing the connection (here: a bulk over
+// proto-max-bulk-len, refused at its header) is cut off for good. The rest of the value must
+// never reach the connection that replaces it, where the server would read it as commands:
+// here, lines of "INCR injected". Before the fix, a step of the write still under way went
+// on over the new socket once it connected, and the server ran thousands of those INCRs.
+TEST(ResilienceTest, TheRestOfAWriteCutOffByABreakNeverReachesTheNextConnection) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",reconnectBaseDelay=1ms,asyncTimeout=20000");
+  Database db = mux->database();
+  server.cli({"CONFIG", "SET", "proto-max-bulk-len", "1mb"});
+  std::string value;
+  value.reserve(96u << 20);
+  while (value.size() < (96u << 20)) value += "INCR injected\r\n";
+  for (int round = 0; round < 3; ++round) {
+    const Result<bool> set = db.set("victim", value).result();
+    ASSERT_FALSE(set) << "the server took a bulk over proto-max-bulk-len";
+    // The server's refusal, or the reset of the write it closed the connection on.
+    EXPECT_TRUE(set.error().code() == errc::server_error ||
+                set.error().code() == errc::outcome_unknown)
+        << set.error().message();
+    ASSERT_TRUE(db.ping().get().size() > 0);  // reconnected
+  }
+  EXPECT_EQ(server.cli({"GET", "injected"}), "") << "bytes of the value ran as commands";
+  EXPECT_EQ(server.cli({"EXISTS", "victim"}), "0");
+}
+
 TEST(ResilienceTest, IdleConnectionIsPingedEveryHeartbeatInterval) {
   RedisServer server;
   auto mux = Multiplexer::connect(server.address() + ",heartbeatInterval=50ms");

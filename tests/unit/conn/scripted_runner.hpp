@@ -310,7 +310,7 @@ class ScriptedRunner {
     if (result.then == Then::Wake) post([this] { perform(machine.on_wake(now)); });
     if (result.then == Then::Absorb) post([this] { perform(machine.on_absorb(now)); });
     if (result.then == Then::HandOver) {
-      const std::uint64_t generation = machine.generation();
+      const std::uint64_t generation = result.generation;  // as Connection::write_inline()
       auto shared_result = std::make_shared<Writer::Inline>(std::move(result));
       post([this, shared_result, generation] {
         perform(machine.on_inline_handover(std::move(*shared_result), generation, now));
