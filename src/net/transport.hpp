@@ -22,6 +22,8 @@
 // connection's I/O thread; is_tls() is constant.
 #pragma once
 
+#include <asio/associated_allocator.hpp>
+#include <asio/bind_allocator.hpp>
 #include <asio/error.hpp>
 #include <asio/generic/stream_protocol.hpp>
 #include <asio/io_context.hpp>
@@ -29,6 +31,7 @@
 #include <asio/write.hpp>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
@@ -114,6 +117,35 @@ struct TransferAllAtOnce {
 template <class Stream, class Buffer, class Handler>
 void write_all(Stream& stream, const Buffer& buffer, Handler&& handler) {
   asio::async_write(stream, buffer, TransferAllAtOnce{}, std::forward<Handler>(handler));
+}
+
+/// TransferAllAtOnce that also stops when `epoch` moved since the write began: the socket was
+/// closed, and perhaps opened again for the next connection.
+struct TransferAllInOneEpoch {
+  const std::uint64_t* epoch;
+  std::uint64_t began;
+  std::size_t operator()(const asio::error_code& error, std::size_t bytes) const noexcept {
+    return *epoch != began ? 0 : TransferAllAtOnce{}(error, bytes);
+  }
+};
+
+/// write_all() on a socket that close() and open() may reuse for the next connection while a
+/// step is under way (`epoch` counts them). A step whose completion was already on its way
+/// when the break closed the socket must not be followed by another: it would go out on the
+/// socket opened for the next connection, and the server would read the rest of the value as
+/// commands. Such a write ends with operation_aborted and the bytes of the steps done.
+template <class Stream, class Buffer, class Handler>
+void write_all(Stream& stream, const Buffer& buffer, const std::uint64_t& epoch,
+               Handler&& handler) {
+  const std::uint64_t began = epoch;
+  auto allocator = asio::get_associated_allocator(handler);
+  asio::async_write(
+      stream, buffer, TransferAllInOneEpoch{&epoch, began},
+      asio::bind_allocator(allocator, [&epoch, began, handler = std::forward<Handler>(handler)](
+                                          asio::error_code error, std::size_t bytes) mutable {
+        if (!error && epoch != began) error = asio::error::operation_aborted;
+        handler(error, bytes);
+      }));
 }
 
 class Transport {
@@ -291,7 +323,7 @@ void Transport::async_write(const Buffer& buffer, Handler&& handler) {
     return;
   }
 #endif
-  write_all(socket_, buffer, std::forward<Handler>(handler));
+  write_all(socket_, buffer, epoch_, std::forward<Handler>(handler));
 }
 
 }  // namespace redmux::detail

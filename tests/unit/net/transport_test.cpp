@@ -10,6 +10,7 @@
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,36 @@ TEST(TransportWriteTest, AFailedStepEndsTheWriteWithWhatWasWrittenBeforeIt) {
   EXPECT_EQ(written, 100'000u);
   const std::vector<std::size_t> expected = {250'000, 150'000};
   EXPECT_EQ(stream.offered, expected);
+}
+
+// The socket was closed (and may be open again for the next connection) after a step's
+// completion was on its way: no further step, and the write ends aborted.
+TEST(TransportWriteTest, AWriteWhoseSocketWasClosedMeanwhileTakesNoFurtherStep) {
+  asio::io_context io;
+  RecordingStream stream(io, 100'000);
+  const std::string bytes(250'000, 'z');
+  std::uint64_t epoch = 7;
+  asio::error_code result;
+  std::size_t written = 0;
+  write_all(stream, asio::buffer(bytes), epoch, [&](const asio::error_code& ec, std::size_t n) {
+    result = ec;
+    written = n;
+  });
+  ++epoch;  // the break closes the socket while the first step's completion is queued
+  io.run();
+  EXPECT_EQ(result, asio::error::operation_aborted);
+  EXPECT_EQ(written, 100'000u);
+  EXPECT_EQ(stream.offered, std::vector<std::size_t>{250'000});
+  // In the same epoch the write goes on to its end.
+  RecordingStream whole(io, 100'000);
+  write_all(whole, asio::buffer(bytes), epoch, [&](const asio::error_code& ec, std::size_t n) {
+    result = ec;
+    written = n;
+  });
+  io.restart();
+  io.run();
+  EXPECT_FALSE(result);
+  EXPECT_EQ(written, bytes.size());
 }
 
 }  // namespace
