@@ -30,7 +30,8 @@ struct BatchBuffer;
 /// Encodes and records one command of a batch. When it is refused (admin gate,
 /// connection-state command, queue full, routing) nothing is recorded, `state` (if any) is
 /// failed, and the refusal is returned.
-Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
+/// `buffer` null (a moved-from Batch): refused with errc::invalid_argument.
+Error batch_add(BatchBuffer* buffer, const CallOptions& options, std::span<const Arg> args,
                 CommandState* state);
 }  // namespace detail
 
@@ -47,7 +48,7 @@ class Batch : public Commands<Batch> {
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
     return detail::send_through<T>(options, [&](detail::CommandState* state) {
-      return detail::batch_add(*buffer_, options, args, state);
+      return detail::batch_add(buffer_.get(), options, args, state);
     });
   }
 

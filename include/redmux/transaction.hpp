@@ -48,7 +48,8 @@ struct TransactionBuffer;
 struct ConditionCheck;
 /// Encodes and records one queued command. When it is refused, `state` (if any) is failed,
 /// the transaction will fail with the refusal at execute(), and the refusal is returned.
-Error transaction_add(TransactionBuffer& buffer, const CallOptions& options,
+/// `buffer` null (a moved-from Transaction): refused with errc::invalid_argument.
+Error transaction_add(TransactionBuffer* buffer, const CallOptions& options,
                       std::span<const Arg> args, CommandState* state);
 }  // namespace detail
 
@@ -146,7 +147,7 @@ class Transaction : public Commands<Transaction> {
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
     return detail::send_through<T>(options, [&](detail::CommandState* state) {
-      return detail::transaction_add(*buffer_, options, args, state);
+      return detail::transaction_add(buffer_.get(), options, args, state);
     });
   }
 

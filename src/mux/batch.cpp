@@ -86,8 +86,14 @@ struct BatchBuffer {
   }
 };
 
-Error batch_add(BatchBuffer& buffer, const CallOptions& options, std::span<const Arg> args,
+Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const Arg> args,
                 CommandState* state) {
+  if (target == nullptr) {
+    Error error(errc::invalid_argument, "redmux: a command added to a moved-from Batch");
+    if (state) state->fail(error);
+    return error;
+  }
+  BatchBuffer& buffer = *target;
   MuxCore& core = *buffer.core;
   const CommandInfo& info = command_info(args);
   // Every refusal is returned as well as set on `state`: a fire-and-forget command has no

@@ -119,8 +119,14 @@ bool ConditionCheck::holds(const Condition& c, NodeSpan reply) {
   return false;
 }
 
-Error transaction_add(TransactionBuffer& buffer, const CallOptions&, std::span<const Arg> args,
+Error transaction_add(TransactionBuffer* target, const CallOptions&, std::span<const Arg> args,
                       CommandState* state) {
+  if (target == nullptr) {
+    Error error(errc::invalid_argument, "redmux: a command added to a moved-from Transaction");
+    if (state) state->fail(error);
+    return error;
+  }
+  TransactionBuffer& buffer = *target;
   const CommandInfo& info = command_info(args);
   // Inside MULTI a blocking command does not block (it answers at once), so it may be
   // queued; connection-state commands would break the transaction and are refused.

@@ -28,6 +28,32 @@ errc code_of(Future<T>& future) {
   return result ? errc{} : result.error().code();
 }
 
+// A command added to a moved-from Batch or Transaction is refused, not a crash (size() and
+// execute() already treated a moved-from one as empty).
+TEST(BatchRefusalTest, ACommandAddedToAMovedFromBatchOrTransactionIsRefused) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  Database db = mux->database();
+  Batch batch = db.batch();
+  Batch kept = std::move(batch);
+  auto incr = batch.incr("n");  // NOLINT(bugprone-use-after-move): what is tested
+  ASSERT_TRUE(incr.ready());
+  EXPECT_EQ(code_of(incr), errc::invalid_argument);
+  EXPECT_EQ(raw(batch, {"PING"}, Flags::FireAndForget).result().error().message(),
+            "redmux: a command added to a moved-from Batch");
+  EXPECT_EQ(batch.size(), 0u);
+  Transaction tx = db.transaction();
+  Transaction kept_tx = std::move(tx);
+  auto queued = tx.incr("n");  // NOLINT(bugprone-use-after-move): what is tested
+  ASSERT_TRUE(queued.ready());
+  EXPECT_EQ(queued.result().error().message(),
+            "redmux: a command added to a moved-from Transaction");
+  // The batch moved to goes on as if nothing happened.
+  auto counted = kept.incr("n");
+  kept.execute();
+  EXPECT_EQ(counted.get(), 1);
+}
+
 TEST(BatchRefusalTest, RefusedFireAndForgetCommandsFailTheirFuturesAndAreNotAdded) {
   RedisServer server;
   auto mux = Multiplexer::connect(server.address());  // allowAdmin=false
