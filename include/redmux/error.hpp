@@ -64,8 +64,9 @@ class Error {
   /// True when the command certainly did not run, so sending it again cannot apply it twice:
   /// never sent (not_sent, disconnected, queue_full), or refused by the server before running
   /// — LOADING, BUSY (a script or function is running), MASTERDOWN, READONLY (a replica after
-  /// a failover), TRYAGAIN, CLUSTERDOWN, NOREPLICAS, and the redirections MOVED, ASK and
-  /// Valkey's REDIRECT. False for timeouts and outcome_unknown.
+  /// a failover), TRYAGAIN, CLUSTERDOWN, NOREPLICAS, OOM (maxmemory reached), MISCONF (writes
+  /// stopped after a failed save), and the redirections MOVED, ASK and Valkey's REDIRECT.
+  /// False for timeouts and outcome_unknown.
   bool safe_to_retry() const noexcept;
 
   /// Throws the typed exception that matches code(). REQUIRES: code() != errc::ok.

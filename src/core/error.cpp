@@ -79,8 +79,9 @@ bool Error::safe_to_retry() const noexcept {
     case errc::server_error: {
       const std::string_view text(message_);
       const std::string_view word = text.substr(0, text.find_first_of(" \r\n"));
-      for (std::string_view refused : {"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN",
-                                       "CLUSTERDOWN", "NOREPLICAS", "MOVED", "ASK", "REDIRECT"}) {
+      for (std::string_view refused :
+           {"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS",
+            "MOVED", "ASK", "REDIRECT", "OOM", "MISCONF"}) {
         if (word == refused) return true;
       }
       return false;

@@ -92,6 +92,9 @@ TEST(ErrcTableTest, ServerErrorsThatMeanTheCommandDidNotRunAreSafeToRetry) {
         "TRYAGAIN Multiple keys request during rehashing of slot",
         "CLUSTERDOWN The cluster is down", "NOREPLICAS Not enough good replicas to write.",
         "MOVED 3999 127.0.0.1:6381", "ASK 3999 127.0.0.1:6381",
+        "OOM command not allowed when used memory > 'maxmemory'.",
+        "MISCONF Redis is configured to save RDB snapshots, but it is currently unable to persist "
+        "to disk.",
         "REDIRECT 127.0.0.1:6380: SET did not run: the server says the primary is "
         "127.0.0.1:6380"}) {
     EXPECT_TRUE(Error(errc::server_error, refused).safe_to_retry()) << refused;
