@@ -218,8 +218,10 @@ ConnectionMachine::Actions ConnectionMachine::on_read_failed(bool closed_by_peer
                                                              Clock::time_point now) {
   begin(now);
   const bool plain_handshake = state() == ConnectionState::Handshaking && !tls_;
+  const std::string refusal =
+      handshake_ && state() == ConnectionState::Handshaking ? handshake_->refusal() : std::string();
   connection_broken(break_cause::read_failed(endpoint_text_, closed_by_peer, reason, hint,
-                                             plain_handshake, reader_.unparsed()));
+                                             plain_handshake, reader_.unparsed(), refusal));
   return actions_;
 }
 

@@ -222,6 +222,7 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
         }
         // Before Redis 6 there is no HELLO: do it the RESP2 way once round one is answered.
         hello_unknown_ = true;
+        refusal_ = std::string(text);
       } else {
         read_hello(reply);
       }

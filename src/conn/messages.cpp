@@ -193,11 +193,14 @@ Error reauth_refused(std::string_view endpoint, std::string_view user,
 namespace break_cause {
 
 Error read_failed(std::string_view endpoint, bool closed_by_peer, std::string_view reason,
-                  std::string_view hint, bool plain_handshake, std::size_t partial) {
+                  std::string_view hint, bool plain_handshake, std::size_t partial,
+                  std::string_view refusal) {
   std::string why = closed_by_peer ? text(endpoint) + " closed the connection"
                                    : "reading from " + text(endpoint) + " failed: " + text(reason);
   why += hint;
-  if (closed_by_peer && plain_handshake) {
+  if (closed_by_peer && !refusal.empty()) {
+    why += " during the handshake, after answering it with \"" + text(refusal) + "\"";
+  } else if (closed_by_peer && plain_handshake) {
     // A TLS port closes a plain connection at its first bytes (the HELLO).
     why += " during the handshake: is this a TLS port? set ssl=true (or use rediss://)";
   }

@@ -85,9 +85,12 @@ Error reauth_refused(std::string_view endpoint, std::string_view user, std::stri
 
 namespace break_cause {
 /// `hint`: the transport's (TLS alerts); `plain_handshake`: a plain connection was in its
-/// handshake (a TLS port closes it at the first bytes); `partial`: bytes of a reply read.
+/// handshake (a TLS port closes it at the first bytes); `partial`: bytes of a reply read;
+/// `refusal`: an error the server answered the handshake with before it closed (a server at
+/// its maxclients limit says so, then closes), named instead of the TLS guess.
 Error read_failed(std::string_view endpoint, bool closed_by_peer, std::string_view reason,
-                  std::string_view hint, bool plain_handshake, std::size_t partial);
+                  std::string_view hint, bool plain_handshake, std::size_t partial,
+                  std::string_view refusal = {});
 Error write_failed(std::string_view endpoint, std::string_view reason);
 Error not_resp(std::string_view endpoint, const Error& parser_error);
 Error unexpected_reply(std::string_view endpoint);

@@ -237,6 +237,27 @@ TEST(ResilienceTest, ConnectErrorListsWhyEachAttemptFailed) {
   }
 }
 
+// A server at its maxclients limit answers the first command with its error and closes: the
+// connect error names that answer, not the guess made for a silent close (a TLS port).
+TEST(ResilienceTest, AServerAtItsMaxclientsLimitIsNamedNotTakenForATlsPort) {
+  RedisServer server;
+  auto holder = Multiplexer::connect(server.address() + ",allowAdmin=true");
+  Database admin = holder->database();
+  admin.execute({"CONFIG", "SET", "maxclients", "1"}).get();
+  try {
+    Multiplexer::connect(server.address() + ",connectRetry=0");
+    FAIL() << "a second client was let in";
+  } catch (const ConnectionError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("closed the connection during the handshake, after answering it with "
+                           "\"ERR max number of clients reached\""),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("TLS"), std::string::npos) << message;
+  }
+  admin.execute({"CONFIG", "SET", "maxclients", "10000"}).get();
+}
+
 TEST(ResilienceTest, ServerLoadingItsDatasetIsWaitedOutNotReportedAsErrors) {
   test::ServerOptions options;
   // 6,000 keys × 200 µs per key: seconds of loading after a restart (restart() waits for a
