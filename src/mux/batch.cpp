@@ -115,12 +115,24 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
   }
   if (state) state->command_name = info.name;
   auto [deadline, timeout_ms] = core.deadline_for(options);
-  if (!core.shared().acquire_slot(deadline)) {
+  // A batch's commands hold their slots until execute() sends them: when they hold them all,
+  // queueFullPolicy=wait would wait for room only this batch's own execute() can make (each
+  // add its whole timeout, while the commands already added time out). Refused at once.
+  const std::size_t limit = core.config().max_queued_commands;
+  const bool all_its_own = buffer.size() >= limit;
+  if (!core.shared().acquire_slot(all_its_own ? Clock::now() : deadline)) {
     core.shared().counters().queue_full.fetch_add(1, std::memory_order_relaxed);
-    return refuse(
-        Error(errc::queue_full, std::string(info.name) + " refused: maxQueuedCommands=" +
-                                    std::to_string(core.config().max_queued_commands) + " reached"),
-        false);
+    const std::string name(info.name);
+    if (all_its_own) {
+      return refuse(
+          Error(errc::queue_full,
+                name + " refused: this Batch's own " + std::to_string(buffer.size()) +
+                    " commands hold every slot of maxQueuedCommands=" + std::to_string(limit) +
+                    " until execute() sends them; execute() it first, or raise "
+                    "maxQueuedCommands"),
+          false);
+    }
+    return refuse(core.queue_full_error(info, deadline, timeout_ms), false);
   }
   const bool has_key = first_key_index(info, args).has_value();
   if (core.cluster()) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "redmux/redmux.hpp"
 #include "support/redis_server.hpp"
@@ -14,6 +15,7 @@ namespace redmux {
 namespace {
 
 using test::RedisServer;
+using namespace std::chrono_literals;
 
 // Any command through a sink's send() (the generic execute() is hidden by Batch::execute()).
 template <class Sink>
@@ -52,6 +54,32 @@ TEST(BatchRefusalTest, ACommandAddedToAMovedFromBatchOrTransactionIsRefused) {
   auto counted = kept.incr("n");
   kept.execute();
   EXPECT_EQ(counted.get(), 1);
+}
+
+// Under queueFullPolicy=wait, a batch whose own commands hold every slot is not made to wait
+// for room only its own execute() can make: what does not fit is refused at once, saying
+// why, and what was added runs.
+TEST(BatchRefusalTest, ABatchThatHoldsEverySlotItselfIsRefusedAtOnceNotMadeToWaitOnItself) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",maxQueuedCommands=5,queueFullPolicy=wait,asyncTimeout=2000");
+  Database db = mux->database();
+  Batch batch = db.batch();
+  std::vector<Future<long long>> added;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 8; ++i) added.push_back(batch.incr("n"));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, 1s) << "an add waited for room its own batch held";
+  EXPECT_EQ(batch.size(), 5u);
+  for (int i = 5; i < 8; ++i) {
+    ASSERT_TRUE(added[i].ready());
+    EXPECT_EQ(added[i].result().error().message(),
+              "INCR refused: this Batch's own 5 commands hold every slot of "
+              "maxQueuedCommands=5 until execute() sends them; execute() it first, or raise "
+              "maxQueuedCommands");
+  }
+  batch.execute();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(added[i].get(), i + 1);
 }
 
 TEST(BatchRefusalTest, RefusedFireAndForgetCommandsFailTheirFuturesAndAreNotAdded) {
