@@ -55,6 +55,7 @@ constexpr ClusterRule cluster_rule_of(std::string_view name) noexcept {
     return {Plan::Split, Reduce::Sum, 1};
   }
   if (name == "DBSIZE") return {Plan::EveryPrimary, Reduce::Sum, 1};
+  if (name == "KEYS") return {Plan::EveryPrimary, Reduce::Concat, 1};
   if (name == "FUNCTION LOAD") return {Plan::EveryPrimary, Reduce::FirstReply, 1};
   if (name == "FLUSHALL" || name == "FLUSHDB" || name == "SCRIPT FLUSH" ||
       name == "FUNCTION DELETE" || name == "FUNCTION FLUSH" || name == "FUNCTION RESTORE") {

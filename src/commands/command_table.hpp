@@ -86,7 +86,7 @@ struct ClusterRule {
     /// order (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH).
     Split,
     /// With no key it means the whole cluster: sent to every primary, replies combined
-    /// (DBSIZE, FLUSHALL, FLUSHDB, SCRIPT FLUSH, FUNCTION LOAD/DELETE/FLUSH/RESTORE).
+    /// (DBSIZE, KEYS, FLUSHALL, FLUSHDB, SCRIPT FLUSH, FUNCTION LOAD/DELETE/FLUSH/RESTORE).
     EveryPrimary,
     /// SCAN: one primary at a time, the cursor says which.
     ScanEveryPrimary,
@@ -97,6 +97,7 @@ struct ClusterRule {
     Sum,         ///< the sum of the integer replies (DEL, EXISTS …, DBSIZE)
     FirstReply,  ///< the first primary's reply (FUNCTION LOAD: the library name)
     Values,      ///< one array, each part's values put back at their keys' places (MGET)
+    Concat,      ///< one array of every part's elements, part after part (KEYS)
   };
   Plan plan = Plan::OneNode;
   Reduce reduce = Reduce::AllOk;

@@ -221,7 +221,7 @@ Result<bool> split_into_batch(
 
 /// Sends one command in cluster mode: routed by slot, redirections followed, MGET / MSET /
 /// DEL / UNLINK / EXISTS / TOUCH across slots split per slot and reassembled in order, and
-/// DBSIZE, FLUSHALL, FLUSHDB, SCRIPT FLUSH and FUNCTION LOAD/DELETE/FLUSH/RESTORE sent to
+/// DBSIZE, KEYS, FLUSHALL, FLUSHDB, SCRIPT FLUSH and FUNCTION LOAD/DELETE/FLUSH/RESTORE sent to
 /// every primary. `state` may be null (fire-and-forget). The queue slot is already taken;
 /// on a refusal it is given back here and the error returned (also set on `state`).
 /// `call_timeout`: `timeout_ms` is the call's own timeout, not asyncTimeout (its errors say

@@ -34,6 +34,7 @@ struct Gather {
   std::optional<Error> error;
   long long sum = 0;
   std::vector<std::optional<std::string>> values;  ///< Mget: by the key's position
+  std::deque<std::string> elements;                ///< Concat: every part's, in turn
   std::vector<Node> first;                         ///< FirstReply: a copy of part 0's reply
   std::deque<std::string> first_texts;
 
@@ -55,6 +56,8 @@ struct Gather {
         if (reply[i].type == ReplyType::Null) continue;
         values[positions[k]] = std::string(reply[i].value);
       }
+    } else if (mode == Mode::Concat) {
+      for (std::size_t i = 1; i < reply.size(); ++i) elements.emplace_back(reply[i].value);
     } else if (mode == Mode::Sum && !reply.empty()) {
       long long part = 0;
       std::from_chars(reply[0].value.data(), reply[0].value.data() + reply[0].value.size(), part);
@@ -112,6 +115,16 @@ struct Gather {
           } else {
             nodes.push_back(Node{ReplyType::Null, 1, 0, {}});
           }
+        }
+        target->deliver(nodes);
+        break;
+      }
+      case Mode::Concat: {
+        std::vector<Node> nodes;
+        nodes.reserve(elements.size() + 1);
+        nodes.push_back(Node{ReplyType::Array, 0, elements.size(), {}});
+        for (const std::string& element : elements) {
+          nodes.push_back(Node{ReplyType::BulkString, 1, element.size(), element});
         }
         target->deliver(nodes);
         break;

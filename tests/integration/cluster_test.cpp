@@ -314,6 +314,14 @@ TEST_F(ClusterTest, WholeClusterCommandsReachEveryPrimary) {
   Database db = mux->database();
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(db.set("w" + std::to_string(i), "1").get());
   EXPECT_EQ(db.dbsize().get(), 100);
+  // KEYS gathers every primary's keys (one node's would be a different part on each call).
+  for (int call = 0; call < 3; ++call) {
+    std::vector<std::string> keys = db.command<std::vector<std::string>>("KEYS", "w*").get();
+    std::sort(keys.begin(), keys.end());
+    ASSERT_EQ(keys.size(), 100u);
+    EXPECT_EQ(std::unique(keys.begin(), keys.end()), keys.end());
+  }
+  EXPECT_TRUE(db.command<std::vector<std::string>>("KEYS", "nothing:*").get().empty());
   const Arg flushall[] = {Arg("FLUSHALL")};
   EXPECT_EQ(db.send<std::string>({}, flushall).get(), "OK");
   for (RedisServer* primary : cluster_->primaries()) EXPECT_EQ(dbsize(*primary), 0);
