@@ -120,7 +120,8 @@ class Future {
   /// the next command — is awaited without blocking). An exception the callback throws
   /// completes the returned future with it: a RedmuxError keeps its code (so `r.value()`
   /// passes a failure on), any other is errc::handler_failed. The returned future may be
-  /// dropped: the callback runs all the same.
+  /// dropped: the callback runs all the same, but what it threw is then seen by nobody (it
+  /// does not reach Multiplexer::on_error()): catch inside the callback what must be seen.
   template <class F>
   auto then(F&& callback) -> Future<typename detail::ChainValue<
       std::remove_cvref_t<std::invoke_result_t<std::decay_t<F>&, Result<T>>>>::type> {

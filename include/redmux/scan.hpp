@@ -117,6 +117,9 @@ class ScanRange {
 
   /// The cursor to pass to a new range to continue after the current page: 0 once the
   /// walk is complete. Items of the current page not yet reached are not revisited by it.
+  /// After a fetch that failed (the iterator threw), cursor() is the cursor of the page that
+  /// failed: a new range from it (or incrementing this one again) fetches that page again.
+  /// It is 0 when the first page failed, which done() (false) tells from a complete walk.
   std::uint64_t cursor() const noexcept { return next_cursor_; }
   /// The cursor the current page was fetched with: a new range started from it yields the
   /// current page again (nothing skipped, some items repeated).
