@@ -97,6 +97,10 @@ bool MuxCore::redirect_to_primary(const std::vector<std::weak_ptr<Connection>>& 
   moved.bytes_end = bytes.size();
   ++moved.redirects;
   connections[to]->submit_batch(command.db, bytes, std::span<PendingCommand>(&moved, 1));
+  // The replying server asks its own role again (a -REDIRECT says it changed); the one it
+  // names is asked too, so routing learns of the new primary with the old one's demotion
+  // rather than at its next periodic check.
+  if (connections[to]->is_replica()) connections[to]->check_role();
   return true;
 }
 
