@@ -88,12 +88,15 @@ class OutcomeTally {
   std::uint64_t count(errc code) const {
     return counts_.at(index(code)).load(std::memory_order_relaxed);
   }
-  std::uint64_t total() const {
+  /// Every outcome but ok. (A sum of all counters less ok would read ok twice; under load the
+  /// second read can be the larger, and the unsigned difference wraps round.)
+  std::uint64_t errors() const {
     std::uint64_t sum = 0;
-    for (const auto& c : counts_) sum += c.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      if (i != index(errc::ok)) sum += counts_[i].load(std::memory_order_relaxed);
+    }
     return sum;
   }
-  std::uint64_t errors() const { return total() - count(errc::ok); }
   /// "ok=120 timeout=3 outcome_unknown=7" (codes that occurred only).
   std::string describe() const {
     std::string text;
