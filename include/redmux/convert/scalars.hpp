@@ -64,7 +64,8 @@ struct ReplyTraits<double> {
             return value;
           case detail::NumberStatus::OutOfRange:
             return Error(errc::unexpected_reply,
-                         "expected double, got " + detail::describe(node) + ", out of range");
+                         "expected double, got " + detail::describe(node) +
+                             ", out of range for a double; ask for std::string to read it whole");
           case detail::NumberStatus::Invalid:
             break;
         }

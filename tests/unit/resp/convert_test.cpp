@@ -151,7 +151,9 @@ TEST(ConvertTest, Doubles) {
   EXPECT_EQ(*convert<double>("(100\r\n"), 100.0);
   EXPECT_EQ(error_of<double>("$3\r\nabc\r\n"), R"(expected double, got bulk string "abc")");
   EXPECT_EQ(error_of<double>("#t\r\n"), "expected double, got boolean true");
-  EXPECT_EQ(error_of<double>(",1e999\r\n"), "expected double, got double 1e999, out of range");
+  EXPECT_EQ(error_of<double>(",1e999\r\n"),
+            "expected double, got double 1e999, out of range for a double; ask for std::string "
+            "to read it whole");
 }
 
 TEST(ConvertTest, Booleans) {
