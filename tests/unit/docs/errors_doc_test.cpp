@@ -1,6 +1,6 @@
 // docs/errors.md quotes the messages redmux prints. This test keeps the quotes true: every
 // message it quotes — the fenced blocks, and the `code` spans of 40 characters or more — must
-// be made of the library's string literals (src/), apart from what varies per message
+// be made of the library's string literals (src/ and include/), apart from what varies per message
 // (numbers, addresses, quoted names, command names, states, the server's words, "…").
 //
 // How a quote is checked: it is cut at what varies; each remaining piece of two words or more
@@ -95,9 +95,11 @@ void add_literals(const std::string& code, std::string& corpus) {
 
 std::string source_literals() {
   std::string corpus;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(REDMUX_SOURCE_DIR) / "src")) {
-    const std::string ext = entry.path().extension().string();
-    if (ext == ".cpp" || ext == ".hpp" || ext == ".inc") add_literals(read(entry.path()), corpus);
+  for (const char* dir : {"src", "include"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(REDMUX_SOURCE_DIR) / dir)) {
+      const std::string ext = entry.path().extension().string();
+      if (ext == ".cpp" || ext == ".hpp" || ext == ".inc") add_literals(read(entry.path()), corpus);
+    }
   }
   return corpus;
 }
