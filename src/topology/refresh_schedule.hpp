@@ -3,7 +3,9 @@
 // failed connections ask. The periodic look (every kTick; every kFastTick for kFastWindow after
 // a node failed while a primary of the map is unreachable, so a promotion is seen within
 // moments) refreshes while a primary is unreachable, every kWhileNodeDown while any node is,
-// and every kAtRest otherwise.
+// and every kAtRest otherwise. The first look, a kTick after the first map, refreshes: no
+// refresh has ended yet, so the map counts as old (a node that joined while the first map was
+// read is seen then).
 //
 // Threads: every member is safe from any thread (atomics); the time is an argument.
 #pragma once

@@ -49,6 +49,23 @@ std::size_t map_slots_of(Multiplexer& mux, const RedisServer& node) {
   return 0;
 }
 
+/// The CLUSTER SHARDS the cluster's nodes have answered.
+long long shards_asked(LocalCluster& cluster) {
+  long long sum = 0;
+  for (RedisServer* node : cluster.primaries()) sum += node->command_calls("cluster|shards");
+  for (RedisServer* node : cluster.replicas()) sum += node->command_calls("cluster|shards");
+  return sum;
+}
+
+/// Connects, and waits for the map's second load a second later: a test that moves a slot
+/// behind the multiplexer's back meets the map from before the move, not that reload.
+std::shared_ptr<Multiplexer> connect_and_settle(LocalCluster& cluster) {
+  const long long before = shards_asked(cluster);
+  auto mux = Multiplexer::connect(cluster.seeds());
+  EXPECT_TRUE(wait_until([&] { return shards_asked(cluster) >= before + 2; }, 5s));
+  return mux;
+}
+
 // One cluster for the whole suite (creating one takes seconds); each test cleans up after
 // itself or uses its own keys.
 class ClusterTest : public ClusterSuite<ClusterTest> {};
@@ -77,6 +94,17 @@ TEST_F(ClusterTest, DiscoversTheSlotMapFromOneSeedAndRoutesEveryKeyToItsPrimary)
   }
   // DBSIZE means the whole cluster: summed over the primaries.
   EXPECT_EQ(db.dbsize().get(), kKeys);
+}
+
+TEST_F(ClusterTest, TheMapIsAskedForOnceMoreASecondAfterConnect) {
+  // A node that joined while connect() read the map (a restarted replica) is seen a second
+  // later, not at the 30 s refresh.
+  const long long before = shards_asked(*cluster_);
+  const auto start = std::chrono::steady_clock::now();
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  ASSERT_EQ(shards_asked(*cluster_), before + 1);
+  ASSERT_TRUE(wait_until([&] { return shards_asked(*cluster_) >= before + 2; }, 5s));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 900ms);
 }
 
 TEST_F(ClusterTest, StatusShowsEveryNodeWithItsRoleAndSlots) {
@@ -470,7 +498,7 @@ TEST_F(ClusterTest, AShardSubscriptionWhoseSlotMovesEndsAndSaysSo) {
 TEST_F(ClusterTest, AnSsubscribeRefusedWithMovedEndsSaysWhereAndTheMapLearnsTheOwner) {
   // The slot moves behind the multiplexer's back, with nothing subscribed on it (so no
   // sunsubscribe comes): the SSUBSCRIBE goes to the old owner, which answers MOVED.
-  auto mux = Multiplexer::connect(cluster_->seeds());
+  auto mux = connect_and_settle(*cluster_);
   const std::string channel = "{unseen-move}news";
   RedisServer& source = cluster_->owner_of(channel);
   RedisServer& target = cluster_->another_primary(source);
@@ -504,7 +532,7 @@ TEST_F(ClusterTest, AMovedSeenByATransactionOrABlockingCommandUpdatesTheMapAtOnc
   // Neither follows a MOVED (a transaction's commands are queued on one connection, a blocking
   // command holds its own), but the map learns from it: the next one goes to the new owner,
   // not after the periodic refresh (30 s).
-  auto mux = Multiplexer::connect(cluster_->seeds());
+  auto mux = connect_and_settle(*cluster_);
   Database db = mux->database();
   const std::string counter = "{moving}n";
   RedisServer& source = cluster_->owner_of(counter);

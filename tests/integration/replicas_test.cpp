@@ -457,6 +457,10 @@ TEST(ReplicasTest, AStoppedReplicaStopsGettingReadsOnceItsInfoProbeIsOverdue) {
   // While it is stopped the primary takes writes it does not have.
   ASSERT_TRUE(db.set("k", "v2").get());
   set.replica2.resume();
+  // The probe it had pending is answered at once (SIGCONT). The next probe comes at the next
+  // health tick, up to a second later, and would end the state checked below after anything
+  // from 0 to 1 s: hold it with a pause of 1.5 s, under the 2 s that makes a probe overdue.
+  set.replica2.cli({"CLIENT", "PAUSE", "1500", "ALL"});
   // Its first answer after the stall (to the probe it had pending) is from a server that may
   // not have read its primary's backlog yet, the link reported up: not back in use on that
   // answer, only on the next one.
