@@ -161,10 +161,15 @@ TEST(ServerPauseTest, TimeoutsExplainThemselvesAndRepliesReachTheirOwnCallers) {
   ASSERT_TRUE(test::wait_until([&] { return tally.count(errc::ok) > 3000; }, 30s));
   server.pause();
   const auto paused_at = Clock::now();
-  // Paused for twice the timeout (and until the first timeouts were reported).
+  // Paused for twice the timeout, and until the first timeouts were reported, an ECHO's among
+  // them (a thread in SET or GET at the pause reaches its ECHO a timeout later).
+  auto echo_timed_out = [&] {
+    std::lock_guard lock(message_mutex);
+    return !timeout_message.empty();
+  };
   EXPECT_TRUE(test::wait_until(
       [&] {
-        return tally.count(errc::timeout) >= kThreads &&
+        return tally.count(errc::timeout) >= kThreads && echo_timed_out() &&
                Clock::now() - paused_at >= std::chrono::milliseconds(2 * kTimeoutMs);
       },
       20s))

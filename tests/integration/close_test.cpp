@@ -144,12 +144,16 @@ TEST(CloseTest, DeadlineReportsMessagesLeftUndelivered) {
   auto mux = connect_to(server);
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
-  Subscription subscription =
-      mux->subscriber().subscribe("close:events", [&](const Message&) { released.wait(); });
+  std::atomic<bool> entered{false};
+  Subscription subscription = mux->subscriber().subscribe("close:events", [&](const Message&) {
+    entered = true;
+    released.wait();
+  });
   subscription.confirmed().get();
   constexpr int kMessages = 5;
   for (int i = 0; i < kMessages; ++i) server.cli({"PUBLISH", "close:events", std::to_string(i)});
   ASSERT_TRUE(test::wait_until([&] { return mux->subscriber().status().messages == kMessages; }));
+  ASSERT_TRUE(test::wait_until([&] { return entered.load(); }));  // the first handler runs
   auto closing = std::async(std::launch::async, [&] { return mux->close(200ms); });
   // The close waits for the handler running at the deadline (it is not interrupted).
   EXPECT_EQ(closing.wait_for(400ms), std::future_status::timeout);
