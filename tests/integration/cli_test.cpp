@@ -245,7 +245,8 @@ TEST_F(CliTest, UsageAndConnectionErrorsExitTwo) {
   ProcessResult r = cli(server, {"--no-such-option", "PING"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown option --no-such-option"), std::string::npos) << r.err;
-  r = test::run_process({kCli, "-p", std::to_string(test::free_loopback_port()), "PING"}, 60s);
+  const test::ClosedPort closed;
+  r = test::run_process({kCli, "-p", std::to_string(closed.port()), "PING"}, 60s);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("Connection refused"), std::string::npos) << r.err;
   // The library's advice on connecting in the background is for applications.

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "support/ports.hpp"
+#include "support/process.hpp"
 #include "support/raw_connection.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
@@ -200,6 +201,17 @@ TEST(HarnessTest, FreeLoopbackPortAndWaitUntil) {
   const auto port = free_loopback_port();
   EXPECT_GT(port, 0);
   EXPECT_FALSE(loopback_port_accepts(port));
+  {
+    // Held: refused to a connection and to another bind (a server started there).
+    const ClosedPort closed;
+    EXPECT_FALSE(loopback_port_accepts(closed.port()));
+    const ProcessResult server =
+        run_process({"redis-server", "--port", std::to_string(closed.port()), "--bind", "127.0.0.1",
+                     "--save", "", "--appendonly", "no"},
+                    10s);
+    EXPECT_FALSE(server.timed_out) << "a server listened on a held port";
+    EXPECT_NE(server.out.find("Address already in use"), std::string::npos) << server.out;
+  }
 
   int calls = 0;
   EXPECT_TRUE(wait_until([&] { return ++calls == 3; }, 5s, 1ms));

@@ -429,7 +429,8 @@ TEST(MultiplexerTest, ConfigurationErrorsNameTheOption) {
 }
 
 TEST(MultiplexerTest, ConnectFailureSaysWhatWasTried) {
-  const std::uint16_t port = test::free_loopback_port();
+  const test::ClosedPort closed;
+  const std::uint16_t port = closed.port();
   try {
     Multiplexer::connect("127.0.0.1:" + std::to_string(port) +
                          ",connectRetry=1,connectTimeout=500");

@@ -243,8 +243,8 @@ TEST(ObservabilityTest, AFailedCommandsEventCountsOnlyTheBytesThatReachedTheSock
   }
   {
     // Never sent: nothing listens, so it timed out in the queue.
-    auto mux = Multiplexer::connect("127.0.0.1:" + std::to_string(test::free_loopback_port()) +
-                                    ",abortConnect=false");
+    const test::ClosedPort closed;
+    auto mux = Multiplexer::connect(closed.address() + ",abortConnect=false");
     mux->on_command(record);
     EXPECT_THROW(mux->database().incr("k", CallOptions(Flags::None, 100ms)).get(), TimeoutError);
     ASSERT_TRUE(wait_until([&] { return events().size() == 2; }));

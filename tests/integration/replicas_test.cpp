@@ -322,7 +322,8 @@ TEST(ReplicasTest, ReadsStayOffAReplicaWhoseLinkToThePrimaryIsDown) {
   // replica2 loses its primary (pointed at a port nobody listens on): it still answers reads
   // from what it has (replica-serve-stale-data yes), but redmux stops sending them there
   // within the role check's second.
-  const std::string dead = std::to_string(test::free_loopback_port());
+  const test::ClosedPort closed;
+  const std::string dead = std::to_string(closed.port());
   set.replica2.cli({"REPLICAOF", "127.0.0.1", dead});
   ASSERT_TRUE(wait_until([&] { return serves_reads_from(*mux, {set.replica1.port()}); }, 10s))
       << mux->topology().to_string();

@@ -224,7 +224,8 @@ TEST(ResilienceTest, CommandsQueuedWhileDownAreSentInOrderAfterTheRestart) {
 }
 
 TEST(ResilienceTest, ConnectErrorListsWhyEachAttemptFailed) {
-  const std::uint16_t port = test::free_loopback_port();
+  const test::ClosedPort closed;
+  const std::uint16_t port = closed.port();
   try {
     Multiplexer::connect("127.0.0.1:" + std::to_string(port) +
                          ",connectRetry=2,connectTimeout=500ms,reconnectBaseDelay=10ms");

@@ -209,12 +209,14 @@ TEST(SentinelTest, AnUnknownServiceNameIsAClearError) {
 
 TEST(SentinelTest, ASentinelThatIsDownIsSkipped) {
   SentinelSet set(1);
-  const std::string dead = "127.0.0.1:" + std::to_string(test::free_loopback_port());
+  const test::ClosedPort closed;
+  const std::string dead = closed.address();
   auto mux = Multiplexer::connect(dead + "," + set.config() + ",connectTimeout=2000");
   EXPECT_TRUE(mux->database().set("k", "v").get());
   EXPECT_EQ(set.primary.command_calls("set"), 1);
   // When none answers, the error names each Sentinel and why.
-  const std::string dead2 = "127.0.0.1:" + std::to_string(test::free_loopback_port());
+  const test::ClosedPort closed2;
+  const std::string dead2 = closed2.address();
   try {
     Multiplexer::connect(dead + "," + dead2 + ",serviceName=mymaster,connectTimeout=2000");
     FAIL() << "connected without a Sentinel";

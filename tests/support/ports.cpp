@@ -21,9 +21,9 @@ sockaddr_in loopback(std::uint16_t port) {
   return addr;
 }
 
-}  // namespace
-
-std::uint16_t free_loopback_port() {
+// A socket bound to 127.0.0.1:0 (without SO_REUSEADDR: no other socket can bind its port while
+// it is open), and the port the kernel chose.
+int bind_any_loopback_port(std::uint16_t& port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket()");
   sockaddr_in addr = loopback(0);
@@ -38,8 +38,28 @@ std::uint16_t free_loopback_port() {
     ::close(fd);
     throw std::system_error(error, std::generic_category(), "getsockname()");
   }
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  port = ntohs(addr.sin_port);
+  return fd;
+}
+
+}  // namespace
+
+std::uint16_t free_loopback_port() {
+  std::uint16_t port = 0;
+  ::close(bind_any_loopback_port(port));
+  return port;
+}
+
+ClosedPort::ClosedPort() {
+  fd_ = bind_any_loopback_port(port_);
+}
+
+ClosedPort::~ClosedPort() {
+  ::close(fd_);
+}
+
+std::string ClosedPort::address() const {
+  return "127.0.0.1:" + std::to_string(port_);
 }
 
 bool loopback_port_accepts(std::uint16_t port, std::chrono::milliseconds timeout) {
