@@ -402,6 +402,13 @@ Error Parser::add_endpoint(std::string_view text) {
   if (has_port) {
     unsigned long long number = 0;
     if (!parse_unsigned(port, number) || number == 0 || number > 65535) {
+      if (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+          port.empty()) {
+        // Not a number: perhaps a password written as "user:password". Not quoted.
+        return fail("invalid port in endpoint \"" + shown(host) + ":…\"" + in +
+                    ": not a number (not shown, in case it is a password; a password goes in "
+                    "password=); expected 1 … 65535");
+      }
       return fail("invalid port \"" + shown(port) + "\" in endpoint \"" + shown(text) + "\"" + in +
                   "; expected 1 … 65535");
     }

@@ -174,6 +174,30 @@ TEST(ConfigEndpoints, BadPorts) {
   }
 }
 
+TEST(ConfigEndpoints, APortThatIsNotANumberIsNotQuotedForItMayBeAPassword) {
+  // "user:password" where an endpoint was expected: "@host" left out of a URL, or written
+  // into a configuration string.
+  for (const char* text :
+       {"redis://:TOPSECRET", "redis://app:TOPSECRET/0", "rediss://default:TOPSECRET",
+        "redis://app:TOPSECRET%40cache.internal:6380", "valkey://app:TOPSECRET,h:1",
+        "127.0.0.1:6379,app:TOPSECRET"}) {
+    const std::string message = parse_error(text);
+    EXPECT_FALSE(contains(message, "TOPSECRET")) << text << " → " << message;
+    EXPECT_TRUE(contains(message, "1 … 65535") || contains(message, "1 to 65535"))
+        << text << " → " << message;
+  }
+  EXPECT_EQ(parse_error("redis://app:TOPSECRET"),
+            "URL's endpoint is not host:port with a port from 1 to 65535 (not shown: with no \"@\" "
+            "in the URL, a \"user:password\" is read as \"host:port\"); e.g. "
+            "\"redis://user:password@localhost:6379/0\"");
+  EXPECT_EQ(parse_error("app:TOPSECRET"),
+            "invalid port in endpoint \"app:…\" in configuration string: not a number (not shown, "
+            "in case it is a password; a password goes in password=); expected 1 … 65535");
+  // A number out of range is quoted, and a URL's hosts after its user info are.
+  EXPECT_TRUE(contains(parse_error("h:65536"), "invalid port \"65536\""));
+  EXPECT_TRUE(contains(parse_error("redis://u:p@h:x1"), "invalid port in endpoint \"h:…\""));
+}
+
 TEST(ConfigEndpoints, BadHosts) {
   EXPECT_TRUE(contains(parse_error("::1"), "must be in brackets"));
   EXPECT_TRUE(contains(parse_error("::1:6379"), "[::1]:6379"));
@@ -773,7 +797,8 @@ TEST(ConfigUrl, Malformed) {
   EXPECT_TRUE(contains(parse_error("redis:///0"), "URL has no host"));
   EXPECT_TRUE(contains(parse_error("redis://u:p@"), "URL has no host"));
   EXPECT_TRUE(contains(parse_error("redis://h#x"), "fragment"));
-  EXPECT_TRUE(contains(parse_error("redis://h:0"), "invalid port \"0\""));
+  EXPECT_TRUE(contains(parse_error("redis://h:0"), "not host:port with a port from 1 to 65535"));
+  EXPECT_TRUE(contains(parse_error("redis://u:p@h:0"), "invalid port \"0\""));
   EXPECT_TRUE(contains(parse_error("redis://h,h"), "listed twice"));
   EXPECT_TRUE(contains(parse_error("redis://h,"), "empty endpoint in URL"));
   EXPECT_TRUE(contains(parse_error("redis://::1"), "must be in brackets"));
