@@ -79,7 +79,9 @@ void Handshake::queue(std::string& out, Expect what, std::initializer_list<std::
 
 void Handshake::begin(std::string& out) {
   std::vector<Arg> hello = {Arg("HELLO"), Arg(config_.protocol == Protocol::Resp3 ? "3" : "2")};
-  if (!credentials_.password.empty()) {
+  // A user with an empty password (a provider's: the configuration refuses it) authenticates
+  // as that user, which a nopass user accepts, not silently as "default".
+  if (!credentials_.password.empty() || !credentials_.user.empty()) {
     hello.insert(hello.end(), {Arg("AUTH"),
                                Arg(credentials_.user.empty() ? std::string_view("default")
                                                              : std::string_view(credentials_.user)),
@@ -122,7 +124,7 @@ void Handshake::begin(std::string& out) {
 
 void Handshake::begin_resp2(std::string& out) {
   identity_.protocol = 2;
-  if (!credentials_.password.empty()) {
+  if (!credentials_.password.empty() || !credentials_.user.empty()) {
     if (credentials_.user.empty()) {
       queue(out, Expect::Auth, {"AUTH", credentials_.password});
     } else {

@@ -309,6 +309,34 @@ TEST(CredentialsTest, AThrowingProviderFailsTheAttemptSayingWhy) {
   }
 }
 
+TEST(CredentialsTest, AUserWithAnEmptyPasswordIsThatUserNeverDefault) {
+  test::ServerOptions options;
+  options.acl_file_contents =
+      "user default on nopass ~* &* +@all\n"
+      "user open on nopass ~* &* +@all\n"
+      "user locked on >its-pass ~* &* +@all\n";
+  RedisServer server(options);
+  for (const char* protocol : {"resp3", "resp2"}) {
+    SCOPED_TRACE(protocol);
+    Vault vault;
+    vault.set("open", "");  // a nopass user takes any password, the empty one too
+    auto mux = Multiplexer::connect(
+        config_for(server, vault, std::string(",protocol=") + protocol + ",connectRetry=0"));
+    EXPECT_EQ(mux->database().command<std::string>("ACL", "WHOAMI").get(), "open");
+    // A user whose password is not empty is refused, not connected as "default".
+    Vault wrong;
+    wrong.set("locked", "");
+    try {
+      Multiplexer::connect(
+          config_for(server, wrong, std::string(",protocol=") + protocol + ",connectRetry=0"));
+      ADD_FAILURE() << "connected with an empty password for \"locked\"";
+    } catch (const RedmuxError& e) {
+      EXPECT_EQ(e.code(), errc::authentication_failed) << e.what();
+      EXPECT_NE(std::string(e.what()).find("WRONGPASS"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Redis Cluster: every node's connection asks the provider. The password is rotated on every
 // node (the old one removed) and the connections cut: writes to every primary resume only
 // with the provider's new answer, and each node's sessions are the provider's user.
