@@ -254,6 +254,17 @@ TEST_F(CliTest, UsageAndConnectionErrorsExitTwo) {
   r = test::run_process({kCli, "-u", "localhost:6379,abortconect=false", "PING"}, 60s);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("abortconect"), std::string::npos) << r.err;
+  // The library's advice names its options; the CLI's messages name its flags.
+  r = cli(server, {"--user", "app", "PING"});
+  EXPECT_NE(r.err.find("a user (--user) is given without a password (-a)"), std::string::npos)
+      << r.err;
+  r = cli(server, {"AUTH", "app", "pw"});
+  EXPECT_NE(r.err.find("give --user and -a when starting redmux-cli"), std::string::npos) << r.err;
+  r = cli(server, {"HELLO", "3"});
+  EXPECT_NE(r.err.find("start redmux-cli with -2 or -3"), std::string::npos) << r.err;
+  for (const std::string& text : {r.err, r.out}) {
+    EXPECT_EQ(text.find("in the configuration"), std::string::npos) << text;
+  }
 }
 
 TEST_F(CliTest, AConfigurationWithTheClientCacheKeepsResp3) {

@@ -55,6 +55,12 @@ void print_error(std::string_view text) {
       {"set sslCert and sslKey", "use --cert and --key"},
       {"client certificate in sslCert", "client certificate of --cert"},
       {"(check user= and password=)", "(check --user and -a)"},
+      {"set user= and password= in the configuration",
+       "give --user and -a when starting redmux-cli"},
+      {"set protocol=resp2|resp3 in the configuration", "start redmux-cli with -2 or -3"},
+      {"option \"user\" in configuration is set without \"password\"",
+       "a user (--user) is given without a password (-a)"},
+      {"set name= in the configuration", "give -u a configuration with name="},
   };
   for (const auto& [option, flag] : kFlags) {
     for (std::size_t at = line.find(option); at != std::string::npos;
