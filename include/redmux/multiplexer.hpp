@@ -41,9 +41,10 @@ struct ClientCacheStatus {
   std::uint64_t misses = 0;
   std::uint64_t stored = 0;   ///< replies stored
   std::uint64_t refused = 0;  ///< replies not stored: an invalidation raced the read (or a break)
-  std::uint64_t invalidations =
-      0;                      ///< keys invalidated: by the server, or by this multiplexer's writes
-  std::uint64_t flushes = 0;  ///< whole cache dropped: nil invalidation, break, new session
+  /// Keys taken out of this cache, there or not: by the server's pushes, or by this
+  /// multiplexer's writes (before each is queued and again after: 2 per key)
+  std::uint64_t invalidations = 0;
+  std::uint64_t flushes = 0;    ///< whole cache dropped: nil invalidation, break, new session
   std::uint64_t evictions = 0;  ///< entries dropped for room (clientCacheBytes)
   std::uint64_t expired = 0;    ///< entries found past their TTL
   std::size_t entries = 0;      ///< entries holding a value now

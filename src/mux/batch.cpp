@@ -204,8 +204,11 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
   command.bytes_end = buffer.bytes.size();
   if (state) {
     buffer.mark_buffered(state);
-    state->add_ref();
-    command.state = state;
+    // The batch rides one connection: with several to the server, a write's keys may ride
+    // others, so they are cleared again at its reply (cache_route.hpp).
+    CommandState* sent = core.cache_route().clear_at_reply(info, args, state, false);
+    if (sent == state) state->add_ref();  // the connection's (a wrapper comes with one)
+    command.state = sent;
   } else {
     command.kind = PendingKind::FireAndForget;
     command.deadline = Clock::time_point::max();

@@ -80,7 +80,65 @@ class CacheTtl final : public CommandState {
   bool absent_unknown_;
 };
 
+/// A write's state that clears the write's keys from every cache at its reply, then
+/// completes the caller's state (CacheRoute::clear_at_reply()).
+class ClearAtReply final : public CommandState {
+ public:
+  using Caches = std::vector<std::shared_ptr<ClientCache>>;
+  ClearAtReply(std::shared_ptr<const Caches> caches, std::vector<std::string> keys,
+               CommandState* caller)
+      : caches_(std::move(caches)), keys_(std::move(keys)), caller_(caller) {
+    caller->add_ref();
+    command_name = caller->command_name;
+  }
+  void deliver(NodeSpan reply) noexcept override {
+    if (!claim()) return;
+    clear();
+    caller_->deliver(reply);
+    publish();
+  }
+  void fail(Error error) noexcept override {  // it may have run all the same
+    if (!claim()) return;
+    clear();
+    caller_->fail(std::move(error));
+    publish();
+  }
+
+ private:
+  ~ClearAtReply() override { caller_->release(); }
+  void clear() noexcept {
+    for (const auto& cache : *caches_) {
+      if (keys_.empty()) {
+        cache->invalidate_all();
+      } else {
+        for (const std::string& key : keys_) cache->invalidate(key);
+      }
+    }
+  }
+  std::shared_ptr<const Caches> caches_;
+  std::vector<std::string> keys_;  ///< empty: every key
+  CommandState* caller_;           ///< a reference of its own
+};
+
 }  // namespace
+
+void CacheRoute::add_cache(std::shared_ptr<ClientCache> cache) {
+  caches_.push_back(std::move(cache));
+  shared_caches_ = std::make_shared<const std::vector<std::shared_ptr<ClientCache>>>(caches_);
+}
+
+CommandState* CacheRoute::clear_at_reply(const CommandInfo& info, std::span<const Arg> args,
+                                         CommandState* caller, bool alone) const {
+  thread_local std::vector<std::size_t> indexes;
+  if (!enabled_ || !several_connections_ || !caller || !shared_caches_ ||
+      !written_keys(info, args, indexes) || (alone && indexes.size() == 1)) {
+    return caller;
+  }
+  std::vector<std::string> keys;
+  keys.reserve(indexes.size());
+  for (std::size_t index : indexes) keys.emplace_back(args[index].bytes());
+  return new ClearAtReply(shared_caches_, std::move(keys), caller);
+}
 
 void NodeCaches::add(std::shared_ptr<ClientCache> cache) {
   std::lock_guard lock(adding_);  // one copy-on-write at a time
@@ -92,7 +150,8 @@ void NodeCaches::add(std::shared_ptr<ClientCache> cache) {
 CacheRoute::CacheRoute(const Config& config)
     : enabled_(config.client_cache),
       opt_in_(config.client_cache_mode == ClientCacheMode::OptIn),
-      flagged_(config.client_cache_reads == ClientCacheReads::Flagged) {
+      flagged_(config.client_cache_reads == ClientCacheReads::Flagged),
+      several_connections_(config.connections_per_endpoint > 1) {
   if (enabled_) node_caches_ = std::make_shared<NodeCaches>();
   if (config.client_cache_mode != ClientCacheMode::Broadcast) return;
   std::string_view text = config.client_cache_prefixes;

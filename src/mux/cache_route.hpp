@@ -7,6 +7,12 @@
 // and again after. A read that looked its key up before the second invalidation had its
 // fill (if any) removed by it, so its reply is not stored; a read that looks it up after is
 // queued after the write on the same connection, and reads the new value.
+// With several connections to one server (connectionsPerEndpoint > 1) that last step fails
+// for a key the write does not ride with: a read of it on another connection, looked up
+// after the second invalidation, may run before the write and be stored before the server's
+// invalidation reaches that connection. Such a write (several keys, none, or in a Batch)
+// clears its keys a third time at its reply, before its caller hears of it
+// (clear_at_reply()): a read looked up after that runs after the write.
 //
 // Threads: any (the caches lock themselves).
 #pragma once
@@ -52,7 +58,7 @@ class CacheRoute {
 
   bool enabled() const noexcept { return enabled_; }
   /// The caches a write must clear (the interactive connections').
-  void add_cache(std::shared_ptr<ClientCache> cache) { caches_.push_back(std::move(cache)); }
+  void add_cache(std::shared_ptr<ClientCache> cache);
   /// Where the cluster router registers its node connections' caches (null when disabled).
   const std::shared_ptr<NodeCaches>& node_caches() const noexcept { return node_caches_; }
 
@@ -73,6 +79,15 @@ class CacheRoute {
   void invalidate_written(const CommandInfo& info, std::span<const Arg> args) const;
   /// The same for keys recorded earlier (a Batch's writes); `everything`: every cache.
   void invalidate_keys(std::span<const std::string> keys, bool everything) const;
+
+  /// For a write on one of several connections to its server (not a cluster's): `caller`
+  /// wrapped so that the write's keys leave every cache again at its reply (or failure),
+  /// before `caller` completes. The wrapper holds a reference to `caller`; it comes with one
+  /// reference, its maker's. `caller` itself when there is nothing to do: no cache, one connection
+  /// per endpoint, not a write, or (`alone`: sent by itself) a write of one key, which rides that
+  /// key's connection with every read of it.
+  CommandState* clear_at_reply(const CommandInfo& info, std::span<const Arg> args,
+                               CommandState* caller, bool alone) const;
 
   /// Builds the write of a read that fills `cache` with `ticket`: [CLIENT CACHING YES] PTTL
   /// key, then the read, whose PendingCommand `read` becomes the fill's (its state wraps
@@ -95,7 +110,10 @@ class CacheRoute {
   bool opt_in_ = false;
   bool flagged_ = false;
   std::vector<std::string> prefixes_;  ///< BCAST: only keys under these are cached
+  bool several_connections_ = false;   ///< connectionsPerEndpoint > 1
   std::vector<std::shared_ptr<ClientCache>> caches_;
+  /// caches_ as a write's reply clears them (shared with clear_at_reply()'s wrappers).
+  std::shared_ptr<const std::vector<std::shared_ptr<ClientCache>>> shared_caches_;
   std::shared_ptr<NodeCaches> node_caches_;  ///< Redis Cluster's node connections' caches
 };
 

@@ -495,9 +495,13 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     // Read your own write (cache_route.hpp): the keys leave every cache before the write
     // is queued and again after.
     cache_route_.invalidate_written(info, args);
-    Error error = blocking ? submit_blocking(*this, db, options, args, info, state)
-                           : submit_routed(db, options, args, info, state);
+    // With several connections to the server, a third time at the reply (cache_route.hpp).
+    CommandState* sent =
+        blocking || cluster() ? state : cache_route_.clear_at_reply(info, args, state, true);
+    Error error = blocking ? submit_blocking(*this, db, options, args, info, sent)
+                           : submit_routed(db, options, args, info, sent);
     cache_route_.invalidate_written(info, args);
+    if (sent != state) sent->release();  // its maker's reference; the connection took its own
     return error;
   }
   if (blocking) return submit_blocking(*this, db, options, args, info, state);

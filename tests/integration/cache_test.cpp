@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "redmux/redmux.hpp"
@@ -109,6 +111,57 @@ TEST(CacheTest, AWriteWhoseKeyIsNotItsFirstIsSeenByTheNextReadOnAnyConnection) {
     db.command<long long>("SORT", a, "STORE", b).get();
     ASSERT_EQ(db.llen(b).get(), 3) << "read " << i << " after SORT a STORE b";
   }
+  EXPECT_GT(cache_of(*mux).hits, 0u);
+}
+
+TEST(CacheTest, AWriteOnAnotherConnectionThanItsKeysReadsIsSeenOnceItsFutureCompletes) {
+  // Two connections: "w{a}" rides one (slot 15495), "r{b}" the other (slot 3300). A write
+  // of both (MSET, or a Batch, which rides the connection of its first key) goes on the
+  // first, while readers on other threads read r{b} on the second. A read looked up after
+  // the write was queued can run before it on its own connection and be stored before the
+  // server's invalidation arrives there: once the write's future completes, no read may
+  // return the older value.
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",clientCache=true,connectionsPerEndpoint=2,ioThreads=2");
+  Database db = mux->database();
+  db.mset({{"w{a}", "0"}, {"r{b}", "0"}}).get();
+  std::atomic<long long> done{0};
+  std::atomic<bool> stop{false};
+  std::atomic<long long> older{0};
+  std::atomic<long long> example{-1};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        const long long floor = done.load();
+        const std::optional<std::string> value = db.get("r{b}").get();
+        if (value && std::stoll(*value) < floor) {
+          ++older;
+          example = floor;
+        }
+      }
+    });
+  }
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  long long i = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    const std::string v = std::to_string(++i);
+    if (i % 2 == 0) {
+      db.mset({{"w{a}", v}, {"r{b}", v}}).get();
+    } else {
+      Batch batch = db.batch();
+      batch.set("w{a}", v);
+      Future<bool> set = batch.set("r{b}", v);
+      batch.execute();
+      ASSERT_TRUE(set.get());
+    }
+    done = i;
+  }
+  stop = true;
+  for (auto& reader : readers) reader.join();
+  EXPECT_EQ(older.load(), 0) << "reads older than a completed write, e.g. after write "
+                             << example.load() << " of " << i << "; " << mux->status_text();
   EXPECT_GT(cache_of(*mux).hits, 0u);
 }
 
