@@ -165,6 +165,32 @@ TEST(CacheTest, AWriteOnAnotherConnectionThanItsKeysReadsIsSeenOnceItsFutureComp
   EXPECT_GT(cache_of(*mux).hits, 0u);
 }
 
+TEST(CacheTest, UnderSeveralConnectionsACommandNamingTheKeyFencesAnotherClientsWrite) {
+  // "p{a}" rides the second of two connections; a keyless command (PING) the first, so its
+  // reply says nothing of the invalidations on the second. EXISTS of the key rides the key's.
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",clientCache=true,connectionsPerEndpoint=2,ioThreads=2");
+  auto other = Multiplexer::connect(server.address());
+  Database db = mux->database();
+  Database writer = other->database();
+  const std::string key = "p{a}";
+  int stale = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string before = std::to_string(i);
+    writer.set(key, before).get();
+    db.exists({key}, CallOptions(Flags::NoCache)).get();
+    ASSERT_EQ(db.get(key).get(), before);  // stored
+    ASSERT_EQ(db.get(key).get(), before);  // from the cache
+    const std::string after = std::to_string(i) + "+";
+    writer.set(key, after).get();
+    db.exists({key}, CallOptions(Flags::NoCache)).get();
+    stale += db.get(key).get() != after;
+  }
+  EXPECT_EQ(stale, 0) << "cached reads older than a write fenced by EXISTS of its key";
+  EXPECT_GT(cache_of(*mux).hits, 0u);
+}
+
 // Invalidations sent while the connection is down are lost: the cache goes with the session.
 TEST(CacheTest, ABrokenConnectionDropsTheCacheSoWritesMadeWhileDownAreSeen) {
   RedisServer server;
