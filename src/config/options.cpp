@@ -74,6 +74,46 @@ struct IntOption {
   }
 };
 
+// A size in bytes: a plain number, or with redis.conf's suffixes (any case): k, m, g for
+// 1000, 1000^2, 1000^3; kb, mb, gb for 1024, 1024^2, 1024^3.
+template <auto Member, long long Min, long long Max>
+struct SizeOption {
+  using Field = std::remove_cvref_t<decltype(std::declval<Config&>().*Member)>;
+  static constexpr std::string_view kExpectation =
+      "expected bytes, e.g. 67108864, 64mb (MiB) or 64m (millions)";
+
+  static std::string set(Config& config, std::string_view value) {
+    std::size_t digits = 0;
+    while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
+    if (digits == 0) return number_problem(value, Min, Max, "bytes", std::string(kExpectation));
+    const std::string suffix = to_lower(value.substr(digits));
+    static constexpr std::pair<std::string_view, unsigned long long> kUnits[] = {
+        {"", 1},
+        {"k", 1000},
+        {"kb", 1024},
+        {"m", 1000 * 1000},
+        {"mb", 1024 * 1024},
+        {"g", 1000 * 1000 * 1000},
+        {"gb", 1024 * 1024 * 1024}};
+    const auto* unit = std::find_if(std::begin(kUnits), std::end(kUnits),
+                                    [&](const auto& u) { return u.first == suffix; });
+    if (unit == std::end(kUnits)) return std::string(kExpectation);
+    unsigned long long number = 0;
+    if (!parse_unsigned(value.substr(0, digits), number) ||
+        number > static_cast<unsigned long long>(Max) / unit->second) {
+      return range_problem(Min, Max, "bytes");
+    }
+    number *= unit->second;
+    if (number < static_cast<unsigned long long>(Min)) return range_problem(Min, Max, "bytes");
+    config.*Member = static_cast<Field>(number);
+    return {};
+  }
+  static std::string print(const Config& config) { return std::to_string(config.*Member); }
+  static std::string check(const Config& config) {
+    return IntOption<Member, Min, Max>::check(config);
+  }
+};
+
 // A duration: a plain number in the field's own unit (milliseconds, or seconds for
 // keepAlive), or a number with a suffix: ms, s, m (minutes).
 template <auto Member, long long Min, long long Max>
@@ -310,7 +350,7 @@ constexpr auto kOptions = std::to_array<OptionSpec>({
     row<TextOption<&C::availability_zone>>("availabilityZone"),
     row<BoolOption<&C::failover_wait>>("failoverWait"),
     row<BoolOption<&C::client_cache>>("clientCache"),
-    row<IntOption<&C::client_cache_bytes, 4096, (1LL << 40)>>("clientCacheBytes"),
+    row<SizeOption<&C::client_cache_bytes, 4096, (1LL << 40)>>("clientCacheBytes"),
     row<DurationOption<&C::client_cache_max_ttl, 1, kMsMax>>("clientCacheMaxTtl"),
     row<EnumOption<&C::client_cache_mode>>("clientCacheMode"),
     row<TextOption<&C::client_cache_prefixes>>("clientCachePrefixes"),

@@ -137,7 +137,9 @@ Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::size
   const ReplicaWish wish = replica_wish(read_only, flags);
   if (wish.demand && !read_only) {
     return Error(errc::not_allowed,
-                 std::string(info.name) + " writes and cannot run on a replica (DemandReplica)");
+                 std::string(info.name) +
+                     (info.is(CommandFlag::Write) ? " writes" : " is not a read-only command") +
+                     " and cannot run on a replica (DemandReplica)");
   }
   return for_slot(slots.first, wish.replica, wish.demand);
 }

@@ -345,7 +345,9 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
     const Roles roles = this->roles(want_replica, none);
     if (demand_replica && (roles.replica == none || !read_only)) {
       std::string why = read_only ? " demands a replica, but none is connected"
-                                  : " writes and cannot run on a replica";
+                        : info.is(CommandFlag::Write)
+                            ? " writes and cannot run on a replica"
+                            : " is not a read-only command and cannot run on a replica";
       if (read_only && roles.unsynced > 0) {
         why = " demands a replica, but none of those connected is in sync (replicaHealthCheck):";
         for (const auto& group : groups_) {

@@ -108,6 +108,14 @@ TEST(ReplicasTest, PreferReplicaFallsBackToThePrimaryAndDemandReplicaFails) {
   ASSERT_FALSE(demanded.has_value());
   EXPECT_NE(demanded.error().message().find("DemandReplica"), std::string::npos)
       << demanded.error().message();
+  // A command that is not read-only never goes to a replica; only a write is said to write.
+  Result<std::string> ping = db.ping(CallOptions(Flags::DemandReplica)).result();
+  ASSERT_FALSE(ping.has_value());
+  EXPECT_EQ(ping.error().message(),
+            "PING is not a read-only command and cannot run on a replica (DemandReplica)");
+  Result<bool> set = db.set("k", "w", CallOptions(Flags::DemandReplica)).result();
+  ASSERT_FALSE(set.has_value());
+  EXPECT_EQ(set.error().message(), "SET writes and cannot run on a replica (DemandReplica)");
   // topology() names the replica's connection state in status()'s words.
   const Topology topology = mux->topology();
   ASSERT_EQ(topology.servers.size(), 2u);

@@ -1152,6 +1152,26 @@ TEST(ConfigTest, ClientCacheOptionsAreCheckedTogether) {
   EXPECT_EQ(Config::parse(on->to_string()).value(), *on);
   EXPECT_TRUE(contains(parse_error("h,clientCache=true,protocol=resp2"), "needs protocol=resp3"));
   EXPECT_TRUE(contains(parse_error("h,clientCacheBytes=100000"), "needs clientCache=true"));
+  // Sizes as redis.conf writes them.
+  for (const auto& [text, bytes] :
+       std::initializer_list<std::pair<const char*, std::size_t>>{{"65536", 65536},
+                                                                  {"64kb", 65536},
+                                                                  {"64KB", 65536},
+                                                                  {"64k", 64000},
+                                                                  {"64mb", 64u << 20},
+                                                                  {"64m", 64000000},
+                                                                  {"1gb", 1u << 30},
+                                                                  {"2g", 2000000000}}) {
+    EXPECT_EQ(
+        parse_ok(std::string("h,clientCache=true,clientCacheBytes=") + text).client_cache_bytes,
+        bytes)
+        << text;
+  }
+  EXPECT_TRUE(contains(parse_error("h,clientCache=true,clientCacheBytes=64MiB"),
+                       "expected bytes, e.g. 67108864, 64mb (MiB) or 64m (millions)"));
+  EXPECT_TRUE(contains(parse_error("h,clientCache=true,clientCacheBytes=2048gb"),
+                       "out of range; expected 4096 … 1099511627776 bytes"));
+  EXPECT_TRUE(contains(parse_error("h,clientCache=true,clientCacheBytes=4k"), "out of range"));
   EXPECT_TRUE(contains(parse_error("h,clientCache=true,clientCachePrefixes=a"),
                        "needs clientCacheMode=bcast"));
   EXPECT_TRUE(contains(parse_error("h,clientCache=true,clientCacheMode=sometimes"),
