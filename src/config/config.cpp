@@ -17,6 +17,10 @@ namespace config_internal {
 namespace {
 
 constexpr std::string_view kExampleEndpoint = "e.g. \"localhost:6379\"";
+// An endpoint of a URL without "@", in place of its text: it may be user info.
+constexpr std::string_view kHiddenEndpoint =
+    "(not shown: a URL without \"@\" reads \"user:password\" as \"host:port\"; user info goes "
+    "before \"@host\", e.g. \"redis://user:password@localhost:6379\")";
 
 bool is_host_char(char c) {
   // Refused: whitespace and the characters that delimit the string and URL forms.
@@ -55,15 +59,23 @@ std::string endpoint_identity(const Endpoint& endpoint) {
   return identity;
 }
 
-Error check_host(std::string_view host, std::string_view endpoint, std::string_view where) {
+// How an error names `endpoint`: quoted, or (`hidden`) not at all.
+std::string quoted_endpoint(std::string_view endpoint, bool hidden) {
+  return hidden ? std::string(kHiddenEndpoint) : "\"" + shown(endpoint) + "\"";
+}
+
+Error check_host(std::string_view host, std::string_view endpoint, std::string_view where,
+                 bool hidden = false) {
+  const std::string quoted = quoted_endpoint(endpoint, hidden);
   if (host.empty()) {
-    return Parser::fail("endpoint \"" + shown(endpoint) + "\" in " + std::string(where) +
-                        " has no host; " + std::string(kExampleEndpoint));
+    return Parser::fail("endpoint " + quoted + " in " + std::string(where) + " has no host; " +
+                        std::string(kExampleEndpoint));
   }
   // ':' passes: IPv6 hosts hold it (the string form needs them bracketed, checked earlier).
   if (!std::all_of(host.begin(), host.end(), is_host_char)) {
-    return Parser::fail("invalid host \"" + shown(host) + "\" in endpoint \"" + shown(endpoint) +
-                        "\" in " + std::string(where));
+    return Parser::fail(
+        (hidden ? std::string("invalid host") : "invalid host \"" + shown(host) + "\"") +
+        " in endpoint " + quoted + " in " + std::string(where));
   }
   return {};
 }
@@ -350,8 +362,9 @@ bool looks_like_url(std::string_view text) {
   return std::all_of(scheme.begin(), scheme.end(), scheme_char);
 }
 
-Error Parser::add_endpoint(std::string_view text) {
+Error Parser::add_endpoint(std::string_view text, bool hidden) {
   const std::string in = " in " + std::string(where_);
+  const std::string quoted = quoted_endpoint(text, hidden);
   if (text.empty()) return fail("empty endpoint" + in + "; " + std::string(kExampleEndpoint));
   Endpoint endpoint;
   if (text.front() == '/') {
@@ -366,7 +379,7 @@ Error Parser::add_endpoint(std::string_view text) {
   if (text.front() == '[') {
     const std::size_t close = text.find(']');
     if (close == std::string_view::npos) {
-      return fail("endpoint \"" + shown(text) + "\"" + in + " has no closing \"]\"");
+      return fail("endpoint " + quoted + in + " has no closing \"]\"");
     }
     host = text.substr(1, close - 1);
     const std::string_view rest = text.substr(close + 1);
@@ -376,12 +389,11 @@ Error Parser::add_endpoint(std::string_view text) {
     in6_addr parsed{};
     if (host.find(':') == std::string_view::npos ||
         ::inet_pton(AF_INET6, address.c_str(), &parsed) != 1) {
-      return fail("endpoint \"" + shown(text) + "\"" + in +
-                  ": brackets are only for IPv6 addresses");
+      return fail("endpoint " + quoted + in + ": brackets are only for IPv6 addresses");
     }
     if (!rest.empty()) {
       if (rest.front() != ':') {
-        return fail("endpoint \"" + shown(text) + "\"" + in + ": expected \":port\" after \"]\"");
+        return fail("endpoint " + quoted + in + ": expected \":port\" after \"]\"");
       }
       port = rest.substr(1);
       has_port = true;
@@ -390,7 +402,7 @@ Error Parser::add_endpoint(std::string_view text) {
     const std::size_t colon = text.find(':');
     if (colon != std::string_view::npos) {
       if (text.find(':', colon + 1) != std::string_view::npos) {
-        return fail("endpoint \"" + shown(text) + "\"" + in +
+        return fail("endpoint " + quoted + in +
                     ": an IPv6 address must be in brackets, e.g. \"[::1]:6379\"");
       }
       host = text.substr(0, colon);
@@ -398,12 +410,12 @@ Error Parser::add_endpoint(std::string_view text) {
       has_port = true;
     }
   }
-  if (Error error = check_host(host, text, where_)) return error;
+  if (Error error = check_host(host, text, where_, hidden)) return error;
   if (has_port) {
     unsigned long long number = 0;
     if (!parse_unsigned(port, number) || number == 0 || number > 65535) {
-      if (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-          port.empty()) {
+      if (hidden) return fail("invalid port in endpoint " + quoted + in + "; expected 1 … 65535");
+      if (!all_digits(port)) {
         // Not a number: perhaps a password written as "user:password". Not quoted.
         return fail("invalid port in endpoint \"" + shown(host) + ":…\"" + in +
                     ": not a number (not shown, in case it is a password; a password goes in "

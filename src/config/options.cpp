@@ -26,9 +26,7 @@ std::string range_problem(long long min, long long max, std::string_view unit) {
 std::string number_problem(std::string_view text, long long min, long long max,
                            std::string_view unit, std::string_view expectation) {
   if (!text.empty() && text.front() == '-') text.remove_prefix(1);
-  const bool all_digits = !text.empty() && std::all_of(text.begin(), text.end(),
-                                                       [](char c) { return c >= '0' && c <= '9'; });
-  return all_digits ? range_problem(min, max, unit) : std::string(expectation);
+  return all_digits(text) ? range_problem(min, max, unit) : std::string(expectation);
 }
 
 template <auto Member>
@@ -83,8 +81,7 @@ struct SizeOption {
       "expected bytes, e.g. 67108864, 64mb (MiB) or 64m (millions)";
 
   static std::string set(Config& config, std::string_view value) {
-    std::size_t digits = 0;
-    while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
+    const std::size_t digits = leading_digits(value);
     if (digits == 0) return number_problem(value, Min, Max, "bytes", std::string(kExpectation));
     const std::string suffix = to_lower(value.substr(digits));
     static constexpr std::pair<std::string_view, unsigned long long> kUnits[] = {
@@ -128,8 +125,7 @@ struct DurationOption {
   }
 
   static std::string set(Config& config, std::string_view value) {
-    std::size_t digits = 0;
-    while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
+    const std::size_t digits = leading_digits(value);
     const std::string suffix = to_lower(value.substr(digits));
     unsigned long long number = 0;
     if (digits == 0) return number_problem(value, Min, Max, kUnit, expectation());
@@ -472,6 +468,16 @@ bool parse_unsigned(std::string_view text, unsigned long long& out) {
   }
   out = value;
   return true;
+}
+
+std::size_t leading_digits(std::string_view text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  return digits;
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && leading_digits(text) == text.size();
 }
 
 std::string to_lower(std::string_view text) {

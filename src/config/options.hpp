@@ -40,6 +40,12 @@ bool parse_bool(std::string_view text, bool& out);
 /// Parses a decimal number with no sign; false on anything else or on overflow.
 bool parse_unsigned(std::string_view text, unsigned long long& out);
 
+/// True when `text` is one or more of 0-9 and nothing else.
+bool all_digits(std::string_view text);
+
+/// How many of 0-9 `text` starts with.
+std::size_t leading_digits(std::string_view text);
+
 /// ASCII lower-case copy.
 std::string to_lower(std::string_view text);
 

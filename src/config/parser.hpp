@@ -21,7 +21,8 @@ class Parser {
 
   /// Adds "host", "host:port", "[v6addr]", "[v6addr]:port" or "/unix/socket/path".
   /// Not trimmed: the string form trims its items, and a URL's spaces are part of it.
-  Error add_endpoint(std::string_view text);
+  /// `hidden`: an error does not quote `text` (a URL without "@", where it may be user info).
+  Error add_endpoint(std::string_view text, bool hidden = false);
 
   /// Sets option `key` (case-insensitive name or alias) from `value`.
   Error add_option(std::string_view key, std::string_view value);

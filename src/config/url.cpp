@@ -4,9 +4,6 @@
 //   unix://[user[:password]@]/path/to/socket[?db=N&option=value…]
 // User, password, socket path and query keys and values are percent-decoded. Query options
 // are the configuration-string options under the same names.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <algorithm>
 #include <string>
 
@@ -154,24 +151,6 @@ bool looks_like_cut_unix_user_info(std::string_view rest) {
   return rest.find("@/", end) != std::string_view::npos;
 }
 
-// With no '@' in the URL, a "user:password" whose "@host" was left out reads as "host:port".
-// True for an endpoint whose port is then not a port (nor the endpoint an unbracketed IPv6
-// address, which gets its own advice): it is refused without quoting any of it.
-bool may_be_user_info(std::string_view endpoint) {
-  const std::size_t colon = endpoint.find(':');
-  if (colon == std::string_view::npos || endpoint.front() == '[') return false;
-  const std::string whole(endpoint.substr(0, endpoint.find('%')));
-  in6_addr address{};
-  if (::inet_pton(AF_INET6, whole.c_str(), &address) == 1) return false;
-  const std::string_view port = endpoint.substr(colon + 1);
-  if (port.empty() || port.size() > 5 ||
-      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return true;
-  }
-  const int number = std::stoi(std::string(port));
-  return number == 0 || number > 65535;
-}
-
 Error add_network(Parser& parser, std::string_view rest) {
   const std::size_t slash = rest.find('/');
   const std::string_view authority = rest.substr(0, slash);
@@ -192,14 +171,9 @@ Error add_network(Parser& parser, std::string_view rest) {
   while (start <= hosts.size()) {
     std::size_t end = hosts.find(',', start);
     if (end == std::string_view::npos) end = hosts.size();
-    const std::string_view endpoint = hosts.substr(start, end - start);
-    if (at == std::string_view::npos && may_be_user_info(endpoint)) {
-      return Parser::fail(
-          "URL's endpoint is not host:port with a port from 1 to 65535 (not shown: with no "
-          "\"@\" in the URL, a \"user:password\" is read as \"host:port\"); e.g. "
-          "\"redis://user:password@localhost:6379/0\"");
-    }
-    if (Error error = parser.add_endpoint(endpoint)) return error;
+    // Without '@', a "user:password" whose "@host" was left out reads as "host:port".
+    const bool hidden = at == std::string_view::npos;
+    if (Error error = parser.add_endpoint(hosts.substr(start, end - start), hidden)) return error;
     start = end + 1;
   }
 

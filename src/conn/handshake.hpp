@@ -58,11 +58,11 @@ class Handshake {
 
   /// After Done.
   const ServerIdentity& identity() const noexcept { return identity_; }
-  /// After Failed: authentication_failed or connection_failed, saying why.
   /// The error the server answered HELLO with, if it did: named when the server then closes
   /// the connection (at its maxclients limit it answers "ERR max number of clients reached"
   /// to whatever comes first, and closes).
   const std::string& refusal() const noexcept { return refusal_; }
+  /// After Failed: authentication_failed or connection_failed, saying why.
   const Error& error() const noexcept { return error_; }
   /// After Done: the server tracks keys for this session (clientCache=true, RESP3, and
   /// CLIENT TRACKING answered OK). When false, tracking_refusal() says why.

@@ -80,6 +80,15 @@ class CacheTtl final : public CommandState {
   bool absent_unknown_;
 };
 
+/// Takes `keys` out of `cache`; `everything`: every key.
+void clear_keys(ClientCache& cache, std::span<const std::string> keys, bool everything) {
+  if (everything) {
+    cache.invalidate_all();
+  } else {
+    for (const std::string& key : keys) cache.invalidate(key);
+  }
+}
+
 /// A write's state that clears the write's keys from every cache at its reply, then
 /// completes the caller's state (CacheRoute::clear_at_reply()).
 class ClearAtReply final : public CommandState {
@@ -107,13 +116,7 @@ class ClearAtReply final : public CommandState {
  private:
   ~ClearAtReply() override { caller_->release(); }
   void clear() noexcept {
-    for (const auto& cache : *caches_) {
-      if (keys_.empty()) {
-        cache->invalidate_all();
-      } else {
-        for (const std::string& key : keys_) cache->invalidate(key);
-      }
-    }
+    for (const auto& cache : *caches_) clear_keys(*cache, keys_, keys_.empty());
   }
   std::shared_ptr<const Caches> caches_;
   std::vector<std::string> keys_;  ///< empty: every key
@@ -208,15 +211,8 @@ void CacheRoute::invalidate_written(const CommandInfo& info, std::span<const Arg
 
 void CacheRoute::invalidate_keys(std::span<const std::string> keys, bool everything) const {
   if (!enabled_ || (keys.empty() && !everything)) return;
-  auto clear = [&](const std::shared_ptr<ClientCache>& cache) {
-    if (everything) {
-      cache->invalidate_all();
-    } else {
-      for (const std::string& key : keys) cache->invalidate(key);
-    }
-  };
-  for (const auto& cache : caches_) clear(cache);
-  for (const auto& cache : *node_caches_->list()) clear(cache);
+  for (const auto& cache : caches_) clear_keys(*cache, keys, everything);
+  for (const auto& cache : *node_caches_->list()) clear_keys(*cache, keys, everything);
 }
 
 void CacheRoute::build_fill(std::shared_ptr<ClientCache> cache, std::uint64_t ticket, int db,

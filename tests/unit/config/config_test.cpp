@@ -183,13 +183,12 @@ TEST(ConfigEndpoints, APortThatIsNotANumberIsNotQuotedForItMayBeAPassword) {
         "127.0.0.1:6379,app:TOPSECRET"}) {
     const std::string message = parse_error(text);
     EXPECT_FALSE(contains(message, "TOPSECRET")) << text << " → " << message;
-    EXPECT_TRUE(contains(message, "1 … 65535") || contains(message, "1 to 65535"))
-        << text << " → " << message;
+    EXPECT_TRUE(contains(message, "not shown")) << text << " → " << message;
   }
   EXPECT_EQ(parse_error("redis://app:TOPSECRET"),
-            "URL's endpoint is not host:port with a port from 1 to 65535 (not shown: with no \"@\" "
-            "in the URL, a \"user:password\" is read as \"host:port\"); e.g. "
-            "\"redis://user:password@localhost:6379/0\"");
+            "invalid port in endpoint (not shown: a URL without \"@\" reads \"user:password\" as "
+            "\"host:port\"; user info goes before \"@host\", e.g. "
+            "\"redis://user:password@localhost:6379\") in URL; expected 1 … 65535");
   EXPECT_EQ(parse_error("app:TOPSECRET"),
             "invalid port in endpoint \"app:…\" in configuration string: not a number (not shown, "
             "in case it is a password; a password goes in password=); expected 1 … 65535");
@@ -797,7 +796,7 @@ TEST(ConfigUrl, Malformed) {
   EXPECT_TRUE(contains(parse_error("redis:///0"), "URL has no host"));
   EXPECT_TRUE(contains(parse_error("redis://u:p@"), "URL has no host"));
   EXPECT_TRUE(contains(parse_error("redis://h#x"), "fragment"));
-  EXPECT_TRUE(contains(parse_error("redis://h:0"), "not host:port with a port from 1 to 65535"));
+  EXPECT_TRUE(contains(parse_error("redis://h:0"), "invalid port in endpoint (not shown"));
   EXPECT_TRUE(contains(parse_error("redis://u:p@h:0"), "invalid port \"0\""));
   EXPECT_TRUE(contains(parse_error("redis://h,h"), "listed twice"));
   EXPECT_TRUE(contains(parse_error("redis://h,"), "empty endpoint in URL"));
