@@ -34,6 +34,10 @@
 
 namespace redmux {
 
+namespace detail {
+struct ConnectWatch;
+}
+
 /// A client-side cache as status() saw it (clientCache=true; docs/caching.md): one
 /// connection's, or the sum over every connection's in MultiplexerStatus.
 struct ClientCacheStatus {
@@ -248,11 +252,11 @@ class Multiplexer {
 
  private:
   explicit Multiplexer(std::shared_ptr<detail::MuxCore> core);
-  /// connect_async(); under serviceName=, sets `progress` (when not null) to what says how
-  /// far the Sentinels' round has got, for connect()'s syncTimeout error.
+  /// connect_async(); fills `watch` (when not null) for connect(), which may give up at
+  /// syncTimeout (mux/connect_watch.hpp).
   static Future<std::shared_ptr<Multiplexer>> start_connect(const Config& config,
                                                             std::shared_ptr<IoPool> pool,
-                                                            std::function<std::string()>* progress);
+                                                            detail::ConnectWatch* watch);
   std::shared_ptr<detail::MuxCore> core_;
 };
 

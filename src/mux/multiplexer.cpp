@@ -2,6 +2,7 @@
 
 #include "core/enum_names.hpp"
 #include "mux/cluster.hpp"
+#include "mux/connect_watch.hpp"
 #include "mux/core.hpp"
 #include "mux/dedicated_pool.hpp"
 #include "mux/sentinel_connect.hpp"
@@ -52,12 +53,14 @@ std::shared_ptr<Multiplexer> Multiplexer::connect(std::string_view configuration
 std::shared_ptr<Multiplexer> Multiplexer::connect(const Config& config,
                                                   std::shared_ptr<IoPool> pool) {
   if (detail::on_io_thread()) detail::deadlock_error("Multiplexer::connect()").raise();
-  std::function<std::string()> progress;
-  Future<std::shared_ptr<Multiplexer>> pending = start_connect(config, std::move(pool), &progress);
-  // syncTimeout bounds this blocking call; attempts that are still running are abandoned
-  // (the multiplexer they belong to is closed when the future lets go of it).
+  detail::ConnectWatch watch;
+  Future<std::shared_ptr<Multiplexer>> pending = start_connect(config, std::move(pool), &watch);
+  // syncTimeout bounds this blocking call. The attempts still running are stopped here, so
+  // no I/O thread of the multiplexer outlives the throw (it would otherwise run until its
+  // attempts' own timeouts, maybe into the process's exit).
   if (!pending.wait_for(config.sync_timeout)) {
-    const std::string so_far = progress ? progress() : std::string();
+    const std::string so_far = watch.progress ? watch.progress() : std::string();
+    if (watch.abandon) watch.abandon();
     if (!so_far.empty() && !config.service_name.empty()) {
       throw ConnectionError(errc::connection_failed,
                             "Sentinel service \"" + config.service_name +
@@ -83,8 +86,9 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
   return start_connect(config, std::move(pool), nullptr);
 }
 
-Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(
-    const Config& config, std::shared_ptr<IoPool> pool, std::function<std::string()>* progress) {
+Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(const Config& config,
+                                                                std::shared_ptr<IoPool> pool,
+                                                                detail::ConnectWatch* watch) {
   using Ptr = std::shared_ptr<Multiplexer>;
   if (Result<void> valid = config.validate(); !valid) {
     return Future<Ptr>::ready_with(std::move(valid).error());
@@ -111,7 +115,7 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(
     return detail::connect_through_sentinels(
         config, std::move(pool), std::move(tls),
         [](std::shared_ptr<detail::MuxCore> core) { return Ptr(new Multiplexer(std::move(core))); },
-        progress);
+        watch);
   }
   auto core = std::make_shared<detail::MuxCore>(config, std::move(pool), std::move(tls));
   Ptr mux(new Multiplexer(core));
@@ -131,9 +135,9 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(
     state->set(mux);
     return future;
   }
-  if (progress) {
+  if (watch) {
     // For connect()'s syncTimeout message: where each endpoint's attempt is.
-    *progress = [weak = std::weak_ptr<detail::MuxCore>(core)] {
+    watch->progress = [weak = std::weak_ptr<detail::MuxCore>(core)] {
       std::string text;
       if (auto held = weak.lock()) {
         for (const auto& group : held->groups()) {
@@ -147,6 +151,12 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(
         }
       }
       return text;
+    };
+    // close() waits until each connection has shut down, which ends its attempt and runs
+    // the callback below (it lets go of the multiplexer): the reference taken here is then
+    // the last one, and the core and its I/O threads end on connect()'s thread.
+    watch->abandon = [weak = std::weak_ptr<detail::MuxCore>(core)] {
+      if (auto held = weak.lock()) held->close();
     };
   }
   state->add_ref();

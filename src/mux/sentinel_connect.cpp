@@ -1,5 +1,9 @@
 #include "mux/sentinel_connect.hpp"
 
+#include <condition_variable>
+#include <mutex>
+
+#include "mux/connect_watch.hpp"
 #include "mux/core.hpp"
 #include "mux/sentinel_monitor.hpp"
 #include "pubsub/hub.hpp"
@@ -26,27 +30,68 @@ Config data_config(const Config& config, std::vector<Endpoint> endpoints) {
 
 Future<Ptr> connect_through_sentinels(const Config& config, std::shared_ptr<IoPool> pool,
                                       std::shared_ptr<TlsContext> tls, MultiplexerFactory make,
-                                      std::function<std::string()>* progress) {
+                                      ConnectWatch* watch) {
   // The pool is made here, not by MuxCore: the Sentinels are asked on it before the core
   // exists.
   if (!pool) pool = IoPool::create(config.io_threads);
   auto monitor = std::make_shared<SentinelMonitor>(config, pool, tls);
-  if (progress) {
-    *progress = [weak = std::weak_ptr<SentinelMonitor>(monitor)] {
+  // What connect() stops if it gives up: the round, or the data servers' core once the
+  // round has made it. The handler below holds the mutex while it runs, so it either sees
+  // `abandoned` or has published its core before abandon() looks.
+  struct Abandon {
+    std::mutex mutex;
+    bool abandoned = false;
+    std::weak_ptr<MuxCore> core;
+  };
+  auto abandon = std::make_shared<Abandon>();
+  if (watch) {
+    watch->progress = [weak = std::weak_ptr<SentinelMonitor>(monitor)] {
       auto alive = weak.lock();
       return alive ? alive->progress() : std::string();
+    };
+    watch->abandon = [abandon, weak = std::weak_ptr<SentinelMonitor>(monitor),
+                      sync_timeout = config.sync_timeout] {
+      std::shared_ptr<MuxCore> core;
+      {
+        std::lock_guard lock(abandon->mutex);
+        abandon->abandoned = true;
+        core = abandon->core.lock();
+      }
+      if (core) {
+        core->close();  // closes the monitor too (follow_sentinels), and waits
+        return;
+      }
+      auto held = weak.lock();
+      if (!held) return;
+      struct Closing {
+        std::mutex mutex;
+        std::condition_variable done;
+        std::size_t remaining = 0;
+      };
+      auto closing = std::make_shared<Closing>();
+      std::unique_lock lock(closing->mutex);
+      closing->remaining = held->close([closing] {
+        std::lock_guard lock(closing->mutex);
+        if (--closing->remaining == 0) closing->done.notify_all();
+      });
+      closing->done.wait_for(lock, sync_timeout, [&] { return closing->remaining == 0; });
     };
   }
   auto* state = new FutureState<Ptr>();
   Future<Ptr> future(state);
   state->add_ref();  // the resolve handler's reference
   // Runs once, on an I/O thread: it must not block (MuxCore::close() knows not to wait there).
-  monitor->resolve([state, monitor, config, pool, tls,
+  monitor->resolve([state, monitor, config, pool, tls, abandon,
                     make = std::move(make)](Result<SentinelMonitor::Answer> answer) {
     struct Release {  // the handler's reference, on every path out
       FutureState<Ptr>* state;
       ~Release() { state->release(); }
     } release{state};
+    std::lock_guard abandon_lock(abandon->mutex);
+    if (abandon->abandoned) {
+      answer = Error(errc::shut_down, "asking the Sentinels for service \"" + config.service_name +
+                                          "\": connect() gave up");
+    }
     if (!answer && (config.abort_connect || answer.error().code() == errc::shut_down)) {
       monitor->close(nullptr);
       state->set(Error(answer.error().code(),
@@ -66,6 +111,7 @@ Future<Ptr> connect_through_sentinels(const Config& config, std::shared_ptr<IoPo
       endpoints.push_back(SentinelMonitor::unresolved(config.service_name));
     }
     auto core = std::make_shared<MuxCore>(data_config(config, std::move(endpoints)), pool, tls);
+    abandon->core = core;
     core->follow_sentinels(monitor, config);
     std::weak_ptr<SubscriptionHub> hub = core->subscription_hub();
     std::function<void()> start;

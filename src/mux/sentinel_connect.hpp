@@ -22,16 +22,19 @@ namespace redmux::detail {
 
 class MuxCore;
 class TlsContext;
+struct ConnectWatch;
 
 /// Builds the public Multiplexer around a core (its constructor is private to Multiplexer).
 using MultiplexerFactory = std::function<std::shared_ptr<Multiplexer>(std::shared_ptr<MuxCore>)>;
 
 /// REQUIRES: config.validate() passed and config.service_name is set. `tls`: when ssl=true,
-/// used for the Sentinels and the data servers alike. `progress`, when not null, is set to a
-/// function that says how far the connect has got (SentinelMonitor::progress()), for an
-/// error that cannot wait for the future.
-Future<std::shared_ptr<Multiplexer>> connect_through_sentinels(
-    const Config& config, std::shared_ptr<IoPool> pool, std::shared_ptr<TlsContext> tls,
-    MultiplexerFactory make, std::function<std::string()>* progress);
+/// used for the Sentinels and the data servers alike. `watch`, when not null, is filled for
+/// connect(): how far the Sentinels' round has got (SentinelMonitor::progress()), and how to
+/// stop the round and the data servers' attempts if connect() gives up.
+Future<std::shared_ptr<Multiplexer>> connect_through_sentinels(const Config& config,
+                                                               std::shared_ptr<IoPool> pool,
+                                                               std::shared_ptr<TlsContext> tls,
+                                                               MultiplexerFactory make,
+                                                               ConnectWatch* watch);
 
 }  // namespace redmux::detail

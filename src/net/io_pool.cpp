@@ -6,6 +6,7 @@
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -22,6 +23,50 @@ namespace {
 std::mutex g_wrapped_mutex;
 std::vector<asio::io_context*> g_wrapped;
 std::atomic<std::size_t> g_wrapped_count{0};
+
+// Threads of pools that died on their own thread (the last reference dropped in one of its
+// handlers): nobody could join them there. Each is joined once it has finished, by the next
+// pool made or orphaned, and every one left is joined at exit, before the exit handlers of
+// libraries initialised earlier (OpenSSL's frees locks a TLS handshake took) run. Never
+// destroyed: a thread orphaned during exit stays joinable rather than terminate the process.
+struct Orphan {
+  std::thread thread;
+  std::shared_ptr<std::atomic<bool>> finished;
+};
+std::mutex g_orphans_mutex;
+std::vector<Orphan>& orphans() {
+  static auto* list = new std::vector<Orphan>();
+  return *list;
+}
+
+/// Joins the orphans that have finished (all of them with `all`), never the calling thread.
+void join_orphans(bool all) {
+  std::vector<Orphan> ready;
+  {
+    std::lock_guard lock(g_orphans_mutex);
+    auto& list = orphans();
+    for (auto it = list.begin(); it != list.end();) {
+      const bool self = it->thread.get_id() == std::this_thread::get_id();
+      if (!self && (all || it->finished->load(std::memory_order_acquire))) {
+        ready.push_back(std::move(*it));
+        it = list.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (Orphan& orphan : ready) orphan.thread.join();
+}
+
+void adopt_orphan(Orphan orphan) {
+  static std::once_flag registered;
+  std::call_once(registered, [] { std::atexit([] { join_orphans(true); }); });
+  {
+    std::lock_guard lock(g_orphans_mutex);
+    orphans().push_back(std::move(orphan));
+  }
+  join_orphans(false);
+}
 
 bool running_wrapped_context() noexcept {
   if (g_wrapped_count.load(std::memory_order_acquire) == 0) return false;
@@ -42,14 +87,17 @@ struct IoPool::Impl {
     std::thread thread;
     std::shared_ptr<Load> load = std::make_shared<Load>();
     /// Set when the pool died on this worker's own thread: the thread then deletes the
-    /// worker itself once run() has returned (nobody else can join it).
+    /// worker itself once run() has returned, and is joined as an orphan.
     bool orphaned = false;
+    /// Set by the thread as it ends; read by join_orphans().
+    std::shared_ptr<std::atomic<bool>> finished = std::make_shared<std::atomic<bool>>(false);
   };
   std::vector<std::unique_ptr<Worker>> workers;
   std::atomic<std::size_t> next{0};
 };
 
 std::shared_ptr<IoPool> IoPool::create(int threads) {
+  join_orphans(false);
   std::shared_ptr<IoPool> pool(new IoPool());
   pool->impl_ = std::make_unique<Impl>();
   const int count = std::max(1, threads);
@@ -61,7 +109,7 @@ std::shared_ptr<IoPool> IoPool::create(int threads) {
         worker->context->get_executor());
     asio::io_context* context = worker->context;
     Impl::Worker* self = worker.get();
-    worker->thread = std::thread([context, self, i] {
+    worker->thread = std::thread([context, self, i, finished = worker->finished] {
       const std::string name = "redmux-io-" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.c_str());
       detail::IoThreadScope scope;
@@ -76,6 +124,7 @@ std::shared_ptr<IoPool> IoPool::create(int threads) {
       }
       // `orphaned` was written by this very thread (inside a handler), before run() returned.
       if (self->orphaned) delete self;
+      finished->store(true, std::memory_order_release);
     });
     pool->impl_->workers.push_back(std::move(worker));
   }
@@ -116,9 +165,9 @@ IoPool::~IoPool() {
       // The last reference went away inside one of our own handlers (say a failed connect
       // dropping its multiplexer): joining would wait for ourselves, and the handler still
       // runs on the worker's context and load. The thread deletes its worker once run()
-      // returns (the context is stopped).
-      worker->thread.detach();
+      // returns (the context is stopped); another thread joins it.
       worker->orphaned = true;
+      adopt_orphan(Orphan{std::move(worker->thread), worker->finished});
       (void)worker.release();
     } else {
       worker->thread.join();

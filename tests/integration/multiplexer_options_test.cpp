@@ -10,13 +10,12 @@
 #include <coroutine>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <future>
 #include <thread>
 
 #include "commands/command_table.hpp"
 #include "redmux/redmux.hpp"
+#include "support/process.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
@@ -25,6 +24,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using test::RedisServer;
+using test::threads_named;
 
 int clients_named(const RedisServer& server, const std::string& name) {
   const std::string list = server.cli({"CLIENT", "LIST"});
@@ -162,18 +162,6 @@ TEST(MultiplexerOptionsTest, BlockingWaitInTheUsersOwnHandlerOnAWrappedContextIs
   asio::post(other, [&] { seen = std::to_string(mux->database().incr("n").get()); });
   other.run();
   EXPECT_EQ(seen, "3");
-}
-
-// The names of this process's threads that start with `prefix`.
-std::vector<std::string> threads_named(std::string_view prefix) {
-  std::vector<std::string> names;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
-    if (name.starts_with(prefix)) names.push_back(name);
-  }
-  return names;
 }
 
 TEST(MultiplexerOptionsTest, IoThreadsStartsThatManyIoThreadsAndNamesTheResolvers) {

@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -192,6 +194,17 @@ std::string trim(std::string_view text) {
   if (first == std::string_view::npos) return {};
   const auto last = text.find_last_not_of(kSpace);
   return std::string(text.substr(first, last - first + 1));
+}
+
+std::vector<std::string> threads_named(std::string_view prefix) {
+  std::vector<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name.starts_with(prefix)) names.push_back(name);
+  }
+  return names;
 }
 
 }  // namespace redmux::test

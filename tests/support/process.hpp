@@ -37,6 +37,9 @@ ProcessResult run_process(const std::vector<std::string>& argv,
 /// `text` without leading and trailing whitespace (spaces, tabs, CR, LF).
 std::string trim(std::string_view text);
 
+/// The names of this process's threads that start with `prefix` (from /proc/self/task).
+std::vector<std::string> threads_named(std::string_view prefix);
+
 /// A child process that sleeps (`sleep 120`), started the way system() and most helpers
 /// start one: posix_spawn closing nothing, so it inherits every descriptor of this process
 /// that is not close-on-exec. Killed and reaped when the object goes away. Owned by the thread
