@@ -54,6 +54,10 @@ struct ClientCacheStatus {
   std::size_t entries = 0;      ///< entries holding a value now
   std::size_t bytes = 0;        ///< exactly what the entries and fills in progress are charged
   bool active = false;          ///< the connection's session tracks keys (reads are cached)
+  /// Why the server does not track keys for the connection, e.g. "CLIENT TRACKING on
+  /// 10.0.0.5:6379 failed: NOPERM …" (empty while it does, or before a session has asked);
+  /// in the sum, the first connection's.
+  std::string refusal;
 };
 
 /// One connection of a multiplexer, as status() saw it.

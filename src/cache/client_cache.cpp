@@ -66,6 +66,16 @@ void ClientCache::set_active(bool active) {
   active_.store(active, std::memory_order_release);
 }
 
+void ClientCache::set_refusal(std::string refusal) {
+  std::lock_guard lock(mutex_);
+  refusal_ = std::move(refusal);
+}
+
+std::string ClientCache::refusal() const {
+  std::lock_guard lock(mutex_);
+  return refusal_;
+}
+
 ClientCache::Entry* ClientCache::find_locked(std::string_view key, std::string_view identity,
                                              Map::iterator& at) {
   at = keys_.find(key);

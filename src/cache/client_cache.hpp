@@ -76,6 +76,10 @@ class ClientCache {
   /// answered OK), cleared at a break. While inactive every lookup misses and no fill begins.
   void set_active(bool active);
   bool active() const noexcept { return active_.load(std::memory_order_acquire); }
+  /// Why the server would not track keys for the session (CLIENT TRACKING's refusal, or a
+  /// server that speaks RESP2 only); empty once a session tracks. Kept across breaks.
+  void set_refusal(std::string refusal);
+  std::string refusal() const;
 
   /// Where a read stands in the cache.
   struct Lookup {
@@ -147,6 +151,7 @@ class ClientCache {
   Entry* lru_head_ = nullptr;  ///< most recently used entry holding a value
   Entry* lru_tail_ = nullptr;
   std::uint64_t next_ticket_ = 1;
+  std::string refusal_;  ///< under mutex_
   std::atomic<bool> active_{false};
   std::atomic<std::size_t> bytes_{0};
   CacheTally tally_;  ///< under mutex_ (entries and bytes filled in by tally())

@@ -447,7 +447,13 @@ void ConnectionMachine::become_ready() {
     // the break); reads are cached again only if this session tracks.
     cache_->invalidate_all();
     cache_->set_active(handshake_->tracking());
-    cache_refusal_ = handshake_->tracking_refusal();
+    const std::string& refusal = handshake_->tracking_refusal();
+    // Said once, not at every reconnect to the same refusal: reads here go uncached.
+    if (!refusal.empty() && refusal != cache_->refusal() && observer_.logs(LogLevel::Warning)) {
+      log(LogLevel::Warning,
+          "client-side cache off on this connection, its reads go to the server: " + refusal);
+    }
+    cache_->set_refusal(refusal);
   }
   handshake_.reset();
   const bool restored = attempts_.succeeded();

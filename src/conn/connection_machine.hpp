@@ -161,7 +161,6 @@ class ConnectionMachine {
   const std::shared_ptr<ClientCache>& cache() const noexcept { return cache_; }
   /// Why the cache of the current session is off although clientCache=true ("" when on);
   /// I/O thread.
-  const std::string& cache_refusal() const noexcept { return cache_refusal_; }
   /// For status(): this connection's writes and the commands they carried, and when it last
   /// read and wrote (time_point{}: never).
   struct Activity {
@@ -411,7 +410,6 @@ class ConnectionMachine {
   Attempts attempts_;
   std::shared_ptr<ServerProfile> server_;
   std::shared_ptr<ClientCache> cache_;  ///< clientCache=true; shared with the cache's fills
-  std::string cache_refusal_;
   FirstResult first_result_;
   bool first_waits_for_probe_ = false;  ///< ready, first_result_ waits for INFO replication
   PushHandler push_handler_;

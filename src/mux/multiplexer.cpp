@@ -299,7 +299,7 @@ ConnectionStatus describe(const detail::Connection& connection, ConnectionStatus
   if (const auto& cache = connection.cache()) {
     const detail::CacheTally t = cache->tally();
     out.cache = {t.hits,      t.misses,  t.stored,  t.refused, t.invalidations, t.flushes,
-                 t.evictions, t.expired, t.entries, t.bytes,   cache->active()};
+                 t.evictions, t.expired, t.entries, t.bytes,   cache->active(), cache->refusal()};
   }
   return out;
 }
@@ -370,6 +370,7 @@ MultiplexerStatus Multiplexer::status() const {
     sum.entries += c.entries;
     sum.bytes += c.bytes;
     sum.active = sum.active || c.active;
+    if (sum.refusal.empty()) sum.refusal = c.refusal;
   }
   s.commands = c.commands.load(std::memory_order_relaxed);
   s.replies = c.replies.load(std::memory_order_relaxed);
@@ -452,8 +453,9 @@ std::string Multiplexer::status_text() const {
             " cluster-retries=" + std::to_string(s.cluster_retries);
   }
   if (config().client_cache) {
-    text += " cache=" + std::string(s.cache.active ? "on" : "off") +
-            " cache-entries=" + std::to_string(s.cache.entries) +
+    text += " cache=" + std::string(s.cache.active ? "on" : "off");
+    if (!s.cache.refusal.empty()) text += " (" + s.cache.refusal + ")";
+    text += " cache-entries=" + std::to_string(s.cache.entries) +
             " cache-bytes=" + std::to_string(s.cache.bytes) + "/" +
             std::to_string(config().client_cache_bytes) +
             " cache-hits=" + std::to_string(s.cache.hits) +

@@ -335,6 +335,73 @@ TEST(CacheTest, TrackingCommandsAreRefusedWithAdviceThatNamesTheCache) {
   }
 }
 
+// A server that refuses CLIENT TRACKING (here an ACL) leaves the connection working, uncached;
+// why is in status() and status_text(), and in one warning, not one per reconnect.
+TEST(CacheTest, ARefusedTrackingIsShownInStatusAndLoggedOnce) {
+  RedisServer server;
+  server.cli({"ACL", "SETUSER", "app", "on", ">app-pass", "~*", "&*", "+@all", "-client|tracking"});
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",user=app,password=app-pass,clientCache=true,"
+                                  "reconnectBaseDelay=20ms");
+  Database db = mux->database();
+  db.set("k", "v").get();
+  EXPECT_EQ(db.get("k").get(), "v");
+  EXPECT_EQ(db.get("k").get(), "v");
+  ClientCacheStatus cache = cache_of(*mux);
+  EXPECT_FALSE(cache.active);
+  EXPECT_EQ(cache.hits, 0u);
+  EXPECT_NE(cache.refusal.find("CLIENT TRACKING on " + server.address() + " failed: NOPERM"),
+            std::string::npos)
+      << cache.refusal;
+  EXPECT_NE(mux->status_text().find("cache=off (CLIENT TRACKING on " + server.address()),
+            std::string::npos)
+      << mux->status_text();
+
+  std::mutex mutex;
+  std::vector<std::string> warnings;
+  mux->on_log(LogLevel::Warning, [&](const LogRecord& record) {
+    std::lock_guard lock(mutex);
+    if (record.message.find("client-side cache off") != std::string::npos) {
+      warnings.emplace_back(record.message);
+    }
+  });
+  const auto reconnect = [&] {
+    const std::uint64_t before = mux->status().reconnects;
+    server.cli({"CLIENT", "KILL", "USER", "app"});
+    ASSERT_TRUE(wait_until([&] { return mux->status().reconnects > before; }))
+        << mux->status_text();
+  };
+  // The same refusal at a reconnect is not said again (it was, before the log was installed).
+  reconnect();
+  EXPECT_EQ(db.get("k").get(), "v");
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_TRUE(warnings.empty()) << warnings.front();
+  }
+  // Allowed again: the next session tracks, and the refusal is gone.
+  server.cli({"ACL", "SETUSER", "app", "+client|tracking"});
+  reconnect();
+  ASSERT_TRUE(wait_until([&] { return cache_of(*mux).active; })) << mux->status_text();
+  EXPECT_EQ(cache_of(*mux).refusal, "");
+  EXPECT_EQ(db.get("k").get(), "v");
+  EXPECT_EQ(db.get("k").get(), "v");
+  EXPECT_GE(cache_of(*mux).hits, 1u);
+  EXPECT_NE(mux->status_text().find("cache=on cache-entries="), std::string::npos)
+      << mux->status_text();
+  // Refused once more: said again, since it was not the last thing said.
+  server.cli({"ACL", "SETUSER", "app", "-client|tracking"});
+  reconnect();
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return !warnings.empty();
+  })) << mux->status_text();
+  std::lock_guard lock(mutex);
+  EXPECT_NE(warnings.front().find("its reads go to the server: CLIENT TRACKING on " +
+                                  server.address() + " failed: NOPERM"),
+            std::string::npos)
+      << warnings.front();
+}
+
 // The command hook sees every read, and marks the ones answered from the cache.
 TEST(CacheTest, TheCommandHookMarksRepliesFromTheCache) {
   RedisServer server;
