@@ -240,8 +240,12 @@ ConnectionMachine::Actions ConnectionMachine::on_timer(IoTimer timer, Clock::tim
         // Tls: the TLS handshake got no answer (the Redis handshake had not begun).
         const bool in_tls = phase_ == Phase::Tls;
         const std::string_view step = in_tls ? "TLS handshake" : to_string(state());
-        attempt_failed(
-            connect_error::timed_out(endpoint_text_, config_.connect_timeout, step, in_tls));
+        // The provider is asked as the Redis handshake begins (renewals' timings are not
+        // this attempt's).
+        const auto provider_took =
+            phase_ == Phase::Handshaking ? provider_took_ : std::chrono::milliseconds(0);
+        attempt_failed(connect_error::timed_out(endpoint_text_, config_.connect_timeout, step,
+                                                in_tls, provider_took));
       }
       break;
     case IoTimer::Health:

@@ -357,6 +357,9 @@ class ConnectionMachine {
   /// The credentials for the next handshake: user= and password=, or the provider's answer
   /// (then false when it threw: the attempt has failed).
   bool credentials_for_handshake(Credentials& out);
+  /// config_.credentials(), timed: slow (kSlowProvider and more) is logged and kept in
+  /// provider_took_ for this attempt's timeout error. Throws what the provider throws.
+  Credentials ask_provider();
   void note_credentials(const Credentials& credentials);
   Clock::time_point renewal_time(const Credentials& credentials) const;
   /// On a health tick, when the credentials are due for renewal.
@@ -404,6 +407,8 @@ class ConnectionMachine {
   /// The renewed credentials a replaced RESP2 subscriber connection authenticates with, and
   /// the arguments of the AUTH in place (kept until the runner has queued it).
   std::optional<Credentials> renewed_;
+  /// How long the provider took for this attempt's handshake, when slow; zero otherwise.
+  std::chrono::milliseconds provider_took_{0};
   std::vector<std::string> auth_words_;
   std::vector<Arg> auth_args_;
   Health health_;

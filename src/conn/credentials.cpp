@@ -25,6 +25,8 @@ namespace redmux::detail {
 namespace {
 
 constexpr std::string_view kAuth = "AUTH";
+/// A provider slower than this is logged: every connection on its I/O thread waited.
+constexpr std::chrono::milliseconds kSlowProvider{100};
 
 /// The reply to an AUTH in place. Holds what it needs to report a refusal (the shared
 /// context outlives every connection's commands); its one reference is the pipeline's.
@@ -75,14 +77,29 @@ class ReauthReply final : public CommandState {
 
 }  // namespace
 
+Credentials ConnectionMachine::ask_provider() {
+  // The provider runs here, on the I/O thread: while it does, nothing else on the thread
+  // runs (not even this attempt's timer), which a timeout would otherwise blame on the server.
+  const auto started = Clock::now();
+  Credentials credentials = config_.credentials();
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  const bool slow = took >= kSlowProvider;
+  provider_took_ = slow ? took : std::chrono::milliseconds(0);
+  if (slow && observer_.logs(LogLevel::Warning)) {
+    log(LogLevel::Warning, connect_error::slow_provider(endpoint_text_, took));
+  }
+  return credentials;
+}
+
 bool ConnectionMachine::credentials_for_handshake(Credentials& out) {
+  provider_took_ = std::chrono::milliseconds(0);  // this attempt's, if asked below
   if (std::optional<Credentials> renewed = std::exchange(renewed_, std::nullopt)) {
     out = std::move(*renewed);  // a replaced subscriber connection: asked just before
   } else if (!config_.credentials) {
     out = Credentials{config_.user, config_.password, {}};
   } else {
     try {
-      out = config_.credentials();
+      out = ask_provider();
     } catch (const std::exception& e) {
       attempt_failed(credential_provider_failed(endpoint_text_, e.what()));
       return false;
@@ -113,7 +130,7 @@ void ConnectionMachine::renew_credentials() {
   renewal_->at = Clock::time_point::max();             // until the AUTH is answered
   Credentials credentials;
   try {
-    credentials = config_.credentials();
+    credentials = ask_provider();
   } catch (const std::exception& e) {
     const Error error = credential_provider_failed(endpoint_text_, e.what());
     report_event(ConnectionEventKind::AuthRefused, error);

@@ -144,12 +144,24 @@ Error connect_failed(std::string_view endpoint, std::string_view reason) {
 }
 
 Error timed_out(std::string_view endpoint, std::chrono::milliseconds connect_timeout,
-                std::string_view phase, bool in_tls) {
+                std::string_view phase, bool in_tls, std::chrono::milliseconds provider_took) {
   const std::string ms = std::to_string(connect_timeout.count());
-  return Error(errc::connection_failed,
-               "connecting to " + text(endpoint) + " timed out after " + ms + " ms (" +
-                   text(phase) + "; connectTimeout=" + ms + ")" +
-                   (in_tls ? "; is this the server's TLS port (tls-port)?" : ""));
+  return Error(
+      errc::connection_failed,
+      "connecting to " + text(endpoint) + " timed out after " + ms + " ms (" + text(phase) +
+          "; connectTimeout=" + ms + ")" +
+          (in_tls ? "; is this the server's TLS port (tls-port)?" : "") +
+          (provider_took.count() > 0
+               ? "; the credential provider took " + std::to_string(provider_took.count()) +
+                     " ms of it (it runs on an I/O thread and must not block)"
+               : ""));
+}
+
+std::string slow_provider(std::string_view endpoint, std::chrono::milliseconds took) {
+  return "the credential provider took " + std::to_string(took.count()) + " ms for " +
+         text(endpoint) +
+         ", on an I/O thread: every connection on that thread waited for it (a provider must "
+         "not block: return credentials fetched ahead of time)";
 }
 
 Error handshake_write_failed(std::string_view endpoint, std::string_view reason,

@@ -67,8 +67,12 @@ Error resolve_failed(std::string_view host, std::string_view reason);
 Error connect_failed(std::string_view endpoint, std::string_view reason);
 /// The attempt took longer than connectTimeout; `phase`: "connecting", "handshaking" or
 /// "TLS handshake". `in_tls`: it was the TLS handshake (adds a hint about the TLS port).
+/// `provider_took`: when not zero, how long the credential provider held the attempt up.
 Error timed_out(std::string_view endpoint, std::chrono::milliseconds connect_timeout,
-                std::string_view phase, bool in_tls);
+                std::string_view phase, bool in_tls,
+                std::chrono::milliseconds provider_took = std::chrono::milliseconds(0));
+/// The credential provider took `took` on an I/O thread (Warning; docs/credentials.md).
+std::string slow_provider(std::string_view endpoint, std::chrono::milliseconds took);
 Error handshake_write_failed(std::string_view endpoint, std::string_view reason,
                              std::string_view hint);
 /// The first series gave up: `attempts` failed (their reasons in `log`, the last `last`).

@@ -309,6 +309,62 @@ TEST(CredentialsTest, AThrowingProviderFailsTheAttemptSayingWhy) {
   }
 }
 
+// A provider runs on an I/O thread; one that blocks holds up every connection there, and
+// its attempt's own timer too: the timeout it causes says so instead of blaming the server,
+// and a slow provider is logged.
+TEST(CredentialsTest, ASlowProviderIsNamedInTheTimeoutItCausesAndInTheLog) {
+  RedisServer server = server_with_user();
+  std::atomic<int> delay_ms{400};
+  Config config = Config::from_string(server.address() +
+                                      ",connectRetry=0,connectTimeout=200,heartbeatInterval=50ms");
+  config.credentials = CredentialProvider([&]() -> Credentials {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms.load()));
+    return {"app", "first-pass", 300ms};
+  });
+  try {
+    Multiplexer::connect(config);
+    FAIL() << "connected although the provider took twice connectTimeout";
+  } catch (const ConnectionError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("timed out after 200 ms (handshaking; connectTimeout=200)"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("; the credential provider took 4"), std::string::npos) << message;
+    EXPECT_NE(message.find(" ms of it (it runs on an I/O thread and must not block)"),
+              std::string::npos)
+        << message;
+  }
+
+  // Fast enough to connect; then slow at a renewal (every 225 ms): logged at Warning.
+  delay_ms = 0;
+  auto mux = Multiplexer::connect(config);
+  std::mutex mutex;
+  std::vector<std::string> warnings;
+  mux->on_log(LogLevel::Warning, [&](const LogRecord& record) {
+    std::lock_guard lock(mutex);
+    warnings.emplace_back(record.message);
+  });
+  EXPECT_TRUE(mux->database().set("k", "v").get());
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_TRUE(warnings.empty()) << warnings.front();
+  }
+  delay_ms = 150;
+  ASSERT_TRUE(test::wait_until([&] {
+    std::lock_guard lock(mutex);
+    return !warnings.empty();
+  }));
+  delay_ms = 0;
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(warnings.front().rfind("the credential provider took 1", 0), 0u) << warnings.front();
+  EXPECT_NE(warnings.front().find(" ms for " + server.address() +
+                                  ", on an I/O thread: every connection on that thread waited "
+                                  "for it (a provider must not block: return credentials "
+                                  "fetched ahead of time)"),
+            std::string::npos)
+      << warnings.front();
+}
+
 TEST(CredentialsTest, AUserWithAnEmptyPasswordIsThatUserNeverDefault) {
   test::ServerOptions options;
   options.acl_file_contents =
