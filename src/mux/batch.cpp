@@ -206,7 +206,8 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
     buffer.mark_buffered(state);
     // The batch rides one connection: with several to the server, a write's keys may ride
     // others, so they are cleared again at its reply (cache_route.hpp).
-    CommandState* sent = core.cache_route().clear_at_reply(info, args, state, false);
+    CommandState* sent =
+        core.cache_route().clear_at_reply(info, args, state, CacheRoute::Ride::InBatch);
     if (sent == state) state->add_ref();  // the connection's (a wrapper comes with one)
     command.state = sent;
   } else {

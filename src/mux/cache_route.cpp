@@ -94,9 +94,12 @@ void clear_keys(ClientCache& cache, std::span<const std::string> keys, bool ever
 class ClearAtReply final : public CommandState {
  public:
   using Caches = std::vector<std::shared_ptr<ClientCache>>;
-  ClearAtReply(std::shared_ptr<const Caches> caches, std::vector<std::string> keys,
-               CommandState* caller)
-      : caches_(std::move(caches)), keys_(std::move(keys)), caller_(caller) {
+  ClearAtReply(std::shared_ptr<const Caches> caches, std::shared_ptr<NodeCaches> nodes,
+               std::vector<std::string> keys, CommandState* caller)
+      : caches_(std::move(caches)),
+        nodes_(std::move(nodes)),
+        keys_(std::move(keys)),
+        caller_(caller) {
     caller->add_ref();
     command_name = caller->command_name;
   }
@@ -116,11 +119,17 @@ class ClearAtReply final : public CommandState {
  private:
   ~ClearAtReply() override { caller_->release(); }
   void clear() noexcept {
-    for (const auto& cache : *caches_) clear_keys(*cache, keys_, keys_.empty());
+    if (caches_) {
+      for (const auto& cache : *caches_) clear_keys(*cache, keys_, keys_.empty());
+    }
+    if (nodes_) {
+      for (const auto& cache : *nodes_->list()) clear_keys(*cache, keys_, keys_.empty());
+    }
   }
-  std::shared_ptr<const Caches> caches_;
-  std::vector<std::string> keys_;  ///< empty: every key
-  CommandState* caller_;           ///< a reference of its own
+  std::shared_ptr<const Caches> caches_;  ///< may be null
+  std::shared_ptr<NodeCaches> nodes_;     ///< Redis Cluster's node caches, or null
+  std::vector<std::string> keys_;         ///< empty: every key
+  CommandState* caller_;                  ///< a reference of its own
 };
 
 }  // namespace
@@ -131,16 +140,18 @@ void CacheRoute::add_cache(std::shared_ptr<ClientCache> cache) {
 }
 
 CommandState* CacheRoute::clear_at_reply(const CommandInfo& info, std::span<const Arg> args,
-                                         CommandState* caller, bool alone) const {
+                                         CommandState* caller, Ride ride) const {
   thread_local std::vector<std::size_t> indexes;
-  if (!enabled_ || !several_connections_ || !caller || !shared_caches_ ||
-      !written_keys(info, args, indexes) || (alone && indexes.size() == 1)) {
+  const bool dedicated = ride == Ride::Dedicated;
+  if (!enabled_ || !caller || (!dedicated && (!several_connections_ || !shared_caches_)) ||
+      !written_keys(info, args, indexes) || (ride == Ride::Alone && indexes.size() == 1)) {
     return caller;
   }
   std::vector<std::string> keys;
   keys.reserve(indexes.size());
   for (std::size_t index : indexes) keys.emplace_back(args[index].bytes());
-  return new ClearAtReply(shared_caches_, std::move(keys), caller);
+  return new ClearAtReply(shared_caches_, dedicated ? node_caches_ : nullptr, std::move(keys),
+                          caller);
 }
 
 void NodeCaches::add(std::shared_ptr<ClientCache> cache) {

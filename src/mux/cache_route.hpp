@@ -12,7 +12,9 @@
 // after the second invalidation, may run before the write and be stored before the server's
 // invalidation reaches that connection. Such a write (several keys, none, or in a Batch)
 // clears its keys a third time at its reply, before its caller hears of it
-// (clear_at_reply()): a read looked up after that runs after the write.
+// (clear_at_reply()): a read looked up after that runs after the write. So does a blocking
+// write, on a dedicated connection that no read rides, and a Transaction's writes at EXEC's
+// reply (TransactionRun::clear_written()).
 //
 // Threads: any (the caches lock themselves).
 #pragma once
@@ -80,14 +82,21 @@ class CacheRoute {
   /// The same for keys recorded earlier (a Batch's writes); `everything`: every cache.
   void invalidate_keys(std::span<const std::string> keys, bool everything) const;
 
-  /// For a write on one of several connections to its server (not a cluster's): `caller`
-  /// wrapped so that the write's keys leave every cache again at its reply (or failure),
-  /// before `caller` completes. The wrapper holds a reference to `caller`; it comes with one
-  /// reference, its maker's. `caller` itself when there is nothing to do: no cache, one connection
-  /// per endpoint, not a write, or (`alone`: sent by itself) a write of one key, which rides that
-  /// key's connection with every read of it.
+  /// How a write rides to its server, for clear_at_reply().
+  enum class Ride : std::uint8_t {
+    Alone,     ///< by itself on the shared connections (not a cluster's)
+    InBatch,   ///< in a Batch, on its first keyed command's connection
+    Dedicated  ///< a blocking write (BLMOVE …) on a dedicated connection, cluster or not
+  };
+  /// `caller` wrapped so that the write's keys leave every cache again at its reply (or
+  /// failure), before `caller` completes: for a write on one of several connections to its
+  /// server, or on a dedicated one, which no read rides. The wrapper holds a reference to
+  /// `caller`; it comes with one reference, its maker's. `caller` itself when there is
+  /// nothing to do: no cache, not a write, or on the shared connections one connection per
+  /// endpoint, or (Alone) a write of one key, which rides that key's connection with every
+  /// read of it.
   CommandState* clear_at_reply(const CommandInfo& info, std::span<const Arg> args,
-                               CommandState* caller, bool alone) const;
+                               CommandState* caller, Ride ride) const;
 
   /// Builds the write of a read that fills `cache` with `ticket`: [CLIENT CACHING YES] PTTL
   /// key, then the read, whose PendingCommand `read` becomes the fill's (its state wraps

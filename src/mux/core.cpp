@@ -497,9 +497,12 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
     // Read your own write (cache_route.hpp): the keys leave every cache before the write
     // is queued and again after.
     cache_route_.invalidate_written(info, args);
-    // With several connections to the server, a third time at the reply (cache_route.hpp).
+    // With several connections to the server, or on a dedicated one, a third time at the
+    // reply (cache_route.hpp): a blocking write runs when the server unblocks it.
     CommandState* sent =
-        blocking || cluster() ? state : cache_route_.clear_at_reply(info, args, state, true);
+        blocking    ? cache_route_.clear_at_reply(info, args, state, CacheRoute::Ride::Dedicated)
+        : cluster() ? state
+                    : cache_route_.clear_at_reply(info, args, state, CacheRoute::Ride::Alone);
     Error error = blocking ? submit_blocking(*this, db, options, args, info, sent)
                            : submit_routed(db, options, args, info, sent);
     cache_route_.invalidate_written(info, args);

@@ -289,10 +289,18 @@ void TransactionRun::send_exec() {
   resp::encode_command(bytes, {"EXEC"});
   ends.emplace_back(bytes.size(), "EXEC");
   queue_errors_.assign(work_.commands.size(), std::nullopt);
+  clear_written();
+  exec_sent_ = true;
   submit_round(kExec, bytes, ends);
 }
 
+void TransactionRun::clear_written() const {
+  if (work_.written_keys.empty() && !work_.writes_everything) return;
+  work_.core->cache_route().invalidate_keys(work_.written_keys, work_.writes_everything);
+}
+
 void TransactionRun::on_exec_reply(NodeSpan reply) {
+  clear_written();  // before any command's future completes
   TransactionResult result;
   std::vector<QueuedCommand>& commands = work_.commands;
   if (is_error_reply(reply)) {
@@ -370,6 +378,7 @@ void TransactionRun::after_exec() {
 void TransactionRun::finish(std::optional<TransactionResult> result, const Error& error) {
   if (finished_) return;
   finished_ = true;
+  if (exec_sent_ && !outcome_) clear_written();  // EXEC failed (it may have run all the same)
   if (created_ != Clock::time_point{}) report(result, error);
   if (connection_) {
     pool_->give_back(connection_, reusable_);

@@ -49,6 +49,9 @@ class TransactionRun : public std::enable_shared_from_this<TransactionRun> {
   /// Fails every command not complete yet, gives the connection back and the slot, and
   /// completes the result (with `result`, or with `error`).
   void finish(std::optional<TransactionResult> result, const Error& error);
+  /// clientCache=true: the keys the transaction writes leave every cache (as EXEC is sent,
+  /// and again at its reply or failure, before any future completes).
+  void clear_written() const;
   /// Tells the batch hook (when one was installed at start()) how the transaction ended.
   void report(const std::optional<TransactionResult>& result, const Error& error) noexcept;
   /// Submits `bytes` as one write with one step state per command.
@@ -64,6 +67,7 @@ class TransactionRun : public std::enable_shared_from_this<TransactionRun> {
   std::chrono::steady_clock::time_point created_{};
   bool slot_held_ = false;
   bool finished_ = false;
+  bool exec_sent_ = false;  ///< MULTI … EXEC submitted: the transaction may have run
 
   // the round in progress
   std::size_t pending_ = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -163,6 +164,66 @@ TEST(CacheTest, AWriteOnAnotherConnectionThanItsKeysReadsIsSeenOnceItsFutureComp
   EXPECT_EQ(older.load(), 0) << "reads older than a completed write, e.g. after write "
                              << example.load() << " of " << i << "; " << mux->status_text();
   EXPECT_GT(cache_of(*mux).hits, 0u);
+}
+
+// A Transaction and a blocking write (BLMOVE) run on dedicated connections, which no read
+// rides: their keys leave every cache again at EXEC's (or the BLMOVE's) reply, before their
+// futures complete, so no read after that returns the older value.
+TEST(CacheTest, WritesOnDedicatedConnectionsAreSeenOnceTheirFuturesComplete) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",clientCache=true,ioThreads=2");
+  Database db = mux->database();
+  const auto run = [&](const char* what, const std::function<std::optional<std::string>()>& read,
+                       const std::function<void(long long)>& write) {
+    std::atomic<long long> done{0};
+    std::atomic<bool> stop{false};
+    std::atomic<long long> older{0};
+    std::atomic<long long> example{-1};
+    write(0);
+    const std::uint64_t hits_before = cache_of(*mux).hits;
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 3; ++t) {
+      readers.emplace_back([&] {
+        while (!stop.load()) {
+          const long long floor = done.load();
+          const std::optional<std::string> value = read();
+          if (value && std::stoll(*value) < floor) {
+            ++older;
+            example = floor;
+          }
+        }
+      });
+    }
+    const auto until = std::chrono::steady_clock::now() + 1500ms;
+    long long i = 0;
+    while (std::chrono::steady_clock::now() < until) {
+      write(++i);
+      done = i;
+    }
+    stop = true;
+    for (auto& reader : readers) reader.join();
+    EXPECT_EQ(older.load(), 0) << what << ": reads older than a completed write, e.g. after write "
+                               << example.load() << " of " << i << "; " << mux->status_text();
+    EXPECT_GT(cache_of(*mux).hits, hits_before) << what;
+  };
+  run(
+      "Transaction", [&] { return db.get("tx").get(); },
+      [&](long long v) {
+        Transaction tx = db.transaction();
+        Future<bool> set = tx.set("tx", std::to_string(v));
+        ASSERT_TRUE(tx.execute());
+        ASSERT_TRUE(set.get());
+      });
+  run(
+      "BLMOVE",
+      [&] { return db.command<std::optional<std::string>>("LINDEX", "moved", "0").get(); },
+      [&](long long v) {
+        db.rpush("source", std::to_string(v)).get();
+        ASSERT_EQ(db.command<std::optional<std::string>>("BLMOVE", "source", "moved", "RIGHT",
+                                                         "LEFT", "1")
+                      .get(),
+                  std::to_string(v));
+      });
 }
 
 TEST(CacheTest, UnderSeveralConnectionsACommandNamingTheKeyFencesAnotherClientsWrite) {
