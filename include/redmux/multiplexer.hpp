@@ -48,7 +48,9 @@ struct ClientCacheStatus {
   /// Keys taken out of this cache, there or not: by the server's pushes, or by this
   /// multiplexer's writes (before each is queued and again after: 2 per key)
   std::uint64_t invalidations = 0;
-  std::uint64_t flushes = 0;    ///< whole cache dropped: nil invalidation, break, new session
+  /// Whole cache dropped while it held entries or reads in flight: a nil invalidation, a
+  /// break, a write without keys (FLUSHALL … through the multiplexer)
+  std::uint64_t flushes = 0;
   std::uint64_t evictions = 0;  ///< entries dropped for room (clientCacheBytes)
   std::uint64_t expired = 0;    ///< entries found past their TTL
   std::size_t entries = 0;      ///< entries holding a value now

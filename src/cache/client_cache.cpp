@@ -62,7 +62,10 @@ void ClientCache::identity_of(int db, std::span<const Arg> args, std::string& ou
 
 void ClientCache::set_active(bool active) {
   std::lock_guard lock(mutex_);
-  if (!active) clear_locked();
+  if (!active) {
+    if (!keys_.empty()) ++tally_.flushes;
+    clear_locked();
+  }
   active_.store(active, std::memory_order_release);
 }
 
@@ -266,7 +269,7 @@ void ClientCache::invalidate(std::string_view key) {
 
 void ClientCache::invalidate_all() {
   std::lock_guard lock(mutex_);
-  ++tally_.flushes;
+  if (!keys_.empty()) ++tally_.flushes;  // an empty cache (a first session) drops nothing
   clear_locked();
 }
 

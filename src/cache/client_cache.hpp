@@ -55,11 +55,12 @@ struct CacheTally {
   std::uint64_t stored = 0;         ///< fills that stored their reply
   std::uint64_t refused = 0;        ///< fills whose reply was not stored: an invalidation raced it
   std::uint64_t invalidations = 0;  ///< keys invalidated (pushes, and writes of this multiplexer)
-  std::uint64_t flushes = 0;    ///< the whole cache dropped (nil invalidation, break, new session)
-  std::uint64_t evictions = 0;  ///< entries dropped for room
-  std::uint64_t expired = 0;    ///< entries found past their TTL
-  std::size_t entries = 0;      ///< entries holding a value
-  std::size_t bytes = 0;        ///< the exact sum of every entry's and fill's charge
+  std::uint64_t flushes = 0;        ///< the whole cache dropped while it held something (nil
+                                    ///< invalidation, break, write without keys)
+  std::uint64_t evictions = 0;      ///< entries dropped for room
+  std::uint64_t expired = 0;        ///< entries found past their TTL
+  std::size_t entries = 0;          ///< entries holding a value
+  std::size_t bytes = 0;            ///< the exact sum of every entry's and fill's charge
 };
 
 class ClientCache {
