@@ -372,6 +372,13 @@ Error Parser::add_endpoint(std::string_view text, bool hidden) {
     config_.endpoints.push_back(std::move(endpoint));
     return {};
   }
+  if (text.find('@') != std::string_view::npos) {
+    // "user:password@host:port" without its "redis://": what comes before "@" is user info.
+    return fail("endpoint" + in +
+                " contains \"@\" (not shown: what comes before it may be a password); an "
+                "endpoint is \"host:port\": give user= and password= as options, or write a "
+                "URL, e.g. \"redis://user:password@localhost:6379\"");
+  }
 
   std::string_view host = text;
   std::string_view port;

@@ -192,6 +192,16 @@ TEST(ConfigEndpoints, APortThatIsNotANumberIsNotQuotedForItMayBeAPassword) {
   EXPECT_EQ(parse_error("app:TOPSECRET"),
             "invalid port in endpoint \"app:…\" in configuration string: not a number (not shown, "
             "in case it is a password; a password goes in password=); expected 1 … 65535");
+  // "user:password@host" without "redis://": a URL's user info in a configuration string.
+  for (const char* text :
+       {"app:TOPSECRET@127.0.0.1:6379", ":TOPSECRET@127.0.0.1", "app:TOPSECRET@[::1]:6379",
+        "redis//app:TOPSECRET@localhost", "127.0.0.1:6379,app:TOPSECRET@h"}) {
+    EXPECT_EQ(parse_error(text),
+              "endpoint in configuration string contains \"@\" (not shown: what comes before "
+              "it may be a password); an endpoint is \"host:port\": give user= and password= "
+              "as options, or write a URL, e.g. \"redis://user:password@localhost:6379\"")
+        << text;
+  }
   // A number out of range is quoted, and a URL's hosts after its user info are.
   EXPECT_TRUE(contains(parse_error("h:65536"), "invalid port \"65536\""));
   EXPECT_TRUE(contains(parse_error("redis://u:p@h:x1"), "invalid port in endpoint \"h:…\""));
@@ -205,7 +215,7 @@ TEST(ConfigEndpoints, BadHosts) {
   EXPECT_TRUE(contains(parse_error("[localhost]:1"), "only for IPv6"));
   EXPECT_TRUE(contains(parse_error(":6379"), "has no host"));
   EXPECT_TRUE(contains(parse_error("ho st"), "invalid host \"ho st\""));
-  EXPECT_TRUE(contains(parse_error("a@b:1"), "invalid host"));
+  EXPECT_TRUE(contains(parse_error("a@b:1"), "contains \"@\""));
 }
 
 TEST(ConfigEndpoints, DuplicateEndpointIsAnError) {
