@@ -58,7 +58,7 @@ struct ClientCacheStatus {
   bool active = false;          ///< the connection's session tracks keys (reads are cached)
   /// Why the server does not track keys for the connection, e.g. "CLIENT TRACKING on
   /// 10.0.0.5:6379 failed: NOPERM …" (empty while it does, or before a session has asked);
-  /// in the sum, the first connection's.
+  /// in the sum, the first connection's that has one.
   std::string refusal;
 };
 

@@ -97,9 +97,13 @@ using MessageHandler = std::function<void(const Message&)>;
 
 /// Counters since the subscriber started (snapshots; not mutually consistent).
 struct SubscriberStatus {
-  std::size_t channels = 0;          ///< channels subscribed on the server (one per name)
-  std::size_t patterns = 0;          ///< patterns subscribed
-  std::size_t shard_channels = 0;    ///< shard channels subscribed
+  /// Channels subscribed to (one per name), the ones the server refused included
+  std::size_t channels = 0;
+  std::size_t patterns = 0;        ///< patterns subscribed to, likewise
+  std::size_t shard_channels = 0;  ///< shard channels subscribed to, likewise
+  /// Of those, names whose SUBSCRIBE-family command the server refused (an ACL channel rule):
+  /// registered still, and asked for again after a reconnect
+  std::size_t refused = 0;
   std::size_t subscriptions = 0;     ///< handlers and queues (several may share a channel)
   std::uint64_t messages = 0;        ///< messages received from the server
   std::uint64_t delivered = 0;       ///< handler calls and queue insertions

@@ -452,10 +452,14 @@ void ConnectionMachine::become_ready() {
     cache_->invalidate_all();
     cache_->set_active(handshake_->tracking());
     const std::string& refusal = handshake_->tracking_refusal();
-    // Said once, not at every reconnect to the same refusal: reads here go uncached.
-    if (!refusal.empty() && refusal != cache_->refusal() && observer_.logs(LogLevel::Warning)) {
+    // Said once per connection, not at every reconnect to the same refusal; a refusal at
+    // connect(), before a log is installed, is said at the first reconnect after that.
+    if (refusal.empty()) {
+      refusal_logged_.clear();
+    } else if (refusal != refusal_logged_ && observer_.logs(LogLevel::Warning)) {
       log(LogLevel::Warning,
           "client-side cache off on this connection, its reads go to the server: " + refusal);
+      refusal_logged_ = refusal;
     }
     cache_->set_refusal(refusal);
   }

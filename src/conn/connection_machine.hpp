@@ -159,8 +159,6 @@ class ConnectionMachine {
   /// The client-side cache of this connection (clientCache=true), else null. Its entries
   /// live for one ready session that tracks (see ClientCache).
   const std::shared_ptr<ClientCache>& cache() const noexcept { return cache_; }
-  /// Why the cache of the current session is off although clientCache=true ("" when on);
-  /// I/O thread.
   /// For status(): this connection's writes and the commands they carried, and when it last
   /// read and wrote (time_point{}: never).
   struct Activity {
@@ -409,6 +407,8 @@ class ConnectionMachine {
   std::optional<Credentials> renewed_;
   /// How long the provider took for this attempt's handshake, when slow; zero otherwise.
   std::chrono::milliseconds provider_took_{0};
+  /// The CLIENT TRACKING refusal last logged, so a reconnect to the same one is quiet.
+  std::string refusal_logged_;
   std::vector<std::string> auth_words_;
   std::vector<Arg> auth_args_;
   Health health_;

@@ -92,9 +92,12 @@ Pipeline::ReplyOutcome Pipeline::on_reply(NodeSpan reply, const ErrorReport& rep
     case PendingKind::FireAndForget:
       if (is_error_reply(reply) && report) report(front, reply);
       break;
-    case PendingKind::PubSub:            // refused: none of its names was subscribed
-      if (report) report(front, reply);  // before the refusal is seen by anyone waiting
-      if (front.state) front.state->deliver(reply);
+    case PendingKind::PubSub:  // refused: none of its names was subscribed
+      if (front.state) {
+        front.state->deliver(reply);  // reports it, naming the channel, before any waiter
+      } else if (report) {
+        report(front, reply);
+      }
       break;
     case PendingKind::Heartbeat:
       break;  // any reply, even an error (LOADING, BUSY …), shows the link is alive

@@ -454,7 +454,10 @@ std::string Multiplexer::status_text() const {
   }
   if (config().client_cache) {
     text += " cache=" + std::string(s.cache.active ? "on" : "off");
-    if (!s.cache.refusal.empty()) text += " (" + s.cache.refusal + ")";
+    if (!s.cache.refusal.empty()) {
+      text += s.cache.active ? " (not on every connection: " : " (";
+      text += s.cache.refusal + ")";
+    }
     text += " cache-entries=" + std::to_string(s.cache.entries) +
             " cache-bytes=" + std::to_string(s.cache.bytes) + "/" +
             std::to_string(config().client_cache_bytes) +

@@ -362,6 +362,9 @@ SubscriberStatus SubscriptionHub::status() const {
     status.channels = channels_.size();
     status.patterns = patterns_.size();
     status.shard_channels = shard_channels_.size();
+    for (const EntryMap* map : {&channels_, &patterns_, &shard_channels_}) {
+      for (const auto& [name, entry] : *map) status.refused += entry->refused ? 1 : 0;
+    }
     status.subscriptions = listeners_;
     status.shared_connection = shared_mode_;
   }
@@ -375,6 +378,7 @@ SubscriberStatus SubscriptionHub::status() const {
 
 void SubscriptionHub::refused(SubscriptionKind kind, std::string_view name, const Error& error) {
   Deferred deferred;
+  deferred.reports.push_back(error);  // before anyone waiting sees the refusal
   {
     std::lock_guard lock(mutex_);
     EntryMap& map = map_of(kind);

@@ -125,9 +125,12 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   std::size_t remove_all(SubscriptionKind kind, std::string_view name);
   /// Completes once `name` is confirmed by the server (see Subscription::confirmed()).
   Future<void> confirmed(SubscriptionKind kind, std::string_view name);
-  /// The server refused the SUBSCRIBE-family command for `name` (I/O thread): what waits for
-  /// its confirmation fails with `error`, and so does confirmed() until one comes.
+  /// The server refused the SUBSCRIBE-family command for `name` (I/O thread): `error` is
+  /// reported to on_error, then what waits for its confirmation fails with it, and so does
+  /// confirmed() until one comes.
   void refused(SubscriptionKind kind, std::string_view name, const Error& error);
+  /// `error` to the multiplexer's on_error.
+  void report(const Error& error) { shared_->report_error(error); }
   /// The node refused the SSUBSCRIBE for `name` with MOVED `reply` (I/O thread): the slot map
   /// learns the owner, and the shard channel ends with errc::subscription_ended like one whose
   /// slot moved, so that subscribing again goes to the owner.

@@ -60,8 +60,10 @@ inline std::string describe(SubscriptionKind kind, std::string_view name) {
 
 /// The server's refusal of one SUBSCRIBE-family command (an ACL channel rule …) fails the
 /// confirmation its name awaits; a cluster node's MOVED for an SSUBSCRIBE ends the shard
-/// channel (SubscriptionHub::shard_redirected()). When the connection breaks first it is dropped:
-/// the names are subscribed again once a connection is ready.
+/// channel (SubscriptionHub::shard_redirected()). Either is reported to on_error first,
+/// naming the channel (the pipeline leaves a PubSub command with a state to it). When the
+/// connection breaks first it is dropped: the names are subscribed again once a connection is
+/// ready.
 class SubscribeRefusal final : public CommandState {
  public:
   SubscribeRefusal(std::weak_ptr<SubscriptionHub> hub, SubscriptionKind kind, std::string name)
@@ -69,10 +71,17 @@ class SubscribeRefusal final : public CommandState {
   void deliver(NodeSpan reply) noexcept override {
     if (!claim()) return;
     if (auto hub = hub_.lock(); hub && is_error_reply(reply)) {
-      if (kind_ == SubscriptionKind::ShardChannel && reply[0].value.starts_with("MOVED ")) {
-        hub->shard_redirected(name_, reply);
-      } else {
-        hub->refused(kind_, name_, server_error_from(reply, subscribe_verb(kind_).command));
+      try {
+        // "NOPERM … (reply to SUBSCRIBE "orders")": which of many names was refused.
+        const Error error = server_error_from(
+            reply, std::string(subscribe_verb(kind_).command) + " \"" + name_ + "\"");
+        if (kind_ == SubscriptionKind::ShardChannel && reply[0].value.starts_with("MOVED ")) {
+          hub->report(error);
+          hub->shard_redirected(name_, reply);
+        } else {
+          hub->refused(kind_, name_, error);
+        }
+      } catch (...) {  // out of memory building the message: the next subscribe asks again
       }
     }
     publish();

@@ -280,6 +280,7 @@ SubscriberStatus Subscriber::status() const {
     status.channels += node.channels;
     status.patterns += node.patterns;
     status.shard_channels += node.shard_channels;
+    status.refused += node.refused;
     status.subscriptions += node.subscriptions;
     status.messages += node.messages;
     status.delivered += node.delivered;
