@@ -64,8 +64,11 @@ Error before_exec(const Error& error) {
                    "transaction not sent: its connection broke during the WATCH "
                    "round (" +
                        error.message() + ")" + std::string(kNothingRan) + "; safe to retry");
-    case errc::timeout:
-      return Error(errc::timeout, error.message() + std::string(kNothingRan));
+    case errc::timeout: {
+      std::string message = error.message();
+      if (message.ends_with('.')) message.pop_back();  // a sentence goes on after it
+      return Error(errc::timeout, message + std::string(kNothingRan));
+    }
     default:
       return error;
   }
@@ -307,13 +310,19 @@ void TransactionRun::on_exec_reply(NodeSpan reply) {
     // EXECABORT: the commands refused at queue time carry their own errors; the rest were
     // discarded because of them.
     result.outcome = TransactionOutcome::Rejected;
-    result.reason = std::string(reply[0].value);
+    // Counted from 1, as a reader counts the commands queued: "SET (command 2 of 3)".
     std::string refused;
+    const Error* first_refusal = nullptr;
     for (std::size_t i = 0; i < commands.size(); ++i) {
       if (queue_errors_[i]) {
-        refused += (refused.empty() ? "" : ", ") + std::string(commands[i].name) + " (#" +
-                   std::to_string(i) + ")";
+        refused += (refused.empty() ? "" : ", ") + std::string(commands[i].name) + " (command " +
+                   std::to_string(i + 1) + " of " + std::to_string(commands.size()) + ")";
+        if (!first_refusal) first_refusal = &*queue_errors_[i];
       }
+    }
+    result.reason = std::string(reply[0].value);
+    if (first_refusal) {
+      result.reason += " (refused when queued: " + refused + "; " + first_refusal->message() + ")";
     }
     for (std::size_t i = 0; i < commands.size(); ++i) {
       if (!commands[i].state) continue;
