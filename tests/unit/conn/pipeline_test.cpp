@@ -247,8 +247,9 @@ TEST(PipelineTest, SubscribeLeavesAfterOneConfirmationPerName) {
   EXPECT_EQ(f.states[1]->result().value(), "b");
 }
 
-// A refused SUBSCRIBE is answered by one error reply: it goes to the subscribe (its handler
-// and the error report), not to the caller behind it.
+// A refused SUBSCRIBE is answered by one error reply: it goes to the subscribe, not to the
+// caller behind it. Its refusal handler reports it (naming the channel, which the pipeline
+// does not know); one without a handler is reported by the pipeline.
 TEST(PipelineTest, RefusedSubscribeTakesItsErrorReplyNotTheNextCallers) {
   Fixture f;
   Pipeline pipeline;
@@ -262,12 +263,20 @@ TEST(PipelineTest, RefusedSubscribeTakesItsErrorReplyNotTheNextCallers) {
   };
   Node no = error_node("NOPERM No permissions to access a channel"), a = bulk("a");
   EXPECT_EQ(pipeline.on_reply(NodeSpan(&no, 1), report, {}), Pipeline::ReplyOutcome::Delivered);
-  EXPECT_EQ(reported, "SUBSCRIBE:NOPERM No permissions to access a channel");
+  EXPECT_EQ(reported, "");  // the handler's to report
   ASSERT_TRUE(refusal->ready());
   EXPECT_NE(refusal->result().error().message().find("NOPERM"), std::string::npos);
   EXPECT_EQ(pipeline.on_reply(NodeSpan(&a, 1), report, {}), Pipeline::ReplyOutcome::Delivered);
   EXPECT_EQ(f.states[0]->result().value(), "a");
   refusal->release();
+
+  PendingCommand bare[] = {subscribe(1), f.caller(1s)};
+  pipeline.push(bare);
+  Node b = bulk("b");
+  EXPECT_EQ(pipeline.on_reply(NodeSpan(&no, 1), report, {}), Pipeline::ReplyOutcome::Delivered);
+  EXPECT_EQ(reported, "SUBSCRIBE:NOPERM No permissions to access a channel");
+  EXPECT_EQ(pipeline.on_reply(NodeSpan(&b, 1), report, {}), Pipeline::ReplyOutcome::Delivered);
+  EXPECT_EQ(f.states[1]->result().value(), "b");
 }
 
 }  // namespace
