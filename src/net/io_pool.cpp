@@ -11,12 +11,9 @@
 #include <thread>
 #include <vector>
 
-#if REDMUX_WITH_TLS
-#include <openssl/ssl.h>
-#endif
-
 #include "core/user_context_check.hpp"
 #include "net/io_load.hpp"
+#include "net/orphans.hpp"
 #include "redmux/future.hpp"
 
 namespace redmux {
@@ -31,7 +28,7 @@ std::atomic<std::size_t> g_wrapped_count{0};
 // Threads of pools that died on their own thread (the last reference dropped in one of its
 // handlers): nobody could join them there. Each is joined once it has finished, by the next
 // pool made or orphaned, and every one left is joined at exit, before OpenSSL's exit handler
-// (which frees locks a TLS handshake took) and those of libraries initialised earlier run. Never
+// (which frees locks a TLS handshake took) runs: see net/orphans.hpp. Never
 // destroyed: a thread orphaned during exit stays joinable rather than terminate the process.
 struct Orphan {
   std::thread thread;
@@ -64,21 +61,24 @@ void join_orphans(bool all) {
 
 void adopt_orphan(Orphan orphan) {
   static std::once_flag registered;
-  std::call_once(registered, [] {
-#if REDMUX_WITH_TLS
-    // OpenSSL registers its exit handler when it is first initialised, which may come after
-    // this (a plain multiplexer orphaned before any TLS one): initialised now, its handler
-    // comes first, and ours, registered after it, runs before it.
-    OPENSSL_init_ssl(0, nullptr);
-#endif
-    std::atexit([] { join_orphans(true); });
-  });
+  std::call_once(registered, [] { std::atexit([] { join_orphans(true); }); });
   {
     std::lock_guard lock(g_orphans_mutex);
     orphans().push_back(std::move(orphan));
   }
   join_orphans(false);
 }
+
+}  // namespace
+
+namespace detail {
+void join_orphans_before_tls_cleanup() {
+  static std::once_flag registered;
+  std::call_once(registered, [] { std::atexit([] { join_orphans(true); }); });
+}
+}  // namespace detail
+
+namespace {
 
 bool running_wrapped_context() noexcept {
   if (g_wrapped_count.load(std::memory_order_acquire) == 0) return false;

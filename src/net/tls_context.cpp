@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "net/orphans.hpp"
 #include "redmux/error.hpp"
 
 namespace redmux::detail {
@@ -51,7 +52,8 @@ bool is_ip_literal(const std::string& name) {
 TlsContext::TlsContext() : context_(asio::ssl::context::tls_client) {}
 
 Result<std::shared_ptr<TlsContext>> TlsContext::create(const Config& config) {
-  std::shared_ptr<TlsContext> tls(new TlsContext());
+  std::shared_ptr<TlsContext> tls(new TlsContext());  // OpenSSL is initialised from here on
+  join_orphans_before_tls_cleanup();
   SSL_CTX* native = tls->context_.native_handle();
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
   tls->context_.set_options(asio::ssl::context::default_workarounds |
