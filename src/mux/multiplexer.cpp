@@ -56,8 +56,8 @@ std::shared_ptr<Multiplexer> Multiplexer::connect(const Config& config,
   detail::ConnectWatch watch;
   Future<std::shared_ptr<Multiplexer>> pending = start_connect(config, std::move(pool), &watch);
   // syncTimeout bounds this blocking call. The attempts still running are stopped here, so
-  // no I/O thread of the multiplexer outlives the throw (it would otherwise run until its
-  // attempts' own timeouts, maybe into the process's exit).
+  // the multiplexer's I/O threads end now (joined here, or just after when a handler lets go
+  // of the pool last), not at the attempts' own timeouts, maybe during the process's exit.
   if (!pending.wait_for(config.sync_timeout)) {
     const std::string so_far = watch.progress ? watch.progress() : std::string();
     if (watch.abandon) watch.abandon();
@@ -154,7 +154,7 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(const Config& co
     };
     // close() waits until each connection has shut down, which ends its attempt and runs
     // the callback below (it lets go of the multiplexer): the reference taken here is then
-    // the last one, and the core and its I/O threads end on connect()'s thread.
+    // usually the last one, and the core and its I/O threads end on connect()'s thread.
     watch->abandon = [weak = std::weak_ptr<detail::MuxCore>(core)] {
       if (auto held = weak.lock()) held->close();
     };
