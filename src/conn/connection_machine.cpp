@@ -243,7 +243,7 @@ ConnectionMachine::Actions ConnectionMachine::on_timer(IoTimer timer, Clock::tim
         // The provider is asked as the Redis handshake begins (renewals' timings are not
         // this attempt's).
         const auto provider_took =
-            phase_ == Phase::Handshaking ? provider_took_ : std::chrono::milliseconds(0);
+            phase_ == Phase::Handshaking ? slow_provider_took() : std::chrono::milliseconds(0);
         attempt_failed(connect_error::timed_out(endpoint_text_, config_.connect_timeout, step,
                                                 in_tls, provider_took));
       }
@@ -333,7 +333,8 @@ void ConnectionMachine::connect_attempt() {
   set_phase(Phase::Connecting);
   ++generation_;
   close_socket();
-  arm(IoTimer::Connect, now_ + config_.connect_timeout);
+  attempt_deadline_ = now_ + config_.connect_timeout;
+  arm(IoTimer::Connect, attempt_deadline_);
   emit_action(IoAction::Kind::Connect);
 }
 

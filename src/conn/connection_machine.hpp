@@ -355,9 +355,12 @@ class ConnectionMachine {
   /// The credentials for the next handshake: user= and password=, or the provider's answer
   /// (then false when it threw: the attempt has failed).
   bool credentials_for_handshake(Credentials& out);
-  /// config_.credentials(), timed: slow (kSlowProvider and more) is logged and kept in
-  /// provider_took_ for this attempt's timeout error. Throws what the provider throws.
+  /// config_.credentials(), timed into provider_took_; slow (kSlowProvider and more) is
+  /// logged. Throws what the provider throws.
   Credentials ask_provider();
+  /// How long the provider took for this attempt's handshake when that was slow, for its
+  /// timeout error; zero otherwise.
+  std::chrono::milliseconds slow_provider_took() const;
   void note_credentials(const Credentials& credentials);
   Clock::time_point renewal_time(const Credentials& credentials) const;
   /// On a health tick, when the credentials are due for renewal.
@@ -405,8 +408,11 @@ class ConnectionMachine {
   /// The renewed credentials a replaced RESP2 subscriber connection authenticates with, and
   /// the arguments of the AUTH in place (kept until the runner has queued it).
   std::optional<Credentials> renewed_;
-  /// How long the provider took for this attempt's handshake, when slow; zero otherwise.
-  std::chrono::milliseconds provider_took_{0};
+  /// How long the provider took when last asked (zero when it was not asked for this
+  /// attempt's handshake).
+  Clock::duration provider_took_{0};
+  /// When this attempt's connectTimeout runs out (the Connect timer's expiry).
+  Clock::time_point attempt_deadline_ = Clock::time_point::max();
   /// The CLIENT TRACKING refusal last logged, so a reconnect to the same one is quiet.
   std::string refusal_logged_;
   std::vector<std::string> auth_words_;

@@ -81,18 +81,22 @@ Credentials ConnectionMachine::ask_provider() {
   // The provider runs here, on the I/O thread: while it does, nothing else on the thread
   // runs (not even this attempt's timer), which a timeout would otherwise blame on the server.
   const auto started = Clock::now();
+  provider_took_ = Clock::duration(0);
   Credentials credentials = config_.credentials();
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-  const bool slow = took >= kSlowProvider;
-  provider_took_ = slow ? took : std::chrono::milliseconds(0);
-  if (slow && observer_.logs(LogLevel::Warning)) {
-    log(LogLevel::Warning, connect_error::slow_provider(endpoint_text_, took));
+  provider_took_ = Clock::now() - started;
+  if (slow_provider_took().count() > 0 && observer_.logs(LogLevel::Warning)) {
+    log(LogLevel::Warning, connect_error::slow_provider(endpoint_text_, slow_provider_took()));
   }
   return credentials;
 }
 
+std::chrono::milliseconds ConnectionMachine::slow_provider_took() const {
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(provider_took_);
+  return took >= kSlowProvider ? took : std::chrono::milliseconds(0);
+}
+
 bool ConnectionMachine::credentials_for_handshake(Credentials& out) {
-  provider_took_ = std::chrono::milliseconds(0);  // this attempt's, if asked below
+  provider_took_ = Clock::duration(0);  // this attempt's, if asked below
   if (std::optional<Credentials> renewed = std::exchange(renewed_, std::nullopt)) {
     out = std::move(*renewed);  // a replaced subscriber connection: asked just before
   } else if (!config_.credentials) {
@@ -105,6 +109,14 @@ bool ConnectionMachine::credentials_for_handshake(Credentials& out) {
       return false;
     } catch (...) {
       attempt_failed(credential_provider_failed(endpoint_text_, "an exception"));
+      return false;
+    }
+    // The provider held this thread past the attempt's connectTimeout, so the Connect timer
+    // has expired behind it. Fail now, before the handshake is written: otherwise the
+    // outcome would depend on whether the server's reply or the timer is handled first.
+    if (now_ + provider_took_ >= attempt_deadline_) {
+      attempt_failed(connect_error::timed_out(endpoint_text_, config_.connect_timeout,
+                                              to_string(state()), false, slow_provider_took()));
       return false;
     }
   }

@@ -3,6 +3,8 @@
 // with the callers' commands on the same connection; a refusal is one event, not a loop.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "scripted_runner.hpp"
 
 namespace redmux::detail {
@@ -161,6 +163,31 @@ TEST(CredentialProviderTest, AThrowingProviderFailsTheAttempt) {
   EXPECT_EQ(r.machine.state(), ConnectionState::Reconnecting);
   EXPECT_EQ(r.last_failure().message(),
             "the credential provider failed for 10.0.0.1:6379: token service unreachable");
+}
+
+TEST(CredentialProviderTest, AProviderThatOutlastsConnectTimeoutFailsTheAttemptAsTimedOut) {
+  // The provider's own running time is the subject here: it blocks as a slow one would.
+  Config config;
+  config.connect_timeout = 100ms;
+  config.credentials = CredentialProvider([]() -> Credentials {
+    std::this_thread::sleep_for(120ms);
+    return {"app", "tok-1", {}};
+  });
+  ScriptedRunner r(config);
+  r.start();
+  r.connected();
+  // Not written: the server's reply must not win a race with the expired timer.
+  EXPECT_TRUE(r.handshake_sent.empty()) << r.handshake_sent;
+  EXPECT_EQ(r.machine.state(), ConnectionState::Reconnecting);
+  const std::string message = r.last_failure().message();
+  EXPECT_EQ(message.rfind("connecting to 10.0.0.1:6379 timed out after 100 ms (handshaking; "
+                          "connectTimeout=100); the credential provider took 1",
+                          0),
+            0u)
+      << message;
+  EXPECT_NE(message.find(" ms of it (it runs on an I/O thread and must not block)"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace
