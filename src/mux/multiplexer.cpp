@@ -170,6 +170,7 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(const Config& co
         core->enable_cluster(*seed, [state, mux = std::move(mux)](const Error& error) mutable {
           if (error) {
             mux->core_->close();
+            mux.reset();  // before connect() is woken: see below
             state->set(Error(error.code(),
                              "connected to a Redis Cluster node, but could not load "
                              "the slot map: " +
@@ -195,6 +196,10 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(const Config& co
                             ? errc::authentication_failed
                             : errc::connection_failed;
       mux->core_->close();
+      // Let go before the caller is woken, so that when connect() throws, no I/O thread
+      // holds the multiplexer (its last reference usually: the pool is then an orphan,
+      // joined at the latest at exit, before the caller can reach exit).
+      mux.reset();
       state->set(Error(code, std::move(message)));
     }
     mux.reset();

@@ -152,6 +152,7 @@ Future<Ptr> connect_through_sentinels(const Config& config, std::shared_ptr<IoPo
                               ? errc::authentication_failed
                               : errc::connection_failed;
         mux->close();  // on an I/O thread: does not wait
+        mux.reset();   // before connect() is woken (as in Multiplexer::start_connect)
         state->set(Error(code, std::move(message)));
       }
       mux.reset();

@@ -443,6 +443,25 @@ TEST(MultiplexerTest, ConnectFailureSaysWhatWasTried) {
   }
 }
 
+TEST(MultiplexerTest, AFailedConnectHasLetGoOfItsMultiplexerWhenItThrows) {
+  // The attempts fail by themselves, on the I/O thread, long before syncTimeout. When
+  // connect() throws, that thread holds nothing of the multiplexer any more: a process that
+  // exits right after the throw must not have its exit race a pool still held there.
+  const test::ClosedPort closed;
+  const std::string config = "127.0.0.1:" + std::to_string(closed.port()) + ",connectRetry=0";
+  auto pool = IoPool::create(1);
+  int still_held = 0;
+  for (int i = 0; i < 300; ++i) {
+    try {
+      Multiplexer::connect(Config::from_string(config), pool);
+      FAIL() << "connected to a closed port";
+    } catch (const ConnectionError&) {
+      if (pool.use_count() != 1) ++still_held;
+    }
+  }
+  EXPECT_EQ(still_held, 0) << "connect() threw while an I/O thread still held its multiplexer";
+}
+
 TEST(MultiplexerTest, HandshakeResp3AndResp2) {
   RedisServer server;
   for (const char* protocol : {"resp3", "resp2"}) {
