@@ -36,10 +36,8 @@ struct BatchBuffer {
     parts.push_back(Part{node, {}, {}});
     return parts.back();
   }
-  /// clientCache=true: the keys the batch writes, invalidated again once it is queued
-  /// (cache_route.hpp); `writes_everything`: a write without keys (FLUSHALL …).
-  std::vector<std::string> written_keys;
-  bool writes_everything = false;
+  /// clientCache=true: what the batch writes, invalidated again once it is queued.
+  WrittenKeys written;
   /// The callers' states of the commands added since the last execute(), marked buffered
   /// (CommandState::set_buffered()), one reference each.
   std::vector<CommandState*> buffered;
@@ -105,13 +103,8 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
   };
   if (Error error = core.check_allowed(info, args, MuxCore::Site::Batch))
     return refuse(std::move(error), false);
-  if (std::vector<std::size_t> keys;
-      core.cache_route().enabled() && CacheRoute::written_keys(info, args, keys)) {
-    const std::size_t first = buffer.written_keys.size();
-    for (std::size_t index : keys) buffer.written_keys.emplace_back(args[index].bytes());
-    // Now, and again at execute().
-    core.cache_route().invalidate_keys(std::span(buffer.written_keys).subspan(first), keys.empty());
-    buffer.writes_everything = buffer.writes_everything || keys.empty();
+  if (auto added = buffer.written.note(core.cache_route(), info, args)) {
+    core.cache_route().invalidate_keys(added->keys, added->everything);  // again at execute()
   }
   if (state) state->command_name = info.name;
   auto [deadline, timeout_ms] = core.deadline_for(options);
@@ -304,9 +297,8 @@ void Batch::execute() {
   }
   b.parts.clear();
   if (b.commands.empty()) {
-    b.core->cache_route().invalidate_keys(b.written_keys, b.writes_everything);
-    b.written_keys.clear();
-    b.writes_everything = false;
+    b.written.leave_caches(b.core->cache_route());
+    b.written.clear();
     return;
   }
   b.core->shared().counters().commands.fetch_add(b.commands.size(), std::memory_order_relaxed);
@@ -314,9 +306,8 @@ void Batch::execute() {
   if (report) {
     detail::report_batch(observer, *b.connection, b.db, b.commands.size(), b.bytes.size(), created);
   }
-  b.core->cache_route().invalidate_keys(b.written_keys, b.writes_everything);
-  b.written_keys.clear();
-  b.writes_everything = false;
+  b.written.leave_caches(b.core->cache_route());
+  b.written.clear();
   b.commands.clear();
   b.bytes.clear();
   b.connection = nullptr;

@@ -261,4 +261,15 @@ void CacheRoute::build_fill(std::shared_ptr<ClientCache> cache, std::uint64_t ti
   commands.push_back(read);
 }
 
+std::optional<WrittenKeys::Added> WrittenKeys::note(const CacheRoute& route,
+                                                    const CommandInfo& info,
+                                                    std::span<const Arg> args) {
+  thread_local std::vector<std::size_t> indexes;
+  if (!route.enabled() || !CacheRoute::written_keys(info, args, indexes)) return std::nullopt;
+  const std::size_t first = keys.size();
+  for (std::size_t index : indexes) keys.emplace_back(args[index].bytes());
+  everything = everything || indexes.empty();
+  return Added{std::span<const std::string>(keys).subspan(first), indexes.empty()};
+}
+
 }  // namespace redmux::detail

@@ -126,4 +126,27 @@ class CacheRoute {
   std::shared_ptr<NodeCaches> node_caches_;  ///< Redis Cluster's node connections' caches
 };
 
+/// The keys a Batch or a Transaction writes, recorded as its commands are added, so that
+/// they leave every cache again when it is sent and at its reply (read your own write).
+struct WrittenKeys {
+  std::vector<std::string> keys;
+  bool everything = false;  ///< a write without keys (FLUSHALL …)
+
+  /// What one command added: its keys, or `everything`.
+  struct Added {
+    std::span<const std::string> keys;
+    bool everything = false;
+  };
+  /// Records what the command writes when `route` caches; nullopt when it caches nothing or
+  /// the command writes nothing.
+  std::optional<Added> note(const CacheRoute& route, const CommandInfo& info,
+                            std::span<const Arg> args);
+  /// Takes every key recorded out of `route`'s caches (they stay recorded).
+  void leave_caches(const CacheRoute& route) const { route.invalidate_keys(keys, everything); }
+  void clear() noexcept {
+    keys.clear();
+    everything = false;
+  }
+};
+
 }  // namespace redmux::detail

@@ -1,7 +1,6 @@
 #include "mux/core.hpp"
 
-#include <condition_variable>
-
+#include "core/countdown.hpp"
 #include "mux/blocking.hpp"
 #include "mux/cluster.hpp"
 #include "mux/dedicated_pool.hpp"
@@ -181,45 +180,30 @@ void MuxCore::close() {
   closing_.store(true, std::memory_order_release);
   if (closed_.exchange(true, std::memory_order_acq_rel)) return;
   held_->close();  // first: nothing calls back into the core after it returns
-  struct Pending {
-    std::mutex mutex;
-    std::condition_variable done;
-    std::size_t remaining = 0;
-  };
-  auto pending = std::make_shared<Pending>();
-  for (auto& group : groups_) pending->remaining += group.size();
-  auto one_closed = [pending] {
-    std::lock_guard lock(pending->mutex);
-    if (--pending->remaining == 0) pending->done.notify_all();
-  };
+  const auto pending = Countdown::make();
+  const std::function<void()> one_closed = pending->done();
+  for (auto& group : groups_) pending->add(group.size());
+  pending->add(dedicated_->close(one_closed));
+  pending->add(hub_->close(one_closed));
+  std::shared_ptr<ClusterRouter> cluster;
   {
-    // Counted before any shutdown can finish, so `remaining` cannot reach 0 early.
-    std::lock_guard lock(pending->mutex);
-    pending->remaining += dedicated_->close(one_closed);
-    pending->remaining += hub_->close(one_closed);
-    std::shared_ptr<ClusterRouter> cluster;
-    {
-      std::lock_guard guard(cluster_mutex_);
-      cluster = cluster_;
-    }
-    if (cluster) pending->remaining += cluster->close(one_closed);
-    for (const auto& hub : shard_hubs()) pending->remaining += hub->close(one_closed);
-    if (sentinel_) pending->remaining += sentinel_->close(one_closed);
+    std::lock_guard guard(cluster_mutex_);
+    cluster = cluster_;
   }
+  if (cluster) pending->add(cluster->close(one_closed));
+  for (const auto& hub : shard_hubs()) pending->add(hub->close(one_closed));
+  if (sentinel_) pending->add(sentinel_->close(one_closed));
   for (auto& group : groups_) {
     for (auto& connection : group) {
       connection->shutdown(one_closed);
     }
   }
+  pending->started();
   if (on_io_thread()) return;  // cannot wait for our own thread; shutdown runs after us
   // Wait until each connection has processed its shutdown, so every future is completed
   // before the pool (maybe destroyed right after us) stops its threads. Bounded by
   // syncTimeout: a wedged I/O thread (a callback that blocks) cannot hang close().
-  {
-    std::unique_lock lock(pending->mutex);
-    pending->done.wait_for(lock, shared_->config().sync_timeout,
-                           [&] { return pending->remaining == 0; });
-  }
+  pending->wait_for(shared_->config().sync_timeout);
   // Last, once every command has completed (a handler may be waiting for one): the pub/sub
   // handlers still running return before close() does, so nothing they use is let go of
   // while they run.

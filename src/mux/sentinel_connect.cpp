@@ -1,8 +1,8 @@
 #include "mux/sentinel_connect.hpp"
 
-#include <condition_variable>
 #include <mutex>
 
+#include "core/countdown.hpp"
 #include "mux/connect_watch.hpp"
 #include "mux/core.hpp"
 #include "mux/sentinel_monitor.hpp"
@@ -63,18 +63,10 @@ Future<Ptr> connect_through_sentinels(const Config& config, std::shared_ptr<IoPo
       }
       auto held = weak.lock();
       if (!held) return;
-      struct Closing {
-        std::mutex mutex;
-        std::condition_variable done;
-        std::size_t remaining = 0;
-      };
-      auto closing = std::make_shared<Closing>();
-      std::unique_lock lock(closing->mutex);
-      closing->remaining = held->close([closing] {
-        std::lock_guard lock(closing->mutex);
-        if (--closing->remaining == 0) closing->done.notify_all();
-      });
-      closing->done.wait_for(lock, sync_timeout, [&] { return closing->remaining == 0; });
+      const auto closing = Countdown::make();
+      closing->add(held->close(closing->done()));
+      closing->started();
+      closing->wait_for(sync_timeout);
     };
   }
   auto* state = new FutureState<Ptr>();

@@ -140,11 +140,7 @@ Error transaction_add(TransactionBuffer* target, const CallOptions&, std::span<c
     key_indexes(info, args, at);
     for (std::size_t i : at) buffer.keys.emplace_back(args[i].bytes());
   }
-  if (std::vector<std::size_t> keys;
-      buffer.core->cache_route().enabled() && CacheRoute::written_keys(info, args, keys)) {
-    for (std::size_t index : keys) buffer.written_keys.emplace_back(args[index].bytes());
-    buffer.writes_everything = buffer.writes_everything || keys.empty();
-  }
+  buffer.written.note(buffer.core->cache_route(), info, args);
   QueuedCommand command;
   command.name = info.name;
   command.bytes_begin = buffer.bytes.size();

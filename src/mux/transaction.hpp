@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "mux/cache_route.hpp"
 #include "redmux/transaction.hpp"
 
 namespace redmux::detail {
@@ -35,11 +36,9 @@ struct TransactionBuffer {
   /// The first command refused before sending (connection-state command, admin gate …):
   /// the transaction then runs nothing.
   std::optional<Error> refused;
-  /// clientCache=true: the keys the queued commands write, taken out of every cache as EXEC
-  /// is sent and again at its reply, before any command's future completes (read your own
-  /// write, cache_route.hpp); `writes_everything`: a write without keys (FLUSHALL …).
-  std::vector<std::string> written_keys;
-  bool writes_everything = false;
+  /// clientCache=true: what the queued commands write, taken out of every cache as EXEC is
+  /// sent and again at its reply, before any command's future completes.
+  WrittenKeys written;
 
   bool empty() const noexcept { return commands.empty() && conditions.empty() && !refused; }
   /// Fails every queued command with `error` (those already complete keep their outcome)

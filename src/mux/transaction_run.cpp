@@ -298,8 +298,7 @@ void TransactionRun::send_exec() {
 }
 
 void TransactionRun::clear_written() const {
-  if (work_.written_keys.empty() && !work_.writes_everything) return;
-  work_.core->cache_route().invalidate_keys(work_.written_keys, work_.writes_everything);
+  work_.written.leave_caches(work_.core->cache_route());
 }
 
 void TransactionRun::on_exec_reply(NodeSpan reply) {
