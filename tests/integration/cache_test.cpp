@@ -29,6 +29,47 @@ ClientCacheStatus cache_of(const Multiplexer& mux) {
   return mux.status().cache;
 }
 
+/// Reads older than a write that had completed when they began (read your own write).
+struct OlderReads {
+  long long count = 0;
+  long long example = -1;  ///< the last write completed before one of them
+  long long writes = 0;
+};
+
+/// `readers` threads call `read` while this thread calls `write(1)`, `write(2)` … for
+/// `length`; a read that returns a value below the last write completed before it began
+/// is counted.
+OlderReads read_while_writing(int readers, std::chrono::milliseconds length,
+                              const std::function<std::optional<std::string>()>& read,
+                              const std::function<void(long long)>& write) {
+  std::atomic<long long> done{0};
+  std::atomic<bool> stop{false};
+  std::atomic<long long> older{0};
+  std::atomic<long long> example{-1};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < readers; ++t) {
+    threads.emplace_back([&] {
+      while (!stop.load()) {
+        const long long floor = done.load();
+        const std::optional<std::string> value = read();
+        if (value && std::stoll(*value) < floor) {
+          ++older;
+          example = floor;
+        }
+      }
+    });
+  }
+  const auto until = std::chrono::steady_clock::now() + length;
+  long long i = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    write(++i);
+    done = i;
+  }
+  stop = true;
+  for (auto& thread : threads) thread.join();
+  return OlderReads{older.load(), example.load(), i};
+}
+
 /// A command on the cache's own connection whose reply comes after every invalidation the
 /// server queued for that connection before it: once it answers, they have been applied.
 void fence(Database& db) {
@@ -128,42 +169,23 @@ TEST(CacheTest, AWriteOnAnotherConnectionThanItsKeysReadsIsSeenOnceItsFutureComp
                                   ",clientCache=true,connectionsPerEndpoint=2,ioThreads=2");
   Database db = mux->database();
   db.mset({{"w{a}", "0"}, {"r{b}", "0"}}).get();
-  std::atomic<long long> done{0};
-  std::atomic<bool> stop{false};
-  std::atomic<long long> older{0};
-  std::atomic<long long> example{-1};
-  std::vector<std::thread> readers;
-  for (int t = 0; t < 4; ++t) {
-    readers.emplace_back([&] {
-      while (!stop.load()) {
-        const long long floor = done.load();
-        const std::optional<std::string> value = db.get("r{b}").get();
-        if (value && std::stoll(*value) < floor) {
-          ++older;
-          example = floor;
+  const OlderReads older = read_while_writing(
+      4, 2s, [&] { return db.get("r{b}").get(); },
+      [&](long long i) {
+        const std::string v = std::to_string(i);
+        if (i % 2 == 0) {
+          db.mset({{"w{a}", v}, {"r{b}", v}}).get();
+        } else {
+          Batch batch = db.batch();
+          batch.set("w{a}", v);
+          Future<bool> set = batch.set("r{b}", v);
+          batch.execute();
+          ASSERT_TRUE(set.get());
         }
-      }
-    });
-  }
-  const auto until = std::chrono::steady_clock::now() + 2s;
-  long long i = 0;
-  while (std::chrono::steady_clock::now() < until) {
-    const std::string v = std::to_string(++i);
-    if (i % 2 == 0) {
-      db.mset({{"w{a}", v}, {"r{b}", v}}).get();
-    } else {
-      Batch batch = db.batch();
-      batch.set("w{a}", v);
-      Future<bool> set = batch.set("r{b}", v);
-      batch.execute();
-      ASSERT_TRUE(set.get());
-    }
-    done = i;
-  }
-  stop = true;
-  for (auto& reader : readers) reader.join();
-  EXPECT_EQ(older.load(), 0) << "reads older than a completed write, e.g. after write "
-                             << example.load() << " of " << i << "; " << mux->status_text();
+      });
+  EXPECT_EQ(older.count, 0) << "reads older than a completed write, e.g. after write "
+                            << older.example << " of " << older.writes << "; "
+                            << mux->status_text();
   EXPECT_GT(cache_of(*mux).hits, 0u);
 }
 
@@ -176,35 +198,12 @@ TEST(CacheTest, WritesOnDedicatedConnectionsAreSeenOnceTheirFuturesComplete) {
   Database db = mux->database();
   const auto run = [&](const char* what, const std::function<std::optional<std::string>()>& read,
                        const std::function<void(long long)>& write) {
-    std::atomic<long long> done{0};
-    std::atomic<bool> stop{false};
-    std::atomic<long long> older{0};
-    std::atomic<long long> example{-1};
     write(0);
     const std::uint64_t hits_before = cache_of(*mux).hits;
-    std::vector<std::thread> readers;
-    for (int t = 0; t < 3; ++t) {
-      readers.emplace_back([&] {
-        while (!stop.load()) {
-          const long long floor = done.load();
-          const std::optional<std::string> value = read();
-          if (value && std::stoll(*value) < floor) {
-            ++older;
-            example = floor;
-          }
-        }
-      });
-    }
-    const auto until = std::chrono::steady_clock::now() + 1500ms;
-    long long i = 0;
-    while (std::chrono::steady_clock::now() < until) {
-      write(++i);
-      done = i;
-    }
-    stop = true;
-    for (auto& reader : readers) reader.join();
-    EXPECT_EQ(older.load(), 0) << what << ": reads older than a completed write, e.g. after write "
-                               << example.load() << " of " << i << "; " << mux->status_text();
+    const OlderReads older = read_while_writing(3, 1500ms, read, write);
+    EXPECT_EQ(older.count, 0) << what << ": reads older than a completed write, e.g. after write "
+                              << older.example << " of " << older.writes << "; "
+                              << mux->status_text();
     EXPECT_GT(cache_of(*mux).hits, hits_before) << what;
   };
   run(
