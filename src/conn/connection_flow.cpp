@@ -335,9 +335,13 @@ void ConnectionMachine::on_push(NodeSpan push) {
 
 bool ConnectionMachine::on_reply(NodeSpan reply) {
   if (phase_ == Phase::Handshaking || phase_ == Phase::Loading) return on_handshake_reply(reply);
-  if (is_error_reply(reply) && resp::says_role_changed(reply)) [[unlikely]] {
-    probe_role();
-    if (redirect_hook_ && follow_redirect(reply[0].value)) return true;
+  if (is_error_reply(reply)) [[unlikely]] {
+    if (resp::says_role_changed(reply)) {
+      probe_role();
+      if (redirect_hook_ && follow_redirect(reply[0].value)) return true;
+    } else if (at_sentinel_ && explain_sentinel_refusal(reply[0].value)) {
+      return true;
+    }
   }
   if (observer_.watching() && !pipeline_.empty()) [[unlikely]] {
     const PendingCommand front = pipeline_.front();
@@ -394,6 +398,17 @@ bool ConnectionMachine::follow_redirect(std::string_view reply) {
   PendingCommand command = pipeline_.take_front();
   if (command.counted) release_slot_();  // before the future completes, as on_reply does
   command.state->fail(redirect_not_followed(command, reply, endpoint_text_, too_many));
+  command.state->release();
+  return true;
+}
+
+bool ConnectionMachine::explain_sentinel_refusal(std::string_view reply) {
+  if (!reply.starts_with("ERR unknown command") || pipeline_.empty()) return false;
+  const PendingCommand& front = pipeline_.front();
+  if (front.kind != PendingKind::Caller || front.state->claimed()) return false;
+  PendingCommand command = pipeline_.take_front();
+  if (command.counted) release_slot_();  // before the future completes, as on_reply does
+  command.state->fail(refused_by_sentinel(reply, endpoint_text_));
   command.state->release();
   return true;
 }

@@ -464,6 +464,14 @@ void ConnectionMachine::become_ready() {
     }
     cache_->set_refusal(refusal);
   }
+  // Said once per connection, as the refusal above.
+  at_sentinel_ = !shared_->to_sentinels() && handshake_->identity().mode == "sentinel";
+  if (!at_sentinel_) {
+    sentinel_logged_ = false;
+  } else if (!sentinel_logged_ && observer_.logs(LogLevel::Warning)) {
+    log(LogLevel::Warning, connected_to_sentinel(endpoint_text_));
+    sentinel_logged_ = true;
+  }
   handshake_.reset();
   const bool restored = attempts_.succeeded();
   if (restored) shared_->counters().reconnects.fetch_add(1, std::memory_order_relaxed);

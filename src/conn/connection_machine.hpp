@@ -350,6 +350,9 @@ class ConnectionMachine {
   /// A -REDIRECT answered the oldest command: true when it was handed to the redirect hook
   /// or failed with redirect_not_followed(); false leaves the reply to the pipeline.
   bool follow_redirect(std::string_view reply);
+  /// A Sentinel's "unknown command" (at_sentinel_): the oldest command fails with
+  /// refused_by_sentinel(); false when the reply is another or not a caller's.
+  bool explain_sentinel_refusal(std::string_view reply);
   void submit_own(OwnCommand command);
   // credentials (credentials.cpp)
   /// The credentials for the next handshake: user= and password=, or the provider's answer
@@ -415,6 +418,9 @@ class ConnectionMachine {
   Clock::time_point attempt_deadline_ = Clock::time_point::max();
   /// The CLIENT TRACKING refusal last logged, so a reconnect to the same one is quiet.
   std::string refusal_logged_;
+  /// The server says it is a Sentinel, and this connection is not a Sentinel monitor's.
+  bool at_sentinel_ = false;
+  bool sentinel_logged_ = false;
   std::vector<std::string> auth_words_;
   std::vector<Arg> auth_args_;
   Health health_;

@@ -119,6 +119,27 @@ Error refused_at_submit(std::string_view name, std::string_view endpoint, std::s
   return Error(errc::shut_down, text(name) + " not sent: the multiplexer was closed");
 }
 
+namespace {
+std::string sentinel_advice(std::string_view endpoint) {
+  return "to reach the servers it monitors, list the Sentinels with serviceName=<the "
+         "monitored service's name>, e.g. \"" +
+         text(endpoint) + ",serviceName=mymaster\"";
+}
+}  // namespace
+
+Error refused_by_sentinel(std::string_view reply, std::string_view endpoint) {
+  return Error(errc::server_error,
+               text(reply) + " (" + text(endpoint) +
+                   " is a Redis Sentinel, not a data server: " + sentinel_advice(endpoint) + ")");
+}
+
+std::string connected_to_sentinel(std::string_view endpoint) {
+  return text(endpoint) +
+         " is a Redis Sentinel (its HELLO says mode=sentinel), not a data server: commands "
+         "sent to it run on the Sentinel itself; " +
+         sentinel_advice(endpoint);
+}
+
 Error redirect_not_followed(const PendingCommand& command, std::string_view reply,
                             std::string_view endpoint, bool too_many) {
   std::string primary(reply.substr(std::min(reply.size(), std::string_view("REDIRECT ").size())));

@@ -56,6 +56,12 @@ Error not_sent_error(const PendingCommand& command, const Error& error, errc cod
 Error refused_at_submit(std::string_view name, std::string_view endpoint, std::string_view state,
                         bool fail_fast);
 
+/// A Sentinel's "unknown command" for a command a data multiplexer sent it: the reply, and
+/// that the endpoint is a Sentinel, which serviceName= reaches the servers of.
+Error refused_by_sentinel(std::string_view reply, std::string_view endpoint);
+/// The Warning when a data connection's server says it is a Sentinel (mode=sentinel).
+std::string connected_to_sentinel(std::string_view endpoint);
+
 /// A caller's command a replica answered -REDIRECT (`reply`: "REDIRECT host:port"), not
 /// followed: no connection of the multiplexer goes to that primary, or the command was
 /// redirected kMaxRedirects times already. It did not run.

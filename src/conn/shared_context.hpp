@@ -47,9 +47,13 @@ struct Counters {
 
 class SharedContext {
  public:
-  explicit SharedContext(Config config) : config_(std::move(config)), observer_(config_) {}
+  /// `to_sentinels`: the connections are a Sentinel monitor's (they talk to Sentinels on
+  /// purpose); otherwise a Sentinel at the other end is a mistake worth saying.
+  explicit SharedContext(Config config, bool to_sentinels = false)
+      : config_(std::move(config)), to_sentinels_(to_sentinels), observer_(config_) {}
 
   const Config& config() const noexcept { return config_; }
+  bool to_sentinels() const noexcept { return to_sentinels_; }
   Counters& counters() noexcept { return counters_; }
   Observer& observer() noexcept { return observer_; }
   const Observer& observer() const noexcept { return observer_; }
@@ -220,6 +224,7 @@ class SharedContext {
   }
 
   const Config config_;
+  bool to_sentinels_ = false;
   Counters counters_;
   Observer observer_;
   std::atomic<std::size_t> outstanding_{0};

@@ -110,7 +110,7 @@ class SentinelMonitor::Query final : public CommandState {
 SentinelMonitor::SentinelMonitor(const Config& config, std::shared_ptr<IoPool> pool,
                                  std::shared_ptr<TlsContext> tls)
     : config_(config),
-      sentinel_context_(std::make_shared<SharedContext>(sentinel_config(config))),
+      sentinel_context_(std::make_shared<SharedContext>(sentinel_config(config), true)),
       pool_(std::move(pool)),
       tls_(std::move(tls)),
       io_(pool_->next_context()),

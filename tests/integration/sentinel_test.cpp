@@ -207,6 +207,49 @@ TEST(SentinelTest, AnUnknownServiceNameIsAClearError) {
   }
 }
 
+TEST(SentinelTest, ASentinelConnectedToAsADataServerIsNamedInTheLogAndInItsRefusals) {
+  // Without serviceName= the endpoint is taken as a data server. A Sentinel there still
+  // connects (its own commands, SENTINEL …, are what an admin tool sends it), but a data
+  // command's refusal and the log say what it is and what reaches the servers it monitors.
+  SentinelSet set(1);
+  const std::string sentinel = set.sentinels.front()->address();
+  auto mux = Multiplexer::connect(sentinel + ",connectRetry=0");
+  Database db = mux->database();
+  EXPECT_EQ(db.command<std::string>("PING").get(), "PONG");
+  EXPECT_EQ(db.command<std::vector<std::string>>("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")
+                .get()
+                .at(1),
+            std::to_string(set.primary.port()));
+  const std::string advice = sentinel +
+                             " is a Redis Sentinel, not a data server: to reach the servers it "
+                             "monitors, list the Sentinels with serviceName=<the monitored "
+                             "service's name>, e.g. \"" +
+                             sentinel + ",serviceName=mymaster\")";
+  try {
+    db.incr("k").get();
+    FAIL() << "a Sentinel ran INCR";
+  } catch (const ServerError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("ERR unknown command", 0), 0u) << message;
+    EXPECT_NE(message.find(advice), std::string::npos) << message;
+  }
+  // The log says it when a connection is made: here the reconnect after a kill.
+  std::mutex mutex;
+  std::vector<std::string> warnings;
+  mux->on_log(LogLevel::Warning, [&](const LogRecord& record) {
+    std::lock_guard lock(mutex);
+    warnings.emplace_back(record.message);
+  });
+  const long long id = db.command<long long>("CLIENT", "ID").get();
+  set.sentinels.front()->cli({"CLIENT", "KILL", "ID", std::to_string(id)});
+  ASSERT_TRUE(test::wait_until([&] {
+    std::lock_guard lock(mutex);
+    return std::any_of(warnings.begin(), warnings.end(), [&](const std::string& w) {
+      return w.find(" is a Redis Sentinel (its HELLO says mode=sentinel)") != std::string::npos;
+    });
+  }));
+}
+
 TEST(SentinelTest, ASentinelThatIsDownIsSkipped) {
   SentinelSet set(1);
   const test::ClosedPort closed;
