@@ -351,6 +351,49 @@ TEST_F(CliTest, JsonOutput) {
   EXPECT_EQ(cli(server, {"-3", "--json", "EVAL", "return {double=0.25}", "0"}).out, "0.25\n");
 }
 
+// Bytes that are not well-formed UTF-8 (Unicode 15, table 3-7) — a UTF-16 surrogate, overlong
+// forms, a code point above U+10FFFF — are written one by one as U+00XX, in keys, values
+// and --scan's list, as cli.md says; the JSON writer never sees them (it throws on them).
+TEST_F(CliTest, JsonWritesIllFormedUtf8ByteByByte) {
+  RedisServer server;
+  const std::pair<std::string, std::string> cases[] = {
+      {"\xed\xa0\x80", "\xc3\xad\xc2\xa0\xc2\x80"},
+      {"\xe0\x80\xab", "\xc3\xa0\xc2\x80\xc2\xab"},
+      {"\xf0\x80\x80\x80", "\xc3\xb0\xc2\x80\xc2\x80\xc2\x80"},
+      {"\xf4\x90\x80\x80", "\xc3\xb4\xc2\x90\xc2\x80\xc2\x80"},
+  };
+  std::set<std::string> keys;
+  for (const auto& [bytes, text] : cases) {
+    server.cli({"SET", "k" + bytes, "v" + bytes});
+    server.cli({"HSET", "h", "f" + bytes, "v" + bytes});
+    keys.insert("\"k" + text + "\"");
+    ProcessResult r = cli(server, {"--json", "GET", "k" + bytes});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "\"v" + text + "\"\n");
+    r = cli(server, {"-3", "--json", "HGET", "h", "f" + bytes});
+    EXPECT_EQ(r.out, "\"v" + text + "\"\n") << r.err;
+  }
+  keys.insert("\"h\"");
+  ProcessResult r = cli(server, {"-3", "--json", "HGETALL", "h"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"f\xc3\xad\xc2\xa0\xc2\x80\":\"v\xc3\xad\xc2\xa0\xc2\x80\""),
+            std::string::npos)
+      << r.out;
+  r = cli(server, {"--scan", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.out.size() > 2 && r.out.front() == '[' && r.out.substr(r.out.size() - 2) == "]\n",
+            true)
+      << r.out;
+  std::set<std::string> listed;
+  const std::string inner = r.out.substr(1, r.out.size() - 3);
+  for (std::size_t start = 0; start <= inner.size();) {
+    const std::size_t comma = std::min(inner.find(',', start), inner.size());
+    listed.insert(inner.substr(start, comma - start));
+    start = comma + 1;
+  }
+  EXPECT_EQ(listed, keys) << r.out;
+}
+
 TEST_F(CliTest, SelectInAClusterGetsRedisCliAnswer) {
   test::LocalCluster cluster;
   // What redis-cli 7.0 prints (the server's own refusal), not a refusal of a PING the user
@@ -395,6 +438,71 @@ TEST_F(CliTest, DatabaseFlagAndSelectAtThePrompt) {
       << r.out;
   EXPECT_EQ(server.cli({"-n", "2", "GET", "b"}), "two words");
   EXPECT_EQ(server.cli({"GET", "a"}), "zero");
+}
+
+// SELECT's index is read as the server reads it (string2ll: no hex, no trailing text, no
+// leading zeros, no '+'), answered in the server's words, and a refused SELECT never
+// switches: the writes after each one land in database 0. redis-cli prints the same.
+TEST_F(CliTest, SelectReadsItsIndexAsTheServerDoesAndStaysOnARefusal) {
+  RedisServer server;
+  const std::string input =
+      "select 0x5\nset k-0x5 v\n"
+      "select 3abc\nset k-3abc v\n"
+      "select 07\nset k-07 v\n"
+      "select 015\nset k-015 v\n"
+      "select -1\nselect +1\nselect -0\nselect ' 1'\nselect 2147483648\nselect 1 2\n"
+      "set k-last v\nselect 0\nget k-0x5\n";
+  const ProcessResult ours = prompt(server, input);
+  EXPECT_EQ(ours.exit_code, 0) << ours.err;
+  const ProcessResult theirs = test::run_process(
+      {"/bin/sh", "-c",
+       "printf '%s' \"$REDMUX_TEST_INPUT\" | redis-cli -p " + std::to_string(server.port())},
+      60s, {"REDMUX_TEST_INPUT=" + input});
+  EXPECT_EQ(ours.out, theirs.out);
+  const std::string refused = "ERR value is not an integer or out of range";
+  EXPECT_EQ(lines_of(ours.out),
+            (std::vector<std::string>{
+                refused,
+                "",
+                "OK",
+                refused,
+                "",
+                "OK",
+                refused,
+                "",
+                "OK",
+                refused,
+                "",
+                "OK",
+                "ERR DB index is out of range",
+                "",
+                refused,
+                "",
+                refused,
+                "",
+                refused,
+                "",
+                "ERR value is out of range, value must between -2147483648 and 2147483647",
+                "",
+                "ERR wrong number of arguments for 'select' command",
+                "",
+                "OK",
+                "OK",
+                "v"}))
+      << ours.out;
+  for (const char* db : {"1", "3", "5", "7", "13", "15"}) {
+    EXPECT_EQ(server.cli({"-n", db, "DBSIZE"}), "0") << "db " << db;
+  }
+  EXPECT_EQ(server.cli({"DBSIZE"}), "5");
+  // One command: the same answers, exit status 1, and nothing written elsewhere.
+  for (const char* bad : {"0x5", "3abc", "07", "015"}) {
+    const ProcessResult r = cli(server, {"--no-raw", "SELECT", bad});
+    EXPECT_EQ(r.exit_code, 1) << bad;
+    EXPECT_EQ(r.out, "(error) " + refused + "\n") << bad;
+  }
+  const ProcessResult negative = cli(server, {"--no-raw", "SELECT", "-1"});
+  EXPECT_EQ(negative.out, "(error) ERR DB index is out of range\n");
+  EXPECT_EQ(cli(server, {"--no-raw", "SELECT", "5"}).out, "OK\n");
 }
 
 TEST_F(CliTest, PromptUnderstandsRedisCliQuoting) {

@@ -1,6 +1,7 @@
 #include "command_line.hpp"
 
 #include <cctype>
+#include <charconv>
 
 namespace redmux::cli {
 namespace {
@@ -136,6 +137,18 @@ std::string quote_string(std::string_view bytes) {
   }
   out += '"';
   return out;
+}
+
+std::optional<long long> parse_server_integer(std::string_view text) {
+  if (text == "0") return 0;
+  const std::string_view digits = text.starts_with('-') ? text.substr(1) : text;
+  // from_chars alone would take "07", and stop at the 'x' of "0x5" or the 'a' of "3abc".
+  if (digits.empty() || digits[0] < '1' || digits[0] > '9') return std::nullopt;
+  long long value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
 }
 
 bool iequals(std::string_view a, std::string_view b) {

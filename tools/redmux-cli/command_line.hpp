@@ -16,6 +16,11 @@ namespace redmux::cli {
 /// Example: split_command_line(R"(SET "a b" '\x41')") → {"SET", "a b", "\\x41"}.
 std::optional<std::vector<std::string>> split_command_line(std::string_view line);
 
+/// `text` as the server reads an integer argument (its string2ll): an optional '-', then
+/// decimal digits without leading zeros ("0" alone is zero), within long long; nullopt for
+/// anything else ("0x5", "3abc", "07", "+1", " 1", "-0", "", an overflow).
+std::optional<long long> parse_server_integer(std::string_view text);
+
 /// ASCII case-insensitive equality (command names: "select" = "SELECT").
 bool iequals(std::string_view a, std::string_view b);
 

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -249,28 +251,25 @@ Result<Reply> run(Database& db, const std::vector<std::string>& words) {
 
 // SELECT changes the shared connection's state, which the multiplexer refuses; the CLI
 // switches the Database it sends through instead (redmux SELECTs per command as needed).
-// An index the server lacks gets redis-cli's own answer, checked against CONFIG GET
-// databases, and the prompt stays where it was.
+// The index is read and refused as the server reads and refuses it (string2ll, then the int
+// range, then the databases it has, checked against CONFIG GET databases), in the server's
+// words; a refused SELECT never switches, and the prompt stays where it was.
 int select_database(Multiplexer& mux, Database& db, const std::vector<std::string>& words,
                     OutputFormat format) {
-  int index = -1;
-  const bool numeric =
-      words.size() == 2 &&
-      std::from_chars(words[1].data(), words[1].data() + words[1].size(), index).ec ==
-          std::errc() &&
-      index >= 0;
-  if (!numeric) {
-    return report(
-        Result<Reply>(Error(errc::server_error,
-                            words.size() != 2 ? "ERR wrong number of arguments for 'select' command"
-                                              : "ERR value is not an integer or out of range")),
-        format);
+  const auto refuse = [&](std::string message) {
+    return report(Result<Reply>(Error(errc::server_error, std::move(message))), format);
+  };
+  if (words.size() != 2) return refuse("ERR wrong number of arguments for 'select' command");
+  const std::optional<long long> number = parse_server_integer(words[1]);
+  if (!number) return refuse("ERR value is not an integer or out of range");
+  if (*number < std::numeric_limits<int>::min() || *number > std::numeric_limits<int>::max()) {
+    return refuse("ERR value is out of range, value must between -2147483648 and 2147483647");
   }
   if (mux.server_identity().mode == "cluster") {  // redis-cli's answer there
-    return report(
-        Result<Reply>(Error(errc::server_error, "ERR SELECT is not allowed in cluster mode")),
-        format);
+    return refuse("ERR SELECT is not allowed in cluster mode");
   }
+  const int index = static_cast<int>(*number);
+  if (index < 0) return refuse("ERR DB index is out of range");
   Result<Reply> databases = db.execute({"CONFIG", "GET", "databases"}).result();
   if (databases && databases->size() > 0) {
     const Reply& count = databases->elements().back();
@@ -278,8 +277,7 @@ int select_database(Multiplexer& mux, Database& db, const std::vector<std::strin
     const std::string_view text = count.text();
     if (std::from_chars(text.data(), text.data() + text.size(), limit).ec == std::errc() &&
         index >= limit) {
-      return report(Result<Reply>(Error(errc::server_error, "ERR DB index is out of range")),
-                    format);
+      return refuse("ERR DB index is out of range");
     }
   }
   Database candidate = mux.database(index);

@@ -179,21 +179,32 @@ bool json_object_key(const Reply& key) {
   return key.is_string() || key.type() == ReplyType::Integer;
 }
 
-// Length of the valid UTF-8 sequence starting at `s[i]`, or 0 when it is not one.
+// Length of the well-formed UTF-8 sequence starting at `s[i]`, or 0 when it is not one.
+// Exactly the table of well-formed byte sequences (Unicode 15, §3.9, table 3-7): the second
+// byte's range depends on the first, which rules out overlong forms (E0 80…9F, F0 80…8F),
+// UTF-16 surrogates (ED A0…BF) and code points above U+10FFFF (F4 90…BF, F5…FF); nlohmann-json
+// refuses all of these when it writes them.
 std::size_t utf8_length(std::string_view s, std::size_t i) {
   const auto b0 = static_cast<unsigned char>(s[i]);
   std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the second byte's range
   if (b0 >= 0xC2 && b0 <= 0xDF) {
     length = 2;
   } else if (b0 >= 0xE0 && b0 <= 0xEF) {
     length = 3;
+    if (b0 == 0xE0) low = 0xA0;
+    if (b0 == 0xED) high = 0x9F;
   } else if (b0 >= 0xF0 && b0 <= 0xF4) {
     length = 4;
+    if (b0 == 0xF0) low = 0x90;
+    if (b0 == 0xF4) high = 0x8F;
   } else {
     return 0;
   }
   if (i + length > s.size()) return 0;
-  for (std::size_t k = 1; k < length; ++k) {
+  const auto b1 = static_cast<unsigned char>(s[i + 1]);
+  if (b1 < low || b1 > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
   }
   return length;

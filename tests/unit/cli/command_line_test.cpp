@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace redmux::cli {
 namespace {
 
@@ -53,6 +55,21 @@ TEST(QuoteStringTest, EscapesLikeRedisCli) {
 TEST(QuoteStringTest, RoundTripsThroughTheParser) {
   const std::string bytes = "a b\"c\\d\n\x01\xfe'";
   EXPECT_EQ(split_command_line(quote_string(bytes)), (Words{bytes}));
+}
+
+// SELECT's index, read as the server reads it (string2ll): what redis-cli's server refuses
+// with "ERR value is not an integer or out of range" is refused here too.
+TEST(ParseServerIntegerTest, AcceptsOnlyWhatTheServerAccepts) {
+  EXPECT_EQ(parse_server_integer("0"), 0);
+  EXPECT_EQ(parse_server_integer("5"), 5);
+  EXPECT_EQ(parse_server_integer("-1"), -1);
+  EXPECT_EQ(parse_server_integer("15"), 15);
+  EXPECT_EQ(parse_server_integer("-9223372036854775808"), std::numeric_limits<long long>::min());
+  EXPECT_EQ(parse_server_integer("9223372036854775807"), std::numeric_limits<long long>::max());
+  for (const char* bad : {"0x5", "3abc", "07", "015", "-0", "+1", " 1", "1 ", "", "-", "00",
+                          "9223372036854775808", "1.0", "1e3"}) {
+    EXPECT_EQ(parse_server_integer(bad), std::nullopt) << bad;
+  }
 }
 
 }  // namespace

@@ -163,6 +163,30 @@ TEST(FormatJsonTest, StringsAreEscapedAndNoByteIsLost) {
   EXPECT_EQ(format_json(map({str("k\xfe"), str("v")})), "{\"k\xc3\xbe\":\"v\"}\n");
 }
 
+// What UTF-8 allows is exactly Unicode's table of well-formed sequences (§3.9, table 3-7):
+// surrogates, overlong forms and code points above U+10FFFF are bytes, each written as
+// U+00XX, never handed to nlohmann-json (which throws on them).
+TEST(FormatJsonTest, IllFormedUtf8IsWrittenByteByByte) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"\xed\xa0\x80", "\xc3\xad\xc2\xa0\xc2\x80"},              // U+D800, a surrogate
+      {"\xed\xbf\xbf", "\xc3\xad\xc2\xbf\xc2\xbf"},              // U+DFFF
+      {"\xe0\x80\xab", "\xc3\xa0\xc2\x80\xc2\xab"},              // overlong 3 bytes
+      {"\xf0\x80\x80\x80", "\xc3\xb0\xc2\x80\xc2\x80\xc2\x80"},  // overlong 4 bytes
+      {"\xf4\x90\x80\x80", "\xc3\xb4\xc2\x90\xc2\x80\xc2\x80"},  // above U+10FFFF
+      {"\xc0\xaf", "\xc3\x80\xc2\xaf"},                          // overlong 2 bytes
+  };
+  for (const auto& [bytes, text] : cases) {
+    EXPECT_EQ(utf8_text(bytes), text);
+    EXPECT_EQ(format_json(str(bytes)), "\"" + text + "\"\n");
+    EXPECT_EQ(format_json(map({str(bytes), str(bytes)})), "{\"" + text + "\":\"" + text + "\"}\n");
+  }
+  // The edges of the table are well-formed and kept as they are.
+  for (const std::string valid : {"\xed\x9f\xbf", "\xee\x80\x80", "\xe0\xa0\x80",
+                                  "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xef\xbf\xbf"}) {
+    EXPECT_EQ(utf8_text(valid), valid);
+  }
+}
+
 TEST(FormatJsonTest, MapsKeepTheServersOrder) {
   EXPECT_EQ(format_json(map({str("zeta"), integer(1), str("alpha"), integer(2)})),
             "{\"zeta\":1,\"alpha\":2}\n");
