@@ -340,6 +340,95 @@ TEST_F(CliTest, PasswordFromFlagOrEnvironment) {
       << "the password leaked: " << wrong.err;
 }
 
+// -u may name the user alone: the password then comes from -a, else REDISCLI_AUTH, as
+// cli.md says (the library on its own refuses a user without a password). An authentication
+// failure's advice names where the credentials came from, and never shows the password.
+TEST_F(CliTest, AUserInDashUTakesItsPasswordFromDashAOrTheEnvironment) {
+  test::ServerOptions options;
+  options.args = {"--user", "alice", "on", ">alice-pw", "~*", "+@all"};
+  RedisServer server(options);
+  const std::string url = "redis://alice@" + server.address();
+  ProcessResult r = test::run_process({kCli, "-u", url, "-a", "alice-pw", "ACL", "WHOAMI"}, 60s);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "alice\n");
+  const std::vector<std::string> auth = {"REDISCLI_AUTH=alice-pw"};
+  for (const std::string& uri :
+       {url, server.address() + ",user=alice", "redis://alice:@" + server.address()}) {
+    r = test::run_process({kCli, "-u", uri, "ACL", "WHOAMI"}, 60s, auth);
+    EXPECT_EQ(r.exit_code, 0) << uri << ": " << r.err;
+    EXPECT_EQ(r.out, "alice\n") << uri;
+  }
+  // No password anywhere: refused, saying where one goes.
+  r = test::run_process({kCli, "-u", url, "PING"}, 60s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the user of -u is given without a password: give it in -u, with -a, or "
+                       "in REDISCLI_AUTH"),
+            std::string::npos)
+      << r.err;
+  // A wrong password: the advice names the flags and -u parts that gave the credentials.
+  const std::vector<std::string> wrong_auth = {"REDISCLI_AUTH=wrong-pw-xyzzy"};
+  const std::pair<std::vector<std::string>, std::string> failures[] = {
+      {{kCli, "-u", url, "-a", "wrong-pw-xyzzy", "PING"}, "(check the user in -u and -a)"},
+      {{kCli, "-u", url, "PING"}, "(check the user in -u and REDISCLI_AUTH)"},
+      {{kCli, "-u", "redis://alice:wrong-pw-xyzzy@" + server.address(), "PING"},
+       "(check the user and password in -u)"},
+      {{kCli, "-p", std::to_string(server.port()), "--user", "alice", "PING"},
+       "(check --user and REDISCLI_AUTH)"},
+      {{kCli, "-p", std::to_string(server.port()), "--user", "alice", "-a", "wrong-pw-xyzzy",
+        "PING"},
+       "(check --user and -a)"},
+  };
+  for (const auto& [argv, advice] : failures) {
+    r = test::run_process(argv, 60s, wrong_auth);
+    EXPECT_EQ(r.exit_code, 2) << advice;
+    EXPECT_NE(r.err.find("WRONGPASS"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(advice), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("user="), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("xyzzy"), std::string::npos) << "the password leaked: " << r.err;
+  }
+}
+
+// The library's advice names its options (defaultDatabase=, sslCaFile= …); the CLI's names
+// the flag that set them.
+TEST_F(CliTest, AdviceNamesTheFlagsThatWereGiven) {
+  RedisServer server;
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{kCli, "-p", std::to_string(server.port()), "-n", "16", "PING"},
+       "ERR DB index is out of range (check -n)"},
+      {{kCli, "-u", "redis://" + server.address() + "/16", "PING"}, "(check the database of -u)"},
+      {{kCli, "--tls", "--cacert", "/nonexistent/ca.crt", "PING"},
+       "--cacert /nonexistent/ca.crt: cannot read it"},
+      {{kCli, "--tls", "--cert", "/nonexistent/client.crt", "PING"}, "--cert needs --key too"},
+      {{kCli, "--tls", "--key", "/nonexistent/client.key", "PING"}, "--key needs --cert too"},
+  };
+  for (const auto& [argv, advice] : cases) {
+    const ProcessResult r = test::run_process(argv, 60s);
+    EXPECT_EQ(r.exit_code, 2) << advice;
+    EXPECT_NE(r.err.find(advice), std::string::npos) << r.err;
+    for (const char* option : {"defaultDatabase", "sslCaFile", "sslCert", "sslKey"}) {
+      EXPECT_EQ(r.err.find(option), std::string::npos) << r.err;
+    }
+  }
+}
+
+// A server that shuts down closes the connection instead of replying: like redis-cli, the
+// CLI takes that as SHUTDOWN's success (nothing printed, status 0), one-shot and at the
+// prompt.
+TEST_F(CliTest, ShutdownSucceedsSilentlyWhenTheServerCloses) {
+  RedisServer server;
+  ProcessResult r = cli(server, {"SHUTDOWN", "NOSAVE"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(test::wait_until([&] { return server.try_cli({"PING"}, 5s).exit_code != 0; }, 20s));
+  server.restart();
+  r = prompt(server, "shutdown nosave\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(test::wait_until([&] { return server.try_cli({"PING"}, 5s).exit_code != 0; }, 20s));
+}
+
 TEST_F(CliTest, JsonOutput) {
   RedisServer server;
   server.cli({"HSET", "h", "f", "v"});

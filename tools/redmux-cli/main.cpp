@@ -42,8 +42,21 @@ void print(std::string_view text) {
   std::fflush(stdout);
 }
 
+// The library's option names in messages, as the flags this command line used say them
+// (--cacert for sslCaFile= …, where the credentials came from). Set once by main_cli before
+// it connects; print_error applies them before the fixed table below.
+std::vector<std::pair<std::string, std::string>> g_flag_names;
+
+void replace_all(std::string& line, std::string_view option, std::string_view flag) {
+  for (std::size_t at = line.find(option); at != std::string::npos;
+       at = line.find(option, at + flag.size())) {
+    line.replace(at, option.size(), flag);
+  }
+}
+
 void print_error(std::string_view text) {
   std::string line = "redmux-cli: " + std::string(text) + "\n";
+  for (const auto& [option, flag] : g_flag_names) replace_all(line, option, flag);
   // The library's advice names its configuration options; here the flags say them.
   static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
       {"set ssl=true (or use rediss://)", "use --tls (or a rediss:// URL with -u)"},
@@ -64,12 +77,7 @@ void print_error(std::string_view text) {
        "a user (--user) is given without a password (-a)"},
       {"set name= in the configuration", "give -u a configuration with name="},
   };
-  for (const auto& [option, flag] : kFlags) {
-    for (std::size_t at = line.find(option); at != std::string::npos;
-         at = line.find(option, at + flag.size())) {
-      line.replace(at, option.size(), flag);
-    }
-  }
+  for (const auto& [option, flag] : kFlags) replace_all(line, option, flag);
   // Advice for applications on connecting in the background means nothing to a command line
   // that connects for one command.
   if (const std::size_t at = line.find(" (abortConnect=true: "); at != std::string::npos) {
@@ -95,11 +103,93 @@ std::string server_message(const std::string& message) {
   return message;
 }
 
+// Whether Config::parse refused a user given without a password.
+bool user_without_password(const Error& error) {
+  const std::string& message = error.message();
+  return message.find("option \"user\" in ") != std::string::npos &&
+         message.find(" is set without \"password\"") != std::string::npos;
+}
+
+// `uri` (a redis:// URL or a configuration string that names a user but no password) with a
+// password that parses: a URL's userinfo gets ":-", a configuration string ",password=-".
+std::string with_stand_in_password(const std::string& uri) {
+  const std::size_t scheme = uri.find("://");
+  if (scheme == std::string::npos) return uri + ",password=-";
+  const std::size_t authority = scheme + 3;
+  const std::size_t end = std::min(uri.find_first_of("/?#", authority), uri.size());
+  const std::size_t at = uri.rfind('@', end);
+  if (at == std::string::npos || at < authority) return uri;
+  std::string out = uri;
+  // "alice@" becomes "alice:-@"; "alice:@" (an empty password) "alice:-@".
+  const bool has_colon = uri.find(':', authority) < at;
+  out.insert(at, has_colon ? "-" : ":-");
+  return out;
+}
+
+// Fills g_flag_names for `o`, whose credentials came from `user_from` and `password_from`
+// (a flag, "REDISCLI_AUTH", "the … in -u", or empty).
+void name_flags(const Options& o, const std::string& user_from, const std::string& password_from) {
+  auto& names = g_flag_names;
+  names.clear();
+  std::string sources;
+  if (user_from == "the user in -u" && password_from == "the password in -u") {
+    sources = "the user and password in -u";
+  } else {
+    for (const std::string& from : {user_from, password_from}) {
+      if (from.empty()) continue;
+      sources += (sources.empty() ? "" : " and ") + from;
+    }
+  }
+  names.emplace_back("(check user= and password=)",
+                     "(check " + (sources.empty() ? std::string("--user and -a") : sources) + ")");
+  names.emplace_back("(check defaultDatabase=)",
+                     o.database ? "(check -n)" : "(check the database of -u)");
+  const std::pair<const std::string&, std::pair<std::string_view, std::string_view>> paths[] = {
+      {o.cacert, {"sslCaFile", "--cacert"}},
+      {o.cacertdir, {"sslCaPath", "--cacertdir"}},
+      {o.cert, {"sslCert", "--cert"}},
+      {o.key, {"sslKey", "--key"}}};
+  for (const auto& [value, name] : paths) {
+    if (value.empty()) continue;
+    const auto& [option, flag] = name;
+    names.emplace_back("TLS option " + std::string(option) + "=", std::string(flag) + " ");
+    names.emplace_back("certificate in " + std::string(option) + "=",
+                       "certificate of " + std::string(flag) + " ");
+  }
+  if (!o.cert.empty() && o.key.empty()) {
+    names.emplace_back("option \"sslCert\" in configuration needs \"sslKey\" too",
+                       "--cert needs --key too");
+  }
+  if (!o.key.empty() && o.cert.empty()) {
+    names.emplace_back("option \"sslKey\" in configuration needs \"sslCert\" too",
+                       "--key needs --cert too");
+  }
+}
+
 Result<Config> build_config(const Options& o) {
   Config config;
   std::vector<std::string> named;  // the options -u gives
+  // The password when -u gives none: -a, else REDISCLI_AUTH.
+  const char* auth = std::getenv("REDISCLI_AUTH");
+  const bool password_elsewhere = !o.password.empty() || (auth != nullptr && *auth != '\0');
   if (!o.uri.empty()) {
     auto parsed = Config::parse(o.uri, named);
+    if (!parsed && !password_elsewhere && user_without_password(parsed.error())) {
+      return Error(errc::invalid_config,
+                   "the user of -u is given without a password: give it in -u, with -a, or in "
+                   "REDISCLI_AUTH (ACL authentication needs both)");
+    }
+    if (!parsed && password_elsewhere && user_without_password(parsed.error())) {
+      // -u names a user and no password, which the library refuses on its own; the password
+      // comes from -a or REDISCLI_AUTH, so -u is read again with a stand-in that is replaced
+      // below (and is not counted as -u's password).
+      named.clear();
+      parsed = Config::parse(with_stand_in_password(o.uri), named);
+      if (parsed) {
+        parsed->password.clear();
+        std::erase(named, std::string("password"));
+      }
+    }
     if (!parsed) return std::move(parsed).error();
     config = std::move(*parsed);
   } else {
@@ -117,7 +207,7 @@ Result<Config> build_config(const Options& o) {
   if (!o.password.empty()) {
     if (gives("password") && config.password != o.password) return disagree("-a", "password");
     config.password = o.password;
-  } else if (const char* auth = std::getenv("REDISCLI_AUTH"); auth && config.password.empty()) {
+  } else if (auth && config.password.empty()) {
     config.password = auth;  // a default from the environment: -u's password comes first
   }
   if (!o.user.empty()) {
@@ -180,6 +270,12 @@ Result<Config> build_config(const Options& o) {
                  "--cacert, --cacertdir, --cert, --key, --sni and --insecure need --tls (or a "
                  "rediss:// URL with -u)");
   }
+  const std::string user_from = !o.user.empty() ? "--user" : gives("user") ? "the user in -u" : "";
+  const std::string password_from = !o.password.empty()        ? "-a"
+                                    : gives("password")        ? "the password in -u"
+                                    : !config.password.empty() ? "REDISCLI_AUTH"
+                                                               : "";
+  name_flags(o, user_from, password_from);
   if (config.name.empty()) config.name = "redmux-cli";
   config.allow_admin = true;  // an operator's tool: CONFIG, CLIENT, DEBUG … are its job
   config.abort_connect = true;
@@ -294,7 +390,14 @@ int run_command(Multiplexer& mux, Database& db, const std::vector<std::string>& 
   if (format != OutputFormat::Json && printed_raw_by_redis_cli(words)) {
     return report(run(db, words), OutputFormat::Raw, /*delimiter=*/false);
   }
-  return report(run(db, words), format);
+  Result<Reply> result = run(db, words);
+  // A server that shuts down closes the connection instead of replying: for SHUTDOWN a
+  // connection lost after it was sent is the success redis-cli takes it for (silent, status
+  // 0). An error reply (a failed save, say) is still printed.
+  if (!result && result.error().code() == errc::outcome_unknown && iequals(words[0], "shutdown")) {
+    return kExitOk;
+  }
+  return report(result, format);
 }
 
 std::string prompt_for(const Config& config, const Database& db) {

@@ -158,6 +158,10 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
     } else if (arg == "-v" || arg == "--version") {
       o.mode = Mode::Version;
       return result;
+    } else if (arg == "-c") {
+      return fail(
+          "-c is not an option: cluster mode is automatic (given a cluster node, redmux-cli is "
+          "a cluster client and follows redirections); leave out -c");
     } else {
       return fail("unknown option " + arg + " (redmux-cli --help lists them)");
     }

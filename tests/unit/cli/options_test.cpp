@@ -97,6 +97,9 @@ TEST(OptionsTest, UsageErrorsSayWhatIsWrong) {
   EXPECT_NE(parse({"--scan", "--clients"}).error.find("choose one"), std::string::npos);
   EXPECT_NE(parse({"--scan", "GET", "k"}).error.find("takes no command"), std::string::npos);
   EXPECT_NE(parse({"-n", "-1"}).error.find("invalid database"), std::string::npos);
+  // redis-cli's -c: cluster mode is automatic here, and the error says so.
+  EXPECT_NE(parse({"-c", "GET", "k"}).error.find("-c is not an option: cluster mode is automatic"),
+            std::string::npos);
 }
 
 TEST(OptionsTest, DoubleDashEndsOptions) {
