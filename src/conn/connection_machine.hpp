@@ -119,6 +119,8 @@ class ConnectionMachine {
   void set_ready_hook(Hook hook) { ready_hook_ = std::move(hook); }
   /// Runs when the server's role changed (replica ↔ primary).
   void set_role_hook(Hook hook);
+  /// Before start(): which server a replica's primary is (ServerProfile::set_locator).
+  void set_locator(ServerProfile::Locator locate) { server_->set_locator(std::move(locate)); }
   /// Runs when the connection is not connected and commands queued on it would wait for it:
   /// after retarget() (the new attempt not begun yet) and after each failed attempt (the
   /// backoff begun). The hook may take out those that may run elsewhere (take_queued()).

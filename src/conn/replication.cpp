@@ -36,6 +36,10 @@ std::optional<ReplicationInfo> parse_replication_info(std::string_view text) {
       info.last_io_seconds = number_or(value, -1);
     } else if (key == "master_link_down_since_seconds") {
       info.link_down_seconds = number_or(value, -1);
+    } else if (key == "master_host") {
+      info.master_host = std::string(value);
+    } else if (key == "master_port") {
+      info.master_port = static_cast<int>(number_or(value, 0));
     }
   }
   if (!has_role) return std::nullopt;

@@ -21,6 +21,8 @@ struct ReplicationInfo {
   bool sync_in_progress = false;     ///< replicas: master_sync_in_progress:1
   long long last_io_seconds = -1;    ///< replicas: master_last_io_seconds_ago (-1: link down)
   long long link_down_seconds = -1;  ///< replicas: master_link_down_since_seconds
+  std::string master_host;           ///< replicas: the server it replicates from
+  int master_port = 0;
 };
 
 /// Parses the text of INFO replication ("# Replication\r\nrole:slave\r\n…"). Nullopt when it

@@ -54,6 +54,11 @@ std::string ServerProfile::replication_state() const {
   return replication_state_;
 }
 
+std::string ServerProfile::master() const {
+  std::lock_guard lock(identity_mutex_);
+  return master_;
+}
+
 void ServerProfile::set_health(ReplicaHealth health, std::string reason) {
   {
     std::lock_guard lock(identity_mutex_);
@@ -87,6 +92,7 @@ bool ServerProfile::adopt(const ServerIdentity& identity) {
 void ServerProfile::retargeted() {
   // Another server: not known to be a primary (nor a replica in sync) until it answers.
   is_replica_.store(true, std::memory_order_release);
+  follows_.store(kNoServer, std::memory_order_release);
   set_health(ReplicaHealth::Unfit, "not connected to this server yet");
 }
 
@@ -122,6 +128,13 @@ void ServerProfile::note_replication(NodeSpan reply) {
       verdict.reason =
           "answering again after a stall; it serves reads from its next INFO replication on";
     }
+    const bool replica = info->role == "slave" && !info->master_host.empty();
+    {
+      std::lock_guard lock(identity_mutex_);
+      master_ = replica ? info->master_host + ":" + std::to_string(info->master_port) : "";
+    }
+    follows_.store(replica && locate_ ? locate_(info->master_host, info->master_port) : kNoServer,
+                   std::memory_order_release);
     // Before the role: a changed hook that routes (a replica promoted) sees the new health.
     set_health(verdict.health, std::move(verdict.reason));
     note(info->role);

@@ -50,6 +50,11 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   void set_changed_hook(std::function<void()> hook) { changed_ = std::move(hook); }
   /// Runs when a probe was answered (or refused: `ask_again` — the ROLE probe must follow).
   void set_answered_hook(std::function<void(bool ask_again)> hook) { answered_ = std::move(hook); }
+  /// Which of the multiplexer's servers a replica's primary (INFO's master_host and
+  /// master_port) is, kNoServer when none; asked at each INFO replication of a replica.
+  using Locator = std::function<std::size_t(std::string_view host, int port)>;
+  void set_locator(Locator locate) { locate_ = std::move(locate); }
+  static constexpr std::size_t kNoServer = static_cast<std::size_t>(-1);
 
   bool is_replica() const noexcept { return is_replica_.load(std::memory_order_acquire); }
   /// The server reports the client's own availability zone (availabilityZone=, non-empty).
@@ -59,6 +64,10 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   ReplicaHealth health() const noexcept { return health_.load(std::memory_order_acquire); }
   /// Why a replica is not in sync ("" when it is), from its last INFO replication.
   std::string replication_state() const;
+  /// A replica's primary as the locator found it (kNoServer: not one of them, or unknown).
+  std::size_t follows() const noexcept { return follows_.load(std::memory_order_acquire); }
+  /// Its primary as INFO named it ("host:port"; "" when unknown).
+  std::string master() const;
   int databases() const noexcept { return databases_.load(std::memory_order_acquire); }
   ServerIdentity identity() const;
 
@@ -92,6 +101,8 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   const Config& config_;
   std::function<void()> changed_;
   std::function<void(bool)> answered_;
+  Locator locate_;
+  std::atomic<std::size_t> follows_{kNoServer};
   std::atomic<bool> is_replica_{false};
   std::atomic<bool> in_zone_{false};
   std::atomic<ReplicaHealth> health_{ReplicaHealth::InSync};
@@ -99,6 +110,7 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   mutable std::mutex identity_mutex_;
   ServerIdentity identity_;
   std::string replication_state_;  ///< guarded by identity_mutex_
+  std::string master_;             ///< guarded by identity_mutex_
   // I/O thread
   bool probe_pending_ = false;
   Clock::time_point probe_sent_{};  ///< when the pending probe was sent

@@ -54,6 +54,17 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
         }
         if (auto waiting = held.lock()) waiting->try_again();
       });
+      // Which of these servers a replica replicates from (server_roles.hpp's
+      // follows_another_primary): INFO names it by the address it was given.
+      connection.set_locator([watched](std::string_view host, int port) {
+        for (std::size_t s = 0; s < watched->size(); ++s) {
+          auto other = (*watched)[s].lock();
+          if (!other) continue;
+          const Endpoint at = other->endpoint();
+          if (!at.is_unix() && at.port == port && at.host == host) return s;
+        }
+        return ServerProfile::kNoServer;
+      });
       // Commands queued on a connection that lost its server go where they may run.
       connection.set_down_hook([held, g, i](Connection& down, bool retargeted) {
         if (auto waiting = held.lock()) waiting->connection_down(down, g, i, retargeted);
@@ -334,11 +345,13 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
                             : " is not a read-only command and cannot run on a replica";
       if (read_only && roles.unsynced > 0) {
         why = " demands a replica, but none of those connected is in sync (replicaHealthCheck):";
-        for (const auto& group : groups_) {
-          const Connection& first = *group.front();
-          if (first.is_replica() && first.state() == ConnectionState::Ready &&
-              !serves_replica_reads(first, roles.primary_ready)) {
+        for (std::size_t g = 0; g < groups_.size(); ++g) {
+          const Connection& first = *groups_[g].front();
+          if (!first.is_replica() || first.state() != ConnectionState::Ready) continue;
+          if (!serves_replica_reads(first, roles.primary_ready)) {
             why += " " + first.describe_endpoint() + ": " + first.replication_state() + ";";
+          } else if (group_follows_another_primary(g, roles.primary)) {
+            why += " " + first.describe_endpoint() + ": " + follows_text(first) + ";";
           }
         }
         why.pop_back();

@@ -169,11 +169,17 @@ class MuxCore final : public ShardRouter {
   /// Whether replica reads may use `connection` now (a replica's, connected, and healthy
   /// enough: conn/replication.hpp). `primary_reachable`: the primary's connection is ready.
   static bool serves_replica_reads(const Connection& connection, bool primary_reachable);
-  /// serves_replica_reads() for group `group`'s first connection, with the primary as now.
+  /// serves_replica_reads() for group `group`'s first connection, with the primary as now,
+  /// and not a replica of another primary than the one written to (follows_another_primary).
   bool group_serves_replica_reads(std::size_t group) const {
     const Roles now = roles(false, groups_.size());
-    return serves_replica_reads(*groups_[group].front(), now.primary_ready);
+    return serves_replica_reads(*groups_[group].front(), now.primary_ready) &&
+           !group_follows_another_primary(group, now.primary);
   }
+  /// follows_another_primary() for group `group`'s first connection.
+  bool group_follows_another_primary(std::size_t group, std::size_t primary) const;
+  /// Why a replica that follows another primary serves no reads, for messages.
+  static std::string follows_text(const Connection& connection);
 
  private:
   std::shared_ptr<IoPool> pool_;

@@ -15,7 +15,18 @@ ServerView MuxCore::view_of(const Connection& connection) {
   view.in_sync = health == ReplicaHealth::InSync;
   view.primary_lost = health == ReplicaHealth::PrimaryLost;
   view.in_zone = view.replica && connection.in_zone();
+  view.follows = view.replica ? connection.follows() : ServerView::kNotAmong;
   return view;
+}
+
+bool MuxCore::group_follows_another_primary(std::size_t group, std::size_t primary) const {
+  return follows_another_primary(view_of(*groups_[group].front()), primary, groups_.size(),
+                                 [&](std::size_t g) { return view_of(*groups_[g].front()); });
+}
+
+std::string MuxCore::follows_text(const Connection& connection) {
+  return "it replicates from " + connection.master() +
+         ", which says it is a primary but is not the one written to (a failover in progress?)";
 }
 
 bool MuxCore::serves_replica_reads(const Connection& connection, bool primary_reachable) {

@@ -29,6 +29,9 @@ Topology Multiplexer::topology() const {
     if (view.connected && first.is_replica()) {
       view.serves_replica_reads = core.group_serves_replica_reads(g);
       view.replication = first.replication_state();
+      if (view.replication.empty() && core.group_follows_another_primary(g, primary)) {
+        view.replication = detail::MuxCore::follows_text(first);
+      }
     }
     for (const auto& connection : groups[g]) {
       ++view.connections;

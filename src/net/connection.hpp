@@ -89,6 +89,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Call before start(). Runs on the I/O thread when the server's role changed (replica ↔
   /// primary): seen by a ROLE probe, or by the handshake of a new connection.
   void set_role_hook(ReadyHook hook) { role_hook_ = std::move(hook); }
+  /// Before start(): which of the multiplexer's servers a replica's primary is.
+  void set_locator(ServerProfile::Locator locate) { machine_.set_locator(std::move(locate)); }
   /// Call before start() (Redis Cluster node connections).
   void set_forward_hook(ForwardHook hook) { forward_hook_ = std::move(hook); }
   /// Call before start(): see ConnectionMachine::set_redirect_hook() (a primary and replicas).
@@ -146,6 +148,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// (conn/replication.hpp); InSync when the check is off or refused, Unfit from its
   /// handshake until the first answer.
   ReplicaHealth replica_health() const noexcept { return machine_.server().health(); }
+  /// A replica's primary: which server of the multiplexer (ServerProfile::kNoServer: none
+  /// or unknown), and as INFO named it.
+  std::size_t follows() const noexcept { return machine_.server().follows(); }
+  std::string master() const { return machine_.server().master(); }
   /// Why a replica is not in sync ("" when it is), from its last INFO replication.
   std::string replication_state() const { return machine_.server().replication_state(); }
   /// Logical databases the server has (0: unknown until connected, or not disclosed).

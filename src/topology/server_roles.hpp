@@ -19,6 +19,9 @@ struct ServerView {
   bool primary_lost = false;
   /// It reports the client's own availability zone (availabilityZone=).
   bool in_zone = false;
+  /// A replica: the server among these it replicates from (kNotAmong: none, or unknown).
+  std::size_t follows = kNotAmong;
+  static constexpr std::size_t kNotAmong = static_cast<std::size_t>(-1);
 };
 
 /// A replica may serve reads when connected and in sync — or when its link went down just
@@ -27,6 +30,17 @@ struct ServerView {
 constexpr bool serves_replica_reads(const ServerView& server, bool primary_reachable) noexcept {
   return server.replica && server.ready &&
          (server.in_sync || (server.primary_lost && !primary_reachable));
+}
+
+/// A replica of another of these servers that says it is a primary and is not `primary`,
+/// the one written to, has none of the writes sent there: a graceful failover in progress
+/// (the demoted primary still says primary, and its replicas follow it until the Sentinels
+/// point them at the new one), or two primaries listed. A replica of a replica (a chain)
+/// is not: its data comes from the primary through the other. `view(i)` describes server i.
+template <typename View>
+bool follows_another_primary(const ServerView& server, std::size_t primary, std::size_t count,
+                             View&& view) {
+  return server.follows < count && server.follows != primary && !view(server.follows).replica;
 }
 
 /// The roles among `count` servers. `none` (= count) where there is no such server.
@@ -63,7 +77,8 @@ Roles choose_roles(std::size_t count, View&& view, bool first_is_primary, bool w
   for (std::size_t i = 0; i < count; ++i) {
     const ServerView server = view(i);
     if (i == exclude || !server.replica || !server.ready) continue;
-    const bool serves = serves_replica_reads(server, primary_reachable);
+    const bool serves = serves_replica_reads(server, primary_reachable) &&
+                        !follows_another_primary(server, roles.primary, count, view);
     ++(serves ? readable : roles.unsynced);
     if (serves && server.in_zone) ++readable_in_zone;
   }
@@ -73,8 +88,9 @@ Roles choose_roles(std::size_t count, View&& view, bool first_is_primary, bool w
     for (std::size_t i = 0; i < count; ++i) {
       if (i == exclude) continue;
       const ServerView server = view(i);
-      if (serves_replica_reads(server, primary_reachable) && (!zone_only || server.in_zone) &&
-          n-- == 0) {
+      if (serves_replica_reads(server, primary_reachable) &&
+          !follows_another_primary(server, roles.primary, count, view) &&
+          (!zone_only || server.in_zone) && n-- == 0) {
         roles.replica = i;
         break;
       }

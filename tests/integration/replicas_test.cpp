@@ -88,6 +88,45 @@ TEST(ReplicasTest, PreferReplicaSpreadsReadsRoundRobinOverReplicas) {
   EXPECT_EQ(set.primary.command_calls("get"), 1);
 }
 
+TEST(ReplicasTest, AReplicaOfAnotherPrimaryThanTheOneWrittenToGetsNoReads) {
+  // As in the middle of a graceful failover: `other` still says it is a primary, and
+  // `stale` follows it; writes go to `primary`, whose replica is `fresh`. Reads from
+  // `stale` would miss every write made here.
+  RedisServer primary;
+  RedisServer fresh;
+  RedisServer other;
+  RedisServer stale;
+  replicate(fresh, primary);
+  replicate(stale, other);
+  ASSERT_TRUE(wait_until([&] { return in_sync(fresh) && in_sync(stale); }, 20s));
+  other.cli({"SET", "k", "other's"});
+  auto mux = Multiplexer::connect(primary.address() + "," + fresh.address() + "," +
+                                  other.address() + "," + stale.address());
+  Database db = mux->database();
+  ASSERT_TRUE(db.set("k", "written here").get());
+  ASSERT_TRUE(wait_until([&] { return fresh.cli({"GET", "k"}) == "written here"; }));
+  ASSERT_TRUE(wait_until([&] {
+    return mux->topology().to_string().find(
+               stale.address() + " replica connected (it replicates from " + other.address() +
+               ", which says it is a primary but is not the one written to (a failover in "
+               "progress?))") != std::string::npos;
+  })) << mux->topology().to_string();
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(db.get("k", Flags::PreferReplica).get(), std::optional<std::string>("written here"))
+        << i;
+  }
+  EXPECT_EQ(stale.command_calls("get"), 0);
+  // Once it follows the primary written to, it serves reads again.
+  replicate(stale, primary);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return mux->topology().to_string().find(
+                   stale.address() + " replica connected serves-reads") != std::string::npos;
+      },
+      20s))
+      << mux->topology().to_string();
+}
+
 TEST(ReplicasTest, PreferReplicaFallsBackToThePrimaryAndDemandReplicaFails) {
   RedisServer primary;
   RedisServer replica;

@@ -52,6 +52,36 @@ TEST(ServerRolesTest, AReplicaThatLostItsPrimaryServesReadsOnlyWhileNoPrimaryIsR
   EXPECT_EQ(roles_of(up, true).replica, 2u);  // none
 }
 
+TEST(ServerRolesTest, AReplicaOfAnotherPrimaryThanTheOneWrittenToServesNoReads) {
+  // 0 is written to (the Sentinels name it); 1 still says it is a primary (demoted by a
+  // graceful failover, not yet a replica); 2 follows 1, 3 follows 0, 4 follows 5, a replica
+  // of 0 (a chain), 6 follows a server not among these.
+  auto following = [](std::size_t primary) {
+    ServerView view = replica(true, true);
+    view.follows = primary;
+    return view;
+  };
+  std::vector<ServerView> servers = {primary(),
+                                     primary(),
+                                     following(1),
+                                     following(0),
+                                     following(5),
+                                     following(0),
+                                     following(ServerView::kNotAmong)};
+  std::vector<std::size_t> chosen;
+  for (int i = 0; i < 8; ++i) chosen.push_back(roles_of(servers, true, true).replica);
+  for (std::size_t replica : chosen) EXPECT_NE(replica, 2u);
+  const Roles roles = roles_of(servers, true, true);
+  EXPECT_EQ(roles.unsynced, 1u);  // 2
+  EXPECT_TRUE(follows_another_primary(servers[2], 0, servers.size(),
+                                      [&](std::size_t i) { return servers[i]; }));
+  EXPECT_FALSE(follows_another_primary(servers[4], 0, servers.size(),
+                                       [&](std::size_t i) { return servers[i]; }));
+  // Once 1 says it is a replica (of 0), 2 is a chain through it and serves reads again.
+  servers[1] = following(0);
+  EXPECT_EQ(roles_of(servers, true, true).unsynced, 0u);
+}
+
 TEST(ServerRolesTest, TheConnectedNonReplicaIsThePrimaryExceptUnderSentinel) {
   // After a failover the old primary may be down while the promoted one is up.
   const std::vector<ServerView> servers = {primary(false), primary(true)};
