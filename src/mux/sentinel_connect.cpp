@@ -105,6 +105,16 @@ Future<Ptr> connect_through_sentinels(const Config& config, std::shared_ptr<IoPo
     auto core = std::make_shared<MuxCore>(data_config(config, std::move(endpoints)), pool, tls);
     abandon->core = core;
     core->follow_sentinels(monitor, config);
+    // A round that finds no Sentinel answering (wrong sentinelPassword=, a service they do not
+    // know, all of them down) is said where the application looks: the log and on_error.
+    monitor->set_failure_hook([weak = std::weak_ptr<MuxCore>(core)](const Error& error) {
+      auto held = weak.lock();
+      if (!held) return;
+      if (held->shared().observer().logs(LogLevel::Warning)) {
+        held->shared().observer().log(LogLevel::Warning, "", error.message());
+      }
+      held->shared().report_error(error);
+    });
     std::weak_ptr<SubscriptionHub> hub = core->subscription_hub();
     std::function<void()> start;
     if (!answer) {

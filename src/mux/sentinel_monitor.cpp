@@ -125,7 +125,7 @@ Endpoint SentinelMonitor::unresolved(std::string_view service) {
   // A Unix socket "path" that is only ever printed: to_string() shows it as it is.
   Endpoint endpoint;
   endpoint.unix_path =
-      "(primary of Sentinel service \"" + std::string(service) + "\": no Sentinel answered yet)";
+      "(primary of Sentinel service \"" + std::string(service) + "\": not named by a Sentinel yet)";
   return endpoint;
 }
 
@@ -347,7 +347,11 @@ void SentinelMonitor::end_round_locked(Result<Answer> result, After& after) {
     resolved_ = nullptr;
   } else if (following_ && result) {
     apply_locked(*result, after);
+  } else if (following_ && failed_ && result.error().message() != failure_reported_) {
+    failure_reported_ = result.error().message();
+    after.push_back([hook = failed_, error = result.error()] { hook(error); });
   }
+  if (result) failure_reported_.clear();
   if (ask_again_) ask_locked();
 }
 
@@ -371,6 +375,11 @@ void SentinelMonitor::follow(Groups groups, std::function<void(const Endpoint&)>
     std::lock_guard lock(m.mutex_);
     if (!m.closed_) m.arm_tick_locked();
   });
+}
+
+void SentinelMonitor::set_failure_hook(std::function<void(const Error&)> hook) {
+  std::lock_guard lock(mutex_);
+  failed_ = std::move(hook);
 }
 
 void SentinelMonitor::start_subscribers_locked() {

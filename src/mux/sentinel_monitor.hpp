@@ -81,6 +81,9 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   /// the groups are not started; it runs once the first answer has moved group 0.
   void follow(Groups groups, std::function<void(const Endpoint&)> primary_moved,
               std::function<void()> start);
+  /// While following: runs (on an I/O thread) when a round of asking ended with no Sentinel
+  /// answering, once per distinct failure until a round succeeds.
+  void set_failure_hook(std::function<void(const Error&)> hook);
 
   /// Shuts the Sentinel connections down (`closed` runs once for each when it has) and stops
   /// asking; a resolve() still waiting gets errc::shut_down. Returns the number of
@@ -155,7 +158,9 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   Groups groups_;
   SentinelFollow follow_;  ///< where each group points; what answers and events move
   std::function<void(const Endpoint&)> primary_moved_;
-  std::function<void()> start_;  ///< set while group 0 points at unresolved()
+  std::function<void()> start_;               ///< set while group 0 points at unresolved()
+  std::function<void(const Error&)> failed_;  ///< set_failure_hook()
+  std::string failure_reported_;              ///< the last failure given to failed_
   std::vector<std::shared_ptr<Connection>> subscribers_;
   std::vector<std::size_t> ready_counts_;  ///< times each subscriber became ready
 };

@@ -1037,5 +1037,36 @@ TEST(SentinelTest, WithoutAbortConnectItStartsBeforeAnySentinelAnswers) {
   EXPECT_EQ(set.primary.cli({"GET", "k"}), "v");
 }
 
+TEST(SentinelTest, WithoutAbortConnectARoundNoSentinelAnswersIsLoggedAndReported) {
+  // A service the Sentinels do not know: connect() returns, and the rounds that follow say
+  // why no primary is known, in the log and to on_error, not only in a timeout.
+  SentinelSet set(1);
+  auto mux = Multiplexer::connect(set.config("nosuchservice") + ",abortConnect=false");
+  EXPECT_NE(mux->status_text().find(
+                "(primary of Sentinel service \"nosuchservice\": not named by a Sentinel yet)"),
+            std::string::npos)
+      << mux->status_text();
+  std::mutex mutex;
+  std::vector<std::string> warnings;
+  std::vector<std::string> errors;
+  mux->on_log(LogLevel::Warning, [&](const LogRecord& record) {
+    std::lock_guard lock(mutex);
+    warnings.emplace_back(record.message);
+  });
+  mux->on_error([&](const Error& error) {
+    std::lock_guard lock(mutex);
+    errors.emplace_back(error.message());
+  });
+  const std::string why =
+      set.sentinels.front()->address() + ": it does not know a service named \"nosuchservice\"";
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return !warnings.empty() && !errors.empty();
+  }));
+  std::lock_guard lock(mutex);
+  EXPECT_NE(warnings.front().find(why), std::string::npos) << warnings.front();
+  EXPECT_NE(errors.front().find(why), std::string::npos) << errors.front();
+}
+
 }  // namespace
 }  // namespace redmux
