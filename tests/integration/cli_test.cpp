@@ -594,6 +594,69 @@ TEST_F(CliTest, SelectReadsItsIndexAsTheServerDoesAndStaysOnARefusal) {
   EXPECT_EQ(cli(server, {"--no-raw", "SELECT", "5"}).out, "OK\n");
 }
 
+// A slow command (DEBUG SLEEP, SAVE, a long script) gets its reply however long the server
+// takes, as in redis-cli, not a timeout after the library's 5 s asyncTimeout; --timeout
+// bounds the wait, and its message names --timeout, not the library's C++ API.
+TEST_F(CliTest, ASlowCommandWaitsAsLongAsTheServerTakes) {
+  test::ServerOptions options;
+  options.args = {"--enable-debug-command", "yes"};
+  RedisServer server(options);
+  const auto started = std::chrono::steady_clock::now();
+  ProcessResult r = cli(server, {"DEBUG", "SLEEP", "6.5"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "OK\n");
+  EXPECT_EQ(r.err, "");  // piped: no note about the wait
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 6s);
+  r = cli(server, {"--timeout", "0.5", "DEBUG", "SLEEP", "2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("Timeout awaiting reply to DEBUG after 500 ms (--timeout 500 ms)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("raise --timeout, or give --timeout 0 to wait for as long as it takes"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("CallOptions"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("callbacks"), std::string::npos) << r.err;
+  EXPECT_EQ(cli(server, {"--timeout", "-1", "PING"}).exit_code, 2);
+}
+
+// A frozen server (SIGSTOP) looks like a busy one: the prompt waits, and after 5 s tells the
+// person at the terminal why nothing happens and how to stop or bound the wait; the reply
+// comes when the server resumes. With --timeout the wait ends there, in a message that
+// names it.
+TEST_F(CliTest, AFrozenServerAtThePromptIsExplainedAndBoundedByTimeout) {
+  RedisServer server;
+  server.cli({"SET", "k", "v"});
+  const std::vector<std::string> env = {"REDMUX_HISTFILE=", "TERM=xterm"};
+  {
+    Terminal terminal({kCli, "-p", std::to_string(server.port())}, env);
+    terminal.type("PING\r");
+    ASSERT_TRUE(terminal.expect("PONG")) << terminal.screen();
+    server.pause();
+    terminal.type("GET k\r");
+    EXPECT_TRUE(terminal.expect("still waiting for the reply to GET after 5 s", 15s))
+        << terminal.screen();
+    EXPECT_TRUE(terminal.expect("--timeout SECONDS bounds the wait")) << terminal.screen();
+    server.resume();
+    EXPECT_TRUE(terminal.expect("\"v\"")) << terminal.screen();
+    terminal.type("quit\r");
+    EXPECT_EQ(terminal.wait_exit(), 0) << terminal.screen();
+  }
+  {
+    Terminal terminal({kCli, "-p", std::to_string(server.port()), "--timeout", "1"}, env);
+    terminal.type("PING\r");
+    ASSERT_TRUE(terminal.expect("PONG")) << terminal.screen();
+    server.pause();
+    terminal.type("GET k\r");
+    EXPECT_TRUE(
+        terminal.expect("Timeout awaiting reply to GET after 1000 ms (--timeout 1000 ms)", 10s))
+        << terminal.screen();
+    server.resume();
+    terminal.type("quit\r");
+    EXPECT_EQ(terminal.wait_exit(), 0) << terminal.screen();
+  }
+}
+
 TEST_F(CliTest, PromptUnderstandsRedisCliQuoting) {
   RedisServer server;
   const ProcessResult r = prompt(server, "SET \"a b\" '\\x41'\nSET x \"\\x41\\x42\"\n");

@@ -76,6 +76,14 @@ void print_error(std::string_view text) {
       {"option \"user\" in configuration is set without \"password\"",
        "a user (--user) is given without a password (-a)"},
       {"set name= in the configuration", "give -u a configuration with name="},
+      // A command's deadline is --timeout's; the library's other advice is an application's.
+      {"(this call's timeout ", "(--timeout "},
+      {"If the server is busy or far away raise this call's CallOptions::timeout",
+       "The server is busy (a slow command, a SAVE, a long script) or frozen: raise --timeout, "
+       "or give --timeout 0 to wait for as long as it takes"},
+      {"raise asyncTimeout (or give this call a longer CallOptions::timeout)",
+       "give -u a configuration with a longer asyncTimeout="},
+      {"; if replies are slow to be read, check the I/O thread is not blocked by callbacks.", "."},
   };
   for (const auto& [option, flag] : kFlags) replace_all(line, option, flag);
   // Advice for applications on connecting in the background means nothing to a command line
@@ -340,9 +348,28 @@ int report(const Result<Reply>& result, OutputFormat format, bool delimiter = tr
   }
 }
 
-Result<Reply> run(Database& db, const std::vector<std::string>& words) {
+// Without --timeout a command waits for its reply as long as the server takes, as in
+// redis-cli: 24 days, a deadline the library's millisecond counters hold. The library's
+// asyncTimeout (5 s) stays the connection's own: its TCP_USER_TIMEOUT and keepalive still
+// close a connection whose peer is gone.
+constexpr std::chrono::milliseconds kAsLongAsItTakes = std::chrono::hours(24 * 24);
+// After this long without a reply, a person at a terminal is told why nothing happens.
+constexpr std::chrono::seconds kWaitNote{5};
+
+Result<Reply> run(Database& db, const std::vector<std::string>& words,
+                  std::chrono::milliseconds timeout) {
   std::vector<Arg> args(words.begin(), words.end());
-  return db.execute(std::span<const Arg>(args)).result();
+  CallOptions options;
+  options.timeout = timeout.count() > 0 ? timeout : kAsLongAsItTakes;
+  Future<Reply> reply = db.execute(std::span<const Arg>(args), options);
+  if (timeout.count() == 0 && isatty(STDERR_FILENO) != 0 && !reply.wait_for(kWaitNote)) {
+    print_error("still waiting for the reply to " + words[0] + " after " +
+                std::to_string(kWaitNote.count()) +
+                " s: the server is busy (a slow command, a SAVE, a long script) or frozen. "
+                "redmux-cli waits as long as it takes: Ctrl-C gives up, --timeout SECONDS "
+                "bounds the wait");
+  }
+  return reply.result();
 }
 
 // SELECT changes the shared connection's state, which the multiplexer refuses; the CLI
@@ -384,13 +411,13 @@ int select_database(Multiplexer& mux, Database& db, const std::vector<std::strin
 }
 
 int run_command(Multiplexer& mux, Database& db, const std::vector<std::string>& words,
-                OutputFormat format) {
+                OutputFormat format, std::chrono::milliseconds timeout) {
   if (iequals(words[0], "select")) return select_database(mux, db, words, format);
   // Like redis-cli, INFO, CLIENT LIST … print as the text they are, in the human format too.
   if (format != OutputFormat::Json && printed_raw_by_redis_cli(words)) {
-    return report(run(db, words), OutputFormat::Raw, /*delimiter=*/false);
+    return report(run(db, words, timeout), OutputFormat::Raw, /*delimiter=*/false);
   }
-  Result<Reply> result = run(db, words);
+  Result<Reply> result = run(db, words, timeout);
   // A server that shuts down closes the connection instead of replying: for SHUTDOWN a
   // connection lost after it was sent is the success redis-cli takes it for (silent, status
   // 0). An error reply (a failed save, say) is still printed.
@@ -413,7 +440,8 @@ CommandNames command_names(Database& db) {
   return table ? CommandNames::from_command_reply(*table) : CommandNames();
 }
 
-int interactive(Multiplexer& mux, Database db, OutputFormat format) {
+int interactive(Multiplexer& mux, Database db, OutputFormat format,
+                std::chrono::milliseconds timeout) {
   const bool terminal = isatty(STDIN_FILENO) != 0;
   Prompt prompt(history_file(std::getenv("REDMUX_HISTFILE"), std::getenv("HOME")),
                 terminal ? command_names(db) : CommandNames());
@@ -428,7 +456,7 @@ int interactive(Multiplexer& mux, Database db, OutputFormat format) {
     if (words->empty()) continue;
     prompt.remember(*line);
     if (iequals((*words)[0], "quit") || iequals((*words)[0], "exit")) break;
-    const int status = run_command(mux, db, *words, format);
+    const int status = run_command(mux, db, *words, format, timeout);
     if (status == kExitUsage && !mux.is_connected()) {
       print_error("the connection is down; redmux reconnects in the background");
     }
@@ -691,9 +719,9 @@ int main_cli(int argc, char** argv) {
   Database db = mux->database();
   switch (o.mode) {
     case Mode::Command:
-      return run_command(*mux, db, o.command, format);
+      return run_command(*mux, db, o.command, format, o.timeout);
     case Mode::Interactive:
-      return interactive(*mux, db, format);
+      return interactive(*mux, db, format, o.timeout);
     case Mode::Latency:
     case Mode::LatencyHistory:
       return latency(*mux, db, o, format);

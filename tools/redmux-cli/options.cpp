@@ -65,8 +65,8 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
         arg == "-h" || arg == "-p" || arg == "-a" || arg == "-u" || arg == "-n" || arg == "-i" ||
         arg == "--user" || arg == "--pass" || arg == "--latency-percentiles" ||
         arg == "--samples" || arg == "--duration" || arg == "--omem-warn" || arg == "--pattern" ||
-        arg == "--count" || arg == "--type" || arg == "--cacert" || arg == "--cacertdir" ||
-        arg == "--cert" || arg == "--key" || arg == "--sni";
+        arg == "--count" || arg == "--type" || arg == "--timeout" || arg == "--cacert" ||
+        arg == "--cacertdir" || arg == "--cert" || arg == "--key" || arg == "--sni";
     if (takes_value && !value_of(value)) return fail("option " + arg + " needs a value");
     if (arg == "-h" || arg == "-p") host_or_port = true;
     if (arg == "-h") {
@@ -128,6 +128,12 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
         return fail("invalid interval \"" + value + "\" (-i takes seconds > 0, e.g. 1 or 0.5)");
       }
       interval_given = true;
+    } else if (arg == "--timeout") {
+      if (!parse_seconds(value, o.timeout)) {
+        return fail("invalid timeout \"" + value +
+                    "\" (--timeout takes seconds >= 0, e.g. 30 or 0.5; 0 waits for as long as "
+                    "the server takes)");
+      }
     } else if (arg == "--samples") {
       if (!parse_number(value, o.samples) || o.samples < 1) {
         return fail("invalid sample count \"" + value + "\" (--samples takes a number >= 1)");
@@ -213,6 +219,8 @@ Connection:
   --user USER         ACL user (needs a password)
   -n DB               database number
   -2 | -3             RESP2 (the default, like redis-cli) or RESP3
+  --timeout SECONDS   how long a command waits for its reply; default 0: as long as the
+                      server takes (a slow DEBUG SLEEP, SAVE or script), like redis-cli
 TLS (also: a rediss:// URL with -u):
   --tls               connect with TLS
   --cacert FILE       trusted CA certificates (PEM); default: the system's

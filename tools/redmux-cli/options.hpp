@@ -42,6 +42,9 @@ struct Options {
   std::string key;        ///< --key FILE: sslKey
   std::string sni;        ///< --sni HOST: sslHost
   bool insecure = false;  ///< --insecure: sslVerify=false
+  /// --timeout SECONDS: how long a command may wait for its reply; 0 (the default): as long
+  /// as the server takes, like redis-cli
+  std::chrono::milliseconds timeout{0};
   OutputFormat format = OutputFormat::Auto;
   Mode mode = Mode::Interactive;
 

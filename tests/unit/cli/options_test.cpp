@@ -88,6 +88,12 @@ TEST(OptionsTest, ScanAndClients) {
   EXPECT_EQ(r.options.omem_warn, 1000);
 }
 
+TEST(OptionsTest, TimeoutIsSecondsAndZeroByDefault) {
+  EXPECT_EQ(parse({"PING"}).options.timeout, std::chrono::milliseconds(0));
+  EXPECT_EQ(parse({"--timeout", "2.5", "PING"}).options.timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(parse({"--timeout", "0", "PING"}).options.timeout, std::chrono::milliseconds(0));
+}
+
 TEST(OptionsTest, UsageErrorsSayWhatIsWrong) {
   EXPECT_NE(parse({"-p"}).error.find("needs a value"), std::string::npos);
   EXPECT_NE(parse({"-p", "99999"}).error.find("invalid port"), std::string::npos);
@@ -97,6 +103,7 @@ TEST(OptionsTest, UsageErrorsSayWhatIsWrong) {
   EXPECT_NE(parse({"--scan", "--clients"}).error.find("choose one"), std::string::npos);
   EXPECT_NE(parse({"--scan", "GET", "k"}).error.find("takes no command"), std::string::npos);
   EXPECT_NE(parse({"-n", "-1"}).error.find("invalid database"), std::string::npos);
+  EXPECT_NE(parse({"--timeout", "-1"}).error.find("invalid timeout"), std::string::npos);
   // redis-cli's -c: cluster mode is automatic here, and the error says so.
   EXPECT_NE(parse({"-c", "GET", "k"}).error.find("-c is not an option: cluster mode is automatic"),
             std::string::npos);
