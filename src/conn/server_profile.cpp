@@ -93,6 +93,10 @@ void ServerProfile::retargeted() {
   // Another server: not known to be a primary (nor a replica in sync) until it answers.
   is_replica_.store(true, std::memory_order_release);
   follows_.store(kNoServer, std::memory_order_release);
+  {
+    std::lock_guard lock(identity_mutex_);
+    identity_.role.clear();  // status() must not give it the role of the server left behind
+  }
   set_health(ReplicaHealth::Unfit, "not connected to this server yet");
 }
 

@@ -147,6 +147,7 @@ TEST(ReplicaProbeTest, ARetargetHandsBackTheQueuedCallersCommands) {
   EXPECT_EQ(r.machine.queued_count(), 0u);
   EXPECT_TRUE(r.machine.server().is_replica()) << "not known to be a primary before it answers";
   EXPECT_EQ(r.machine.server().health(), ReplicaHealth::Unfit);
+  EXPECT_EQ(r.machine.server().identity().role, "") << "the role the old server gave";
   ASSERT_FALSE(r.connects.empty());
   EXPECT_EQ(r.connects.back().to_string(), "10.0.0.2:6379");
   r.connected();
