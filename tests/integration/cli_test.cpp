@@ -632,6 +632,10 @@ TEST_F(CliTest, AFrozenServerAtThePromptIsExplainedAndBoundedByTimeout) {
     Terminal terminal({kCli, "-p", std::to_string(server.port())}, env);
     terminal.type("PING\r");
     ASSERT_TRUE(terminal.expect("PONG")) << terminal.screen();
+    // A blocking command's wait was asked for: no note.
+    terminal.type("BLPOP q 6\r");
+    ASSERT_TRUE(terminal.expect("(nil)", 15s)) << terminal.screen();
+    EXPECT_EQ(terminal.screen().find("still waiting"), std::string::npos) << terminal.screen();
     server.pause();
     terminal.type("GET k\r");
     EXPECT_TRUE(terminal.expect("still waiting for the reply to GET after 5 s", 15s))

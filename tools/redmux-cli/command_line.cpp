@@ -151,6 +151,21 @@ std::optional<long long> parse_server_integer(std::string_view text) {
   return value;
 }
 
+bool blocks_by_design(const std::vector<std::string>& words) {
+  if (words.empty()) return false;
+  const std::string_view command = words[0];
+  for (const std::string_view blocking : {"blpop", "brpop", "brpoplpush", "blmove", "blmpop",
+                                          "bzpopmin", "bzpopmax", "bzmpop", "wait", "waitaof"}) {
+    if (iequals(command, blocking)) return true;
+  }
+  if (iequals(command, "xread") || iequals(command, "xreadgroup")) {
+    for (const std::string& word : words) {
+      if (iequals(word, "block")) return true;
+    }
+  }
+  return false;
+}
+
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {

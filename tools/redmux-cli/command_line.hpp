@@ -21,6 +21,11 @@ std::optional<std::vector<std::string>> split_command_line(std::string_view line
 /// anything else ("0x5", "3abc", "07", "+1", " 1", "-0", "", an overflow).
 std::optional<long long> parse_server_integer(std::string_view text);
 
+/// Whether the command `words` waits on the server by design: a blocking command (BLPOP,
+/// BZPOPMIN, BLMOVE …, XREAD/XREADGROUP with BLOCK), WAIT or WAITAOF. A long wait for its
+/// reply is what was asked for, not a sign of a busy or frozen server.
+bool blocks_by_design(const std::vector<std::string>& words);
+
 /// ASCII case-insensitive equality (command names: "select" = "SELECT").
 bool iequals(std::string_view a, std::string_view b);
 

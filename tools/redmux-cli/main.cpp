@@ -362,7 +362,8 @@ Result<Reply> run(Database& db, const std::vector<std::string>& words,
   CallOptions options;
   options.timeout = timeout.count() > 0 ? timeout : kAsLongAsItTakes;
   Future<Reply> reply = db.execute(std::span<const Arg>(args), options);
-  if (timeout.count() == 0 && isatty(STDERR_FILENO) != 0 && !reply.wait_for(kWaitNote)) {
+  if (timeout.count() == 0 && !blocks_by_design(words) && isatty(STDERR_FILENO) != 0 &&
+      !reply.wait_for(kWaitNote)) {
     print_error("still waiting for the reply to " + words[0] + " after " +
                 std::to_string(kWaitNote.count()) +
                 " s: the server is busy (a slow command, a SAVE, a long script) or frozen. "

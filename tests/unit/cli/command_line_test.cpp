@@ -72,5 +72,17 @@ TEST(ParseServerIntegerTest, AcceptsOnlyWhatTheServerAccepts) {
   }
 }
 
+// The prompt explains a long wait, except for a command whose wait was asked for.
+TEST(BlocksByDesignTest, BlockingCommandsWaitAndOthersDoNot) {
+  EXPECT_TRUE(blocks_by_design({"BLPOP", "q", "0"}));
+  EXPECT_TRUE(blocks_by_design({"bzpopmin", "z", "0"}));
+  EXPECT_TRUE(blocks_by_design({"WAIT", "1", "0"}));
+  EXPECT_TRUE(blocks_by_design({"XREAD", "BLOCK", "0", "STREAMS", "s", "$"}));
+  EXPECT_FALSE(blocks_by_design({"XREAD", "STREAMS", "s", "0"}));
+  EXPECT_FALSE(blocks_by_design({"DEBUG", "SLEEP", "10"}));
+  EXPECT_FALSE(blocks_by_design({"GET", "blpop"}));
+  EXPECT_FALSE(blocks_by_design({}));
+}
+
 }  // namespace
 }  // namespace redmux::cli
