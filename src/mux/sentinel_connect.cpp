@@ -124,8 +124,17 @@ Future<Ptr> connect_through_sentinels(const Config& config, std::shared_ptr<IoPo
     }
     monitor->follow(
         core->groups(),
-        [hub](const Endpoint& primary) {
+        [hub, weak = std::weak_ptr<MuxCore>(core),
+         service = config.service_name](const Endpoint& primary) {
           if (auto moved = hub.lock()) moved->move_to(primary);
+          // A failover (or the first answer after none): said once, where it happens.
+          auto held = weak.lock();
+          if (held && held->shared().observer().logs(LogLevel::Info)) {
+            held->shared().observer().log(LogLevel::Info, "",
+                                          "the Sentinels name " + primary.to_string() +
+                                              " the primary of service \"" + service +
+                                              "\": writes go there from now on");
+          }
         },
         std::move(start));
     Ptr mux = make(core);

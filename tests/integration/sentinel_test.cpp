@@ -412,10 +412,28 @@ struct IncrLoad {
 TEST(SentinelTest, FollowsAFailoverUnderLoadWithoutLosingAcknowledgedWrites) {
   SentinelSet set;
   auto mux = Multiplexer::connect(set.config());
+  std::mutex mutex;
+  std::vector<std::string> infos;
+  mux->on_log(LogLevel::Info, [&](const LogRecord& record) {
+    std::lock_guard lock(mutex);
+    if (record.level == LogLevel::Info && record.endpoint.empty()) {
+      infos.emplace_back(record.message);
+    }
+  });
   IncrLoad load(mux->database(), 4);
   ASSERT_TRUE(wait_until([&] { return load.acknowledged.load() >= 500; }, 60s));
 
   EXPECT_EQ(set.sentinels[1]->cli({"SENTINEL", "FAILOVER", kService}), "OK");
+  // The failover is in the log, once, naming the new primary.
+  const std::string named = "the Sentinels name " + set.replica.address() +
+                            " the primary of service \"" + kService +
+                            "\": writes go there from now on";
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::lock_guard lock(mutex);
+        return std::find(infos.begin(), infos.end(), named) != infos.end();
+      },
+      60s));
   ASSERT_TRUE(wait_until([&] { return reports_master(set.replica); }, 60s));
   // Writes resume on the new primary without anything done by the user.
   const long long at_promotion = load.acknowledged.load();
