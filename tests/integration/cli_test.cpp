@@ -489,6 +489,14 @@ TEST_F(CliTest, SelectInAClusterGetsRedisCliAnswer) {
   // never sent.
   ProcessResult ours = cli(cluster.node(0), {"--no-raw", "SELECT", "1"});
   EXPECT_EQ(ours.out, "(error) ERR SELECT is not allowed in cluster mode\n") << ours.err;
+  // The server's own answers for the other indexes: 0 is allowed, a bad one is not a number.
+  for (const char* index : {"0", "-1", "0x5", "00", "2147483648"}) {
+    ours = cli(cluster.node(0), {"--no-raw", "SELECT", index});
+    const ProcessResult theirs = cluster.node(0).try_cli({"--no-raw", "SELECT", index});
+    // (The harness's redis-cli runs with -e: an error reply goes to its stderr, unprefixed.)
+    EXPECT_EQ(ours.out, theirs.exit_code == 0 ? theirs.out : "(error) " + theirs.err) << index;
+  }
+  EXPECT_EQ(cli(cluster.node(0), {"--no-raw", "SELECT", "0"}).out, "OK\n");
   // --stat reads one node's INFO on every line (the one named), not whichever node INFO
   // reaches, so that each line's requests follow on from the last.
   RedisServer& named = cluster.node(1);

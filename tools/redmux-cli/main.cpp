@@ -389,8 +389,9 @@ int select_database(Multiplexer& mux, Database& db, const std::vector<std::strin
   if (*number < std::numeric_limits<int>::min() || *number > std::numeric_limits<int>::max()) {
     return refuse("ERR value is out of range, value must between -2147483648 and 2147483647");
   }
-  if (mux.server_identity().mode == "cluster") {  // redis-cli's answer there
-    return refuse("ERR SELECT is not allowed in cluster mode");
+  if (mux.server_identity().mode == "cluster") {  // the server's answers there
+    if (*number != 0) return refuse("ERR SELECT is not allowed in cluster mode");
+    return report(Result<Reply>(Reply(ReplyType::SimpleString, "OK")), format);
   }
   const int index = static_cast<int>(*number);
   if (index < 0) return refuse("ERR DB index is out of range");
