@@ -56,6 +56,13 @@ class Error {
  public:
   Error() = default;
   Error(errc code, std::string message) : code_(code), message_(std::move(message)) {}
+  /// An error of a command known not to have run, where its code does not say so: a timeout
+  /// that came while it was still queued (never written, and never written later).
+  static Error never_ran(errc code, std::string message) {
+    Error error(code, std::move(message));
+    error.never_ran_ = true;
+    return error;
+  }
 
   errc code() const noexcept { return code_; }
   const std::string& message() const noexcept { return message_; }
@@ -65,9 +72,14 @@ class Error {
   /// never sent (not_sent, disconnected, queue_full), or refused by the server before running
   /// — LOADING, BUSY (a script or function is running), MASTERDOWN, READONLY (a replica after
   /// a failover), TRYAGAIN, CLUSTERDOWN, NOREPLICAS, OOM (maxmemory reached), MISCONF (writes
-  /// stopped after a failed save), and the redirections MOVED, ASK and Valkey's REDIRECT.
-  /// False for timeouts and outcome_unknown.
+  /// stopped after a failed save), and the redirections MOVED, ASK and Valkey's REDIRECT;
+  /// or a timeout that came before the command was written (never_ran()). False for
+  /// outcome_unknown and for a timeout of a command written or being written.
   bool safe_to_retry() const noexcept;
+  /// True when redmux knows the command did not run although code() alone does not say so:
+  /// a timeout while it was still queued — for a connection, for a primary (failoverWait),
+  /// for a dedicated connection, or in a Batch or Transaction not executed.
+  bool never_ran() const noexcept { return never_ran_; }
 
   /// Throws the typed exception that matches code(). REQUIRES: code() != errc::ok.
   [[noreturn]] void raise() const;
@@ -75,6 +87,7 @@ class Error {
  private:
   errc code_ = errc::ok;
   std::string message_;
+  bool never_ran_ = false;
 };
 
 /// Base of every exception redmux throws; what() is the full message.
@@ -102,7 +115,15 @@ class UnexpectedReplyError : public RedmuxError {
   using RedmuxError::RedmuxError;
 };
 class TimeoutError : public RedmuxError {
-  using RedmuxError::RedmuxError;
+ public:
+  TimeoutError(errc code, const std::string& message, bool never_sent = false)
+      : RedmuxError(code, message), never_sent_(never_sent) {}
+  /// True when it timed out before it was written: it did not run and never will (safe to
+  /// retry; Error::never_ran()).
+  bool never_sent() const noexcept { return never_sent_; }
+
+ private:
+  bool never_sent_;
 };
 class QueueFullError : public RedmuxError {
   using RedmuxError::RedmuxError;

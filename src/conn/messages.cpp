@@ -88,6 +88,10 @@ Error timeout_error(const PendingCommand& command, Clock::time_point now, bool i
       break;
   }
   message += "; if replies are slow to be read, check the I/O thread is not blocked by callbacks.";
+  // Still queued: never written, and a command that times out is never written later. One
+  // queued again after a break (resends) may have been written before it: not said.
+  if (!in_flight && command.resends == 0)
+    return Error::never_ran(errc::timeout, std::move(message));
   return Error(errc::timeout, std::move(message));
 }
 

@@ -8,12 +8,16 @@
 namespace redmux {
 namespace {
 
-/// Throws `code` with `message` as the exception class that stands for it.
-using Raise = void (*)(errc code, const std::string& message);
+/// Throws `error` as the exception class that stands for its code.
+using Raise = void (*)(const Error& error);
 
 template <class Exception>
-[[noreturn]] void raise_as(errc code, const std::string& message) {
-  throw Exception(code, message);
+[[noreturn]] void raise_as(const Error& error) {
+  throw Exception(error.code(), error.message());
+}
+template <>
+[[noreturn]] void raise_as<TimeoutError>(const Error& error) {
+  throw TimeoutError(error.code(), error.message(), error.never_ran());
 }
 
 /// What stands for an errc: its message (error_category().message()) and the exception
@@ -71,6 +75,7 @@ const std::error_category& error_category() noexcept {
 }
 
 bool Error::safe_to_retry() const noexcept {
+  if (never_ran_) return true;
   switch (code_) {
     case errc::not_sent:
     case errc::disconnected:
@@ -92,7 +97,7 @@ bool Error::safe_to_retry() const noexcept {
 }
 
 void Error::raise() const {
-  if (const Raise raise = info_of(code_).raise) raise(code_, message_);
+  if (const Raise raise = info_of(code_).raise) raise(*this);
   throw RedmuxError(code_, message_.empty() ? "redmux: raise() on a non-error" : message_);
 }
 
@@ -101,6 +106,8 @@ namespace detail {
 Error error_from_exception(std::exception_ptr exception, std::string_view who) {
   try {
     std::rethrow_exception(std::move(exception));
+  } catch (const TimeoutError& e) {
+    return e.never_sent() ? Error::never_ran(e.code(), e.what()) : Error(e.code(), e.what());
   } catch (const RedmuxError& e) {
     return Error(e.code(), e.what());
   } catch (const std::exception& e) {

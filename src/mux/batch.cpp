@@ -267,12 +267,12 @@ void Batch::execute() {
         if (command.counted || command.tallied) {
           b.core->shared().counters().timeouts.fetch_add(1, std::memory_order_relaxed);
         }
-        command.state->fail(
-            Error(errc::timeout,
-                  "Timeout: " + std::string(command.name) + " not sent: its " +
-                      std::to_string(command.timeout_ms) +
-                      " ms timeout, counted from when it was added to its Batch, passed before "
-                      "execute()"));
+        command.state->fail(Error::never_ran(
+            errc::timeout,
+            "Timeout: " + std::string(command.name) + " not sent: its " +
+                std::to_string(command.timeout_ms) +
+                " ms timeout, counted from when it was added to its Batch, passed before "
+                "execute()"));
       }
     }
   };

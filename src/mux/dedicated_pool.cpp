@@ -95,12 +95,12 @@ void DedicatedPool::expire_waiter(const std::shared_ptr<Waiter>& waiter) {
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - waiter->since);
   // Counted before the caller is told, as every timeout is (status().timeouts).
   shared_->counters().timeouts.fetch_add(1, std::memory_order_relaxed);
-  handler(Error(errc::timeout,
-                waiter->what + " timed out after " + std::to_string(waited.count()) +
-                    " ms waiting for a dedicated connection: all " + std::to_string(leased) +
-                    " are in use by blocking commands or transactions (blockingPoolSize=" +
-                    std::to_string(capacity_) +
-                    "); raise blockingPoolSize, or shorten the blocking times"));
+  handler(Error::never_ran(
+      errc::timeout, waiter->what + " timed out after " + std::to_string(waited.count()) +
+                         " ms waiting for a dedicated connection: all " + std::to_string(leased) +
+                         " are in use by blocking commands or transactions (blockingPoolSize=" +
+                         std::to_string(capacity_) +
+                         "); raise blockingPoolSize, or shorten the blocking times"));
 }
 
 void DedicatedPool::serve_waiters_locked(std::vector<Grant>& grants,

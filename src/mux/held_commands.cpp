@@ -189,7 +189,10 @@ void HeldCommands::expire_locked(Clock::time_point now, After& after) {
         core_.why_no_primary() + "; failoverWait=true). Raise " +
         (call ? "this call's CallOptions::timeout" : which) + " to wait longer for failovers.";
     last_message = message;
-    after.push_back([this, command, error = Error(errc::timeout, std::move(message))] {
+    // Never written here; one held after a break may have been written before it (resends).
+    Error error = command.resends == 0 ? Error::never_ran(errc::timeout, std::move(message))
+                                       : Error(errc::timeout, std::move(message));
+    after.push_back([this, command, error = std::move(error)] {
       command.state->fail(error);
       command.state->release();
       if (command.counted) shared_->release_slots(1);

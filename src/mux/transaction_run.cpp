@@ -67,7 +67,7 @@ Error before_exec(const Error& error) {
     case errc::timeout: {
       std::string message = error.message();
       if (message.ends_with('.')) message.pop_back();  // a sentence goes on after it
-      return Error(errc::timeout, message + std::string(kNothingRan));
+      return Error::never_ran(errc::timeout, message + std::string(kNothingRan));
     }
     default:
       return error;

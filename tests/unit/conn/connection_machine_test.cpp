@@ -312,6 +312,8 @@ TEST(ConnectionMachineTest, ADeadlineWhileAReplyIsHalfReadFailsTheCallerAndLater
   const Error& error = error_of(slow);
   EXPECT_EQ(error.code(), errc::timeout);
   EXPECT_NE(error.message().find("command was sent"), std::string::npos) << error.message();
+  EXPECT_FALSE(error.never_ran());  // sent: it may have run
+  EXPECT_FALSE(error.safe_to_retry());
   EXPECT_NE(error.message().find("sent-awaiting-reply=1"), std::string::npos);
   EXPECT_NE(error.message().find("bytes-unread=13"), std::string::npos) << error.message();
   EXPECT_EQ(r.counters().timeouts.load(), 1u);
@@ -340,6 +342,8 @@ TEST(ConnectionMachineTest, ATimeoutWhileNotReadyReportsNoUnreadBytes) {
   EXPECT_EQ(error.code(), errc::timeout);
   EXPECT_NE(error.message().find("was still queued, not sent"), std::string::npos)
       << error.message();
+  EXPECT_TRUE(error.never_ran());  // never written, and never written later
+  EXPECT_TRUE(error.safe_to_retry());
   EXPECT_NE(error.message().find("bytes-unread=0,"), std::string::npos) << error.message();
 }
 

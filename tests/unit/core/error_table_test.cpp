@@ -107,6 +107,23 @@ TEST(ErrcTableTest, ServerErrorsThatMeanTheCommandDidNotRunAreSafeToRetry) {
   EXPECT_TRUE(Error(errc::not_sent, "x").safe_to_retry());
   EXPECT_FALSE(Error(errc::outcome_unknown, "x").safe_to_retry());
   EXPECT_FALSE(Error(errc::timeout, "x").safe_to_retry());
+  // A timeout before the command was written: it did not run, and will not.
+  const Error queued = Error::never_ran(errc::timeout, "x: command was still queued, not sent");
+  EXPECT_TRUE(queued.safe_to_retry());
+  EXPECT_FALSE(Error(errc::timeout, "x").never_ran());
+  try {
+    queued.raise();
+  } catch (const TimeoutError& e) {
+    EXPECT_TRUE(e.never_sent());
+    // Passed on through a then() continuation, it keeps saying so.
+    EXPECT_TRUE(detail::error_from_exception(std::current_exception(), "a continuation")
+                    .safe_to_retry());
+  }
+  try {
+    Error(errc::timeout, "x: command was sent").raise();
+  } catch (const TimeoutError& e) {
+    EXPECT_FALSE(e.never_sent());
+  }
 }
 
 TEST(ErrcTableTest, RaiseOnANonErrorSaysSo) {
