@@ -125,12 +125,10 @@ Error add_unix_socket(Parser& parser, std::string_view rest) {
 // True when an '@' comes after the host part ends (at the first '/' or '?') where none can
 // belong: in the path (the database number), or in the first query item's name. User info
 // holding an unencoded '/' or '?' does that (redis://u:pa/ss@host), and the host part then
-// holds the start of the password.
+// holds the start of the password — after an '@' of its own too (redis://u:p@ss/x@host).
 bool looks_like_cut_user_info(std::string_view rest) {
   const std::size_t end = rest.find_first_of("/?");
-  if (end == std::string_view::npos || rest.substr(0, end).find('@') != std::string_view::npos) {
-    return false;
-  }
+  if (end == std::string_view::npos) return false;
   const std::size_t question = rest.find('?', end);
   const std::string_view path = rest.substr(
       end, question == std::string_view::npos ? std::string_view::npos : question - end);

@@ -1098,6 +1098,16 @@ TEST(ConfigSecrets, AnUnencodedSlashOrQuestionMarkInAUrlPasswordIsRefusedWithout
       EXPECT_FALSE(contains(message, part)) << text << " → " << message;
     }
   }
+  // The same with an unencoded '@' before the '/' (a walk saw "ss" of "p@ss:w/x" quoted).
+  for (const char* text : {"redis://app:Tr0ub@4dor/3xyz@cache.internal:6380",
+                           "redis://app:Tr0ub@4dor:55/3xyz@cache.internal/1",
+                           "redis://app:Tr0ub@4dor?3xyz@cache.internal"}) {
+    const std::string message = parse_error(text);
+    EXPECT_NE(message.find("percent-encode"), std::string::npos) << text << " → " << message;
+    for (const char* part : {"Tr0ub", "4dor", "3xyz", "app", "cache"}) {
+      EXPECT_FALSE(contains(message, part)) << text << " → " << message;
+    }
+  }
   // An '@' in a query value is no such sign, and percent-encoded user info parses.
   Result<Config> named = Config::parse("redis://h:1?name=svc@eu");
   ASSERT_TRUE(named) << named.error().message();
