@@ -395,21 +395,22 @@ bool ConnectionMachine::follow_redirect(std::string_view reply) {
     shared_->counters().redirects.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
+  fail_oldest(redirect_not_followed(front, reply, endpoint_text_, too_many));
+  return true;
+}
+
+void ConnectionMachine::fail_oldest(const Error& error) {
   PendingCommand command = pipeline_.take_front();
   if (command.counted) release_slot_();  // before the future completes, as on_reply does
-  command.state->fail(redirect_not_followed(command, reply, endpoint_text_, too_many));
+  command.state->fail(error);
   command.state->release();
-  return true;
 }
 
 bool ConnectionMachine::explain_sentinel_refusal(std::string_view reply) {
   if (!reply.starts_with("ERR unknown command") || pipeline_.empty()) return false;
   const PendingCommand& front = pipeline_.front();
   if (front.kind != PendingKind::Caller || front.state->claimed()) return false;
-  PendingCommand command = pipeline_.take_front();
-  if (command.counted) release_slot_();  // before the future completes, as on_reply does
-  command.state->fail(refused_by_sentinel(reply, endpoint_text_));
-  command.state->release();
+  fail_oldest(refused_by_sentinel(reply, endpoint_text_));
   return true;
 }
 

@@ -355,6 +355,9 @@ class ConnectionMachine {
   /// A Sentinel's "unknown command" (at_sentinel_): the oldest command fails with
   /// refused_by_sentinel(); false when the reply is another or not a caller's.
   bool explain_sentinel_refusal(std::string_view reply);
+  /// The oldest command in flight, a caller's, leaves the pipeline and fails with `error`
+  /// in place of its reply.
+  void fail_oldest(const Error& error);
   void submit_own(OwnCommand command);
   // credentials (credentials.cpp)
   /// The credentials for the next handshake: user= and password=, or the provider's answer

@@ -81,11 +81,11 @@ Credentials ConnectionMachine::ask_provider() {
   // The provider runs here, on the I/O thread: while it does, nothing else on the thread
   // runs (not even this attempt's timer), which a timeout would otherwise blame on the server.
   const auto started = Clock::now();
-  provider_took_ = Clock::duration(0);
   Credentials credentials = config_.credentials();
   provider_took_ = Clock::now() - started;
-  if (slow_provider_took().count() > 0 && observer_.logs(LogLevel::Warning)) {
-    log(LogLevel::Warning, connect_error::slow_provider(endpoint_text_, slow_provider_took()));
+  if (const auto slow = slow_provider_took();
+      slow.count() > 0 && observer_.logs(LogLevel::Warning)) {
+    log(LogLevel::Warning, connect_error::slow_provider(endpoint_text_, slow));
   }
   return credentials;
 }

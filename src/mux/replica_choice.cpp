@@ -7,6 +7,9 @@
 
 namespace redmux::detail {
 
+static_assert(ServerProfile::kNoServer == ServerView::kNotAmong,
+              "a connection's follows() is a ServerView's follows as it is");
+
 ServerView MuxCore::view_of(const Connection& connection) {
   ServerView view;
   view.replica = connection.is_replica();

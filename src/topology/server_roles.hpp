@@ -74,11 +74,14 @@ Roles choose_roles(std::size_t count, View&& view, bool first_is_primary, bool w
   const bool primary_reachable = roles.primary != none && roles.primary_ready;
   std::size_t readable = 0;
   std::size_t readable_in_zone = 0;
+  const auto may_read = [&](const ServerView& server) {
+    return serves_replica_reads(server, primary_reachable) &&
+           !follows_another_primary(server, roles.primary, count, view);
+  };
   for (std::size_t i = 0; i < count; ++i) {
     const ServerView server = view(i);
     if (i == exclude || !server.replica || !server.ready) continue;
-    const bool serves = serves_replica_reads(server, primary_reachable) &&
-                        !follows_another_primary(server, roles.primary, count, view);
+    const bool serves = may_read(server);
     ++(serves ? readable : roles.unsynced);
     if (serves && server.in_zone) ++readable_in_zone;
   }
@@ -88,9 +91,7 @@ Roles choose_roles(std::size_t count, View&& view, bool first_is_primary, bool w
     for (std::size_t i = 0; i < count; ++i) {
       if (i == exclude) continue;
       const ServerView server = view(i);
-      if (serves_replica_reads(server, primary_reachable) &&
-          !follows_another_primary(server, roles.primary, count, view) &&
-          (!zone_only || server.in_zone) && n-- == 0) {
+      if (may_read(server) && (!zone_only || server.in_zone) && n-- == 0) {
         roles.replica = i;
         break;
       }
