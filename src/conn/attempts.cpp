@@ -32,9 +32,10 @@ std::optional<Error> Attempts::failed(const Error& error, std::string_view endpo
   last_ = error;
   ++failed_;
   if (ever_ready_ || !first_waits) return std::nullopt;
-  if (failed_ <= kLoggedAttempts) log_ += connect_error::log_line(failed_, last_);
-  if (failed_ <= config_.connect_retry) return std::nullopt;
-  return connect_error::gave_up(endpoint, failed_, config_, log_, last_);
+  if (failed_ <= kLoggedAttempts) reasons_.push_back(last_.message());
+  const bool refused_for_good = last_.code() == errc::authentication_failed && !config_.credentials;
+  if (failed_ <= config_.connect_retry && !refused_for_good) return std::nullopt;
+  return connect_error::gave_up(endpoint, failed_, config_, reasons_, last_);
 }
 
 }  // namespace redmux::detail

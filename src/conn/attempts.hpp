@@ -8,6 +8,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "redmux/config.hpp"
 #include "redmux/error.hpp"
@@ -27,7 +28,10 @@ class Attempts {
 
   /// One attempt failed with `error`. While the first series is still reported (the caller
   /// of start() waits: `first_waits`), its reason joins the log; once connectRetry retries
-  /// failed too, returns the error to report to that caller.
+  /// failed too, returns the error to report to that caller. A server's refusal of the
+  /// configured user= and password= (authentication_failed without a credential provider)
+  /// ends the series at once: the next attempt would send the same password. With a
+  /// provider, whose next answer may differ, the series goes on.
   std::optional<Error> failed(const Error& error, std::string_view endpoint, bool first_waits);
   /// A ready connection broke with `cause`: the next attempt is the first of a new series,
   /// waiting as after one failure.
@@ -40,7 +44,7 @@ class Attempts {
     const bool again = ever_ready_;
     ever_ready_ = true;
     failed_ = 0;
-    log_.clear();
+    reasons_.clear();
     return again;
   }
 
@@ -54,7 +58,7 @@ class Attempts {
   const Config& config_;
   int failed_ = 0;  ///< failed attempts in the current series
   Error last_;
-  std::string log_;  ///< why each attempt of the first series failed (for its error)
+  std::vector<std::string> reasons_;  ///< why the first series' first attempts failed
   bool ever_ready_ = false;
 };
 

@@ -195,19 +195,28 @@ Error handshake_write_failed(std::string_view endpoint, std::string_view reason,
                                             " failed: " + text(reason) + text(hint));
 }
 
-Error gave_up(std::string_view endpoint, int attempts, const Config& config, std::string_view log,
-              const Error& last) {
+Error gave_up(std::string_view endpoint, int attempts, const Config& config,
+              const std::vector<std::string>& reasons, const Error& last) {
   if (attempts <= 1) return last;
   std::string message =
       "could not connect to " + text(endpoint) + " in " + std::to_string(attempts) +
       " attempts (connectRetry=" + std::to_string(config.connect_retry) +
-      ", connectTimeout=" + std::to_string(config.connect_timeout.count()) + " ms)" + text(log);
-  if (attempts > 4) message += "; …";
+      ", connectTimeout=" + std::to_string(config.connect_timeout.count()) + " ms)";
+  for (std::size_t first = 0; first < reasons.size();) {
+    std::size_t last_alike = first;
+    while (last_alike + 1 < reasons.size() && reasons[last_alike + 1] == reasons[first]) {
+      ++last_alike;
+    }
+    const std::string from = std::to_string(first + 1);
+    const std::string to = std::to_string(last_alike + 1);
+    message += last_alike == first       ? "; attempt " + from
+               : last_alike == first + 1 ? "; attempts " + from + " and " + to
+                                         : "; attempts " + from + "–" + to;
+    message += ": " + reasons[first];
+    first = last_alike + 1;
+  }
+  if (static_cast<std::size_t>(attempts) > reasons.size()) message += "; …";
   return Error(last.code(), std::move(message));
-}
-
-std::string log_line(int attempt, const Error& error) {
-  return "; attempt " + std::to_string(attempt) + ": " + error.message();
 }
 
 }  // namespace connect_error

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "conn/pending_command.hpp"
 #include "redmux/config.hpp"
@@ -81,11 +82,10 @@ Error timed_out(std::string_view endpoint, std::chrono::milliseconds connect_tim
 std::string slow_provider(std::string_view endpoint, std::chrono::milliseconds took);
 Error handshake_write_failed(std::string_view endpoint, std::string_view reason,
                              std::string_view hint);
-/// The first series gave up: `attempts` failed (their reasons in `log`, the last `last`).
-Error gave_up(std::string_view endpoint, int attempts, const Config& config, std::string_view log,
-              const Error& last);
-/// One line of that log: "; attempt <n>: <why>".
-std::string log_line(int attempt, const Error& error);
+/// The first series gave up: `attempts` failed (why the first ones did in `reasons`, the
+/// last `last`). Attempts that failed alike are named once: "attempts 1–4: <why>".
+Error gave_up(std::string_view endpoint, int attempts, const Config& config,
+              const std::vector<std::string>& reasons, const Error& last);
 }  // namespace connect_error
 
 /// The credential provider threw while connecting to (or re-authenticating on) `endpoint`.

@@ -498,15 +498,21 @@ TEST(MultiplexerTest, AclUserWithPasswordAndWrongPassword) {
   auto mux = Multiplexer::connect(server.address() + ",user=bookstore,password=s3cret");
   EXPECT_EQ(mux->database().incr("bookstore:n").get(), 1);
   EXPECT_THROW(mux->database().incr("other:n").get(), ServerError);  // NOPERM by ACL
+  // The default connectRetry=3: a refused password is not tried again, since the next
+  // attempt would send the same one; one connection, one refusal in the message.
+  const std::string before = server.info_field("total_connections_received");
   try {
-    Multiplexer::connect(server.address() + ",user=bookstore,password=wrong,connectRetry=0");
+    Multiplexer::connect(server.address() + ",user=bookstore,password=wrong");
     FAIL();
   } catch (const ConnectionError& e) {
     EXPECT_EQ(e.code(), errc::authentication_failed);
     const std::string message = e.what();
     EXPECT_NE(message.find("authentication"), std::string::npos) << message;
+    EXPECT_EQ(message.find("attempt"), std::string::npos) << message;
     EXPECT_EQ(message.find("wrong"), std::string::npos) << "password leaked: " << message;
   }
+  // + 1 for the refused attempt, + 1 for the redis-cli that reads INFO.
+  EXPECT_EQ(std::stoll(server.info_field("total_connections_received")), std::stoll(before) + 2);
 }
 
 TEST(MultiplexerTest, AWrongPasswordWithAbortConnectFalseIsNamedInTimeoutsNeverShown) {

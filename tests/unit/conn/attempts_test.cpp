@@ -37,8 +37,7 @@ TEST(AttemptsTest, TheFirstSeriesGivesUpAfterConnectRetryRetries) {
   EXPECT_EQ(gave_up->code(), errc::connection_failed);
   EXPECT_EQ(gave_up->message(),
             "could not connect to h:1 in 2 attempts (connectRetry=1, connectTimeout=5000 ms); "
-            "attempt 1: connecting to h:1 failed: refused; attempt 2: connecting to h:1 "
-            "failed: refused");
+            "attempts 1 and 2: connecting to h:1 failed: refused");
   EXPECT_EQ(attempts.failed_in_a_row(), 2);
 
   Config once;
@@ -47,6 +46,57 @@ TEST(AttemptsTest, TheFirstSeriesGivesUpAfterConnectRetryRetries) {
   const std::optional<Error> plain = single.failed(refused, "h:1", true);
   ASSERT_TRUE(plain.has_value());
   EXPECT_EQ(plain->message(), refused.message());  // one attempt: its own error
+}
+
+TEST(AttemptsTest, AttemptsThatFailedAlikeAreNamedOnceAndTheRestElided) {
+  Config config;
+  config.connect_retry = 5;
+  Attempts attempts(config);
+  const Error timed_out(errc::timeout, "connecting to h:1 timed out");
+  const Error refused(errc::connection_failed, "connecting to h:1 failed: refused");
+  for (const Error* error : {&timed_out, &refused, &refused, &refused, &refused}) {
+    ASSERT_FALSE(attempts.failed(*error, "h:1", true).has_value());
+  }
+  const std::optional<Error> gave_up = attempts.failed(refused, "h:1", true);
+  ASSERT_TRUE(gave_up.has_value());
+  EXPECT_EQ(gave_up->code(), errc::connection_failed);
+  EXPECT_EQ(gave_up->message(),
+            "could not connect to h:1 in 6 attempts (connectRetry=5, connectTimeout=5000 ms); "
+            "attempt 1: connecting to h:1 timed out; attempts 2–4: connecting to h:1 "
+            "failed: refused; …");
+}
+
+TEST(AttemptsTest, ARefusedPasswordEndsTheSeriesUnlessAProviderMayAnswerDifferently) {
+  Config config;
+  config.connect_retry = 3;
+  const Error refused(errc::authentication_failed,
+                      "authentication to h:1 failed: WRONGPASS invalid username-password pair");
+  Attempts configured(config);
+  const std::optional<Error> at_once = configured.failed(refused, "h:1", true);
+  ASSERT_TRUE(at_once.has_value());
+  EXPECT_EQ(at_once->code(), errc::authentication_failed);
+  EXPECT_EQ(at_once->message(), refused.message());
+
+  // After a timeout, the refusal still ends the series, and both are named.
+  Attempts second(config);
+  ASSERT_FALSE(second.failed(Error(errc::timeout, "timed out"), "h:1", true).has_value());
+  const std::optional<Error> after = second.failed(refused, "h:1", true);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->code(), errc::authentication_failed);
+  EXPECT_NE(after->message().find("in 2 attempts"), std::string::npos) << after->message();
+
+  Config provided = config;
+  provided.credentials = CredentialProvider([] { return Credentials{"app", "secret", {}}; });
+  Attempts with_provider(provided);
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    ASSERT_FALSE(with_provider.failed(refused, "h:1", true).has_value()) << attempt;
+  }
+  EXPECT_TRUE(with_provider.failed(refused, "h:1", true).has_value());
+
+  // Once ready, a refusal at a reconnect is never reported here: the connection keeps trying.
+  Attempts ready(config);
+  ready.succeeded();
+  EXPECT_FALSE(ready.failed(refused, "h:1", true).has_value());
 }
 
 TEST(AttemptsTest, OnceReadyFailuresAreNotReportedAndABreakStartsANewSeries) {
