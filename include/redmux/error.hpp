@@ -26,7 +26,7 @@ enum class errc {
   // command life
   timeout,            ///< no reply before the command's deadline
   queue_full,         ///< maxQueuedCommands reached
-  not_sent,           ///< connection lost before the command was written: safe to retry
+  not_sent,           ///< never written (connection lost first, no primary, …): safe to retry
   outcome_unknown,    ///< connection lost after the command was written: may have run
   connection_failed,  ///< could not connect / handshake failed
   authentication_failed,

@@ -35,7 +35,7 @@ constexpr ErrcInfo kErrcs[] = {
     {"reply does not convert to the requested type", raise_as<UnexpectedReplyError>},
     {"timed out", raise_as<TimeoutError>},
     {"command queue is full", raise_as<QueueFullError>},
-    {"connection lost before the command was sent", raise_as<ConnectionError>},
+    {"command not sent (safe to retry)", raise_as<ConnectionError>},
     {"connection lost after the command was sent", raise_as<ConnectionError>},
     {"connection failed", raise_as<ConnectionError>},
     {"authentication failed", raise_as<ConnectionError>},

@@ -20,7 +20,7 @@ TEST(ErrcTableTest, EveryCodeHasItsMessage) {
       {errc::unexpected_reply, "reply does not convert to the requested type"},
       {errc::timeout, "timed out"},
       {errc::queue_full, "command queue is full"},
-      {errc::not_sent, "connection lost before the command was sent"},
+      {errc::not_sent, "command not sent (safe to retry)"},
       {errc::outcome_unknown, "connection lost after the command was sent"},
       {errc::connection_failed, "connection failed"},
       {errc::authentication_failed, "authentication failed"},
@@ -116,8 +116,8 @@ TEST(ErrcTableTest, ServerErrorsThatMeanTheCommandDidNotRunAreSafeToRetry) {
   } catch (const TimeoutError& e) {
     EXPECT_TRUE(e.never_sent());
     // Passed on through a then() continuation, it keeps saying so.
-    EXPECT_TRUE(detail::error_from_exception(std::current_exception(), "a continuation")
-                    .safe_to_retry());
+    EXPECT_TRUE(
+        detail::error_from_exception(std::current_exception(), "a continuation").safe_to_retry());
   }
   try {
     Error(errc::timeout, "x: command was sent").raise();
