@@ -15,7 +15,7 @@ enum class ConnectionEventKind {
   /// A connection attempt failed, or a ready connection broke (`error` says why). A broken
   /// connection is already out of the ready state when this is reported.
   Failed,
-  Reconnecting,  ///< the next attempt is scheduled after `delay`
+  Reconnecting,  ///< the next attempt is scheduled after `delay` (0: at once, a Sentinel move)
   Restored,      ///< a connection is ready again after a break
   /// A ready connection's re-authentication (AUTH with the credential provider's new
   /// credentials) was refused or could not be built: `error` names the user and what the

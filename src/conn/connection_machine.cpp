@@ -265,7 +265,7 @@ ConnectionMachine::Actions ConnectionMachine::retarget(Endpoint endpoint, Clock:
   if (phase_ == Phase::Ready) {
     // Before the endpoint changes: the commands in flight went to the old server, and each
     // caller is told whether its command was sent there.
-    connection_broken(break_cause::moved(endpoint.to_string()));
+    connection_broken(break_cause::moved(endpoint.to_string()), /*backoff=*/false);
   }
   // A timeout record held back names the old server's commands: logged now, under its name.
   if (observer_.logs(LogLevel::Warning)) {
@@ -284,6 +284,7 @@ ConnectionMachine::Actions ConnectionMachine::retarget(Endpoint endpoint, Clock:
   // of the attempt or wait in progress stale.
   if (phase_ == Phase::Idle || phase_ == Phase::Closed) return actions_;
   run_down_hook(/*retargeted=*/true);  // what is queued was meant for the old server
+  report_event(ConnectionEventKind::Reconnecting, Error(), std::chrono::milliseconds(0));
   connect_attempt();
   return actions_;
 }
@@ -516,7 +517,7 @@ void ConnectionMachine::become_ready() {
   if (!writer_.writing()) write_more();
 }
 
-void ConnectionMachine::connection_broken(const Error& cause) {
+void ConnectionMachine::connection_broken(const Error& cause, bool backoff) {
   if (phase_ == Phase::Closed) return;
   if (phase_ != Phase::Ready) {
     attempt_failed(cause);
@@ -549,7 +550,11 @@ void ConnectionMachine::connection_broken(const Error& cause) {
     // run on a new connection without its WATCH): they fail with it, never carried over.
     fail_queued(cause, errc::not_sent, " (dedicated connection: not carried over to a new one)");
   }
-  schedule_reconnect();
+  if (backoff) {
+    schedule_reconnect();
+  } else {
+    arm_deadline(now_);  // as schedule_reconnect(): queued commands keep their deadlines
+  }
 }
 
 void ConnectionMachine::report_connected() {

@@ -319,7 +319,9 @@ class ConnectionMachine {
   void attempt_failed(Error error);
   void schedule_reconnect();
   void become_ready();
-  void connection_broken(const Error& cause);
+  /// `backoff`: false when the caller connects again at once (a retarget), so that no
+  /// backoff is scheduled and announced for an attempt that does not wait for it.
+  void connection_broken(const Error& cause, bool backoff = true);
   /// Runs start()'s first result with success if it waits for a replica's first probe.
   void report_connected();
   void run_down_hook(bool retargeted);

@@ -204,7 +204,8 @@ class SharedContext {
       } else if (event.kind == ConnectionEventKind::AuthRefused) {
         text += ": " + event.error.message();
       } else if (event.kind == ConnectionEventKind::Reconnecting) {
-        text += " in " + std::to_string(event.delay.count()) + " ms";
+        text += event.delay.count() == 0 ? std::string(" now")
+                                         : " in " + std::to_string(event.delay.count()) + " ms";
       }
       observer_.log(level, event.endpoint, text);
     } catch (...) {  // out of memory building the message: the event itself still goes out

@@ -127,6 +127,30 @@ TEST(ConnectionMachineTest, ARetargetDuringTheHandshakeStartsAFreshAttemptAtOnce
   EXPECT_EQ(value_of(call), "from the new primary");
 }
 
+// Sentinel moves a ready connection: the break is reported at the old server, and the next
+// attempt, at the new one, is announced as made at once — no backoff scheduled and said.
+TEST(ConnectionMachineTest, ARetargetOfAReadyConnectionReconnectsAtOnceAndSaysSo) {
+  ScriptedRunner r;
+  r.start();
+  r.connected();
+  r.feed(handshake_replies(r.shared->config()));
+  ASSERT_EQ(r.machine.state(), ConnectionState::Ready);
+  const std::string old_endpoint = r.machine.describe_endpoint();
+  r.events.clear();
+
+  r.perform(r.machine.retarget(Endpoint{"10.0.0.2", 6380, {}}, r.now));
+  EXPECT_EQ(r.machine.state(), ConnectionState::Connecting);
+  ASSERT_EQ(r.connects.size(), 2u);
+  EXPECT_EQ(r.connects[1].to_string(), "10.0.0.2:6380");
+  EXPECT_EQ(r.timers.at(IoTimer::Connect).at, r.now + 5000ms);  // an attempt, not a backoff
+  ASSERT_EQ(r.events.size(), 2u);
+  EXPECT_EQ(r.events[0].kind, ConnectionEventKind::Failed);
+  EXPECT_EQ(r.events[0].endpoint, old_endpoint);
+  EXPECT_EQ(r.events[1].kind, ConnectionEventKind::Reconnecting);
+  EXPECT_EQ(r.events[1].endpoint, "10.0.0.2:6380");
+  EXPECT_EQ(r.events[1].delay, 0ms);
+}
+
 // A command for database 1 makes the queue insert SELECT 1 before it. The connection breaks
 // when the SELECT reached the socket but the command did not: the command is resent, and on
 // the new connection (which starts on database 0) it is again preceded by SELECT 1; a later
