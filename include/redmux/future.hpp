@@ -88,8 +88,9 @@ class Future {
     if (!state_) return Error(errc::invalid_argument, "redmux: result() on an empty Future");
     if (!state_->ready()) {
       if (detail::on_io_thread()) return detail::deadlock_error("Future::result()");
-      if (state_->buffered()) {
-        return detail::unexecuted_error("Future::result()", state_->command_name);
+      if (const detail::CommandState* buffered = state_->buffered_command()) {
+        return detail::unexecuted_error("Future::result()", buffered->command_name,
+                                        buffered != state_);
       }
     }
     state_->wait();
@@ -130,6 +131,10 @@ class Future {
     check();
     auto* next = new detail::FutureState<U>();
     next->add_ref();  // one for the returned Future, one for the continuation below
+    // Waiting for `next` must fail, not hang, while this command waits for execute().
+    if (detail::CommandState* command = state_->buffered_command()) {
+      next->continue_buffered(command);
+    }
     std::exchange(state_, nullptr)
         ->then([next, callback = std::forward<F>(callback)](Result<T> result) mutable {
           chain<R>(*next, callback, std::move(result));
@@ -185,7 +190,9 @@ class Future {
     check();
     if (state_->ready()) return;
     if (detail::on_io_thread()) detail::deadlock_error(operation).raise();
-    if (state_->buffered()) detail::unexecuted_error(operation, state_->command_name).raise();
+    if (const detail::CommandState* buffered = state_->buffered_command()) {
+      detail::unexecuted_error(operation, buffered->command_name, buffered != state_).raise();
+    }
     state_->wait();
   }
   void reset() noexcept {
@@ -244,6 +251,10 @@ Future<std::vector<Result<T>>> when_all(std::vector<Future<T>> futures) {
   out->add_ref();  // held by the gather until it completes
   for (std::size_t i = 0; i < futures.size(); ++i) {
     futures[i].check();
+    // Waiting for `out` fails, not hangs, while one of them waits for execute() (the first
+    // such one is named; the rest usually belong to the same Batch).
+    detail::CommandState* command = futures[i].state_->buffered_command();
+    if (command != nullptr && out->buffered_command() == nullptr) out->continue_buffered(command);
     // The state's own continuation, not then(): no chained future is needed here.
     std::exchange(futures[i].state_, nullptr)->then([gather, i](Result<T> r) {
       gather->slots[i].emplace(std::move(r));

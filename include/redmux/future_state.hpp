@@ -40,6 +40,26 @@ inline bool is_error_reply(NodeSpan reply) noexcept {
 template <class T>
 class FutureState final : public CommandState {
  public:
+  FutureState() noexcept = default;
+  ~FutureState() override {
+    if (continues_ != nullptr) continues_->release();
+  }
+
+  /// This state completes only after `command`'s does (then(), when_all()), and `command`
+  /// waits in a Batch or Transaction not executed yet. Keeps a reference to it, so that
+  /// buffered_command() sees it while it waits.
+  /// REQUIRES: called at most once, before this state is shared with another thread.
+  void continue_buffered(CommandState* command) noexcept {
+    command->add_ref();
+    continues_ = command;
+  }
+  /// The command that keeps this state from completing by waiting in a Batch or Transaction
+  /// not executed yet: this state's own, or the one it continues; null when there is none.
+  CommandState* buffered_command() noexcept {
+    if (buffered()) return this;
+    return continues_ != nullptr && continues_->buffered() ? continues_ : nullptr;
+  }
+
   void deliver(NodeSpan reply) noexcept override {
     if (!claim()) return;
     if (is_error_reply(reply)) {
@@ -119,6 +139,7 @@ class FutureState final : public CommandState {
   };
   std::unique_ptr<Callback> callback_;
   std::coroutine_handle<> coroutine_;
+  CommandState* continues_ = nullptr;  ///< continue_buffered()'s, one reference
 };
 
 /// What then(f) gives for a continuation returning R: Future<U> for R = U, Result<U> or

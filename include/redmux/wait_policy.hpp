@@ -67,8 +67,9 @@ class IoThreadScope {
 /// The error a blocking wait on an I/O thread gets, naming the operation tried.
 Error deadlock_error(const char* operation);
 /// The error of a wait (`operation`) for `command` in a Batch or a Transaction that has not
-/// been executed: it would never end.
-Error unexecuted_error(const char* operation, std::string_view command);
+/// been executed: it would never end. `continued`: the future waited on is not `command`'s
+/// own but a then() or when_all() of it.
+Error unexecuted_error(const char* operation, std::string_view command, bool continued = false);
 
 }  // namespace detail
 }  // namespace redmux

@@ -180,10 +180,11 @@ Error deadlock_error(const char* operation) {
                    std::string(kVersion) + ")");
 }
 
-Error unexecuted_error(const char* operation, std::string_view command) {
+Error unexecuted_error(const char* operation, std::string_view command, bool continued) {
+  const std::string name = command.empty() ? std::string("the command") : std::string(command);
   return Error(errc::invalid_argument,
                std::string(operation) + " would wait forever: " +
-                   (command.empty() ? std::string("the command") : std::string(command)) +
+                   (continued ? "it continues " + name + ", which" : name) +
                    " is in a Batch or Transaction that has not been executed; call execute() "
                    "first (the future stays valid)");
 }

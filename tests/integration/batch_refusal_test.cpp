@@ -153,6 +153,51 @@ TEST(BatchRefusalTest, WaitingForACommandOfABatchOrTransactionNotExecutedFailsIn
   EXPECT_EQ(incr.get(), 1);
 }
 
+// A future chained from a batched command (then(), twice; when_all()) cannot complete before
+// execute() either: waiting for it fails the same way, naming the command it continues.
+TEST(BatchRefusalTest, WaitingForAFutureChainedFromACommandNotExecutedFailsInsteadOfHanging) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",asyncTimeout=1000");
+  Database db = mux->database();
+  Batch batch = db.batch();
+  Future<std::size_t> length =
+      batch.set("k", "value")
+          .then([](Result<bool> set) { return set.value() ? std::string("value") : ""; })
+          .then([](Result<std::string> text) { return text.value().size(); });
+  std::vector<Future<long long>> counters;
+  counters.push_back(batch.incr("a"));
+  counters.push_back(batch.incr("b"));
+  Future<std::vector<Result<long long>>> both = when_all(std::move(counters));
+  try {
+    (void)length.get();
+    ADD_FAILURE() << "get() returned for a continuation of a command not executed";
+  } catch (const RedmuxError& e) {
+    EXPECT_EQ(e.code(), errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("it continues SET, which is in a Batch"),
+              std::string::npos)
+        << e.what();
+  }
+  ASSERT_TRUE(length.valid());
+  const Result<std::vector<Result<long long>>> early = both.result();
+  ASSERT_FALSE(early.has_value());
+  EXPECT_EQ(early.error().code(), errc::invalid_argument);
+  EXPECT_NE(early.error().message().find("it continues INCR"), std::string::npos)
+      << early.error().message();
+
+  batch.execute();
+  EXPECT_EQ(length.get(), 5u);
+  const std::vector<Result<long long>> counted = both.get();
+  ASSERT_EQ(counted.size(), 2u);
+  EXPECT_EQ(counted[0].value(), 1);
+  EXPECT_EQ(counted[1].value(), 1);
+
+  Transaction tx = db.transaction();
+  Future<long long> doubled = tx.incr("n").then([](Result<long long> n) { return 2 * n.value(); });
+  EXPECT_FALSE(doubled.result().has_value());
+  EXPECT_TRUE(tx.execute().committed());
+  EXPECT_EQ(doubled.get(), 2);
+}
+
 TEST(BatchRefusalTest, ABatchedCommandWhoseTimeoutPassedBeforeExecuteIsNotSent) {
   // Its timeout counts from when it was added: at execute() it is over, and the command must
   // not run behind the caller's TimeoutError.
