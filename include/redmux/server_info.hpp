@@ -22,6 +22,11 @@ struct ServerIdentity {
   /// configuration, reported in INFO server and, from Valkey 8.1, in HELLO); empty when the
   /// server has none (Redis, or a Valkey without one configured).
   std::string availability_zone;
+  /// The server's answer when it refused the handshake's `SELECT 0` (an ACL without
+  /// +select, a proxy without SELECT); empty when it accepted it. A connection whose server
+  /// refuses SELECT serves database 0 only: commands for another database are refused
+  /// before they are sent.
+  std::string select_refusal;
 };
 
 }  // namespace redmux

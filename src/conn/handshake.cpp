@@ -91,10 +91,10 @@ void Handshake::begin(std::string& out) {
   resp::encode_command(out, hello);
   expected_.push_back(Expect::Hello);
   identity_.protocol = config_.protocol == Protocol::Resp3 ? 3 : 2;
-  if (config_.default_database != 0) {
-    const std::string db = std::to_string(config_.default_database);
-    queue(out, Expect::Select, {"SELECT", db});
-  }
+  // Always, database 0 too: a server that refuses SELECT (an ACL without +select, a proxy)
+  // says so here, before a caller's command for another database would follow a refused
+  // SELECT into the wrong database (MuxCore::check_database() refuses those).
+  queue(out, Expect::Select, {"SELECT", std::to_string(config_.default_database)});
   queue(out, Expect::SetInfo, {"CLIENT", "SETINFO", "LIB-NAME", "redmux"});
   queue(out, Expect::SetInfo, {"CLIENT", "SETINFO", "LIB-VER", kVersion});
   queue(out, Expect::Info, {"INFO", "server"});
@@ -246,6 +246,14 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
       break;
     case Expect::Select:
       if (error && !hello_unknown_) {
+        if (config_.default_database == 0) {
+          // Database 0 is where a connection starts anyway: it works, on database 0 only.
+          // (A loading or busy server answers SELECT once it can: not a refusal.)
+          if (!starts_with(text, "LOADING") && !starts_with(text, "BUSY")) {
+            identity_.select_refusal = std::string(text);
+          }
+          break;
+        }
         return fail(errc::connection_failed,
                     "SELECT " + std::to_string(config_.default_database) + " on " + endpoint_ +
                         " failed: " + std::string(text) + " (check defaultDatabase=)");

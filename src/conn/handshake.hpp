@@ -3,7 +3,8 @@
 //
 // Round one goes out in a single write:
 //   HELLO <3|2> [AUTH user password] [SETNAME name]
-//   [SELECT db]                                  (db != 0)
+//   SELECT db                                    (defaultDatabase; a refused SELECT 0 is
+//                                                 kept in identity().select_refusal)
 //   CLIENT SETINFO LIB-NAME redmux / LIB-VER v   (errors ignored: older servers lack it)
 //   INFO server
 //   CONFIG GET databases                         (errors ignored: ACLs may refuse it)

@@ -69,6 +69,9 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   /// Its primary as INFO named it ("host:port"; "" when unknown).
   std::string master() const;
   int databases() const noexcept { return databases_.load(std::memory_order_acquire); }
+  /// True when the server refused the handshake's SELECT (identity().select_refusal says
+  /// how): only database 0 can be used.
+  bool select_refused() const noexcept { return select_refused_.load(std::memory_order_acquire); }
   ServerIdentity identity() const;
 
   /// A new connection's handshake said this. True when replica ↔ primary changed (the hook
@@ -107,6 +110,7 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   std::atomic<bool> in_zone_{false};
   std::atomic<ReplicaHealth> health_{ReplicaHealth::InSync};
   std::atomic<int> databases_{0};
+  std::atomic<bool> select_refused_{false};
   mutable std::mutex identity_mutex_;
   ServerIdentity identity_;
   std::string replication_state_;  ///< guarded by identity_mutex_

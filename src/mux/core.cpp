@@ -292,7 +292,15 @@ void MuxCore::learn_unknown(const CommandInfo& info) {
 Error MuxCore::check_database(int db, const Connection& connection, const CommandInfo& info) const {
   if (db == shared_->config().default_database) return Error();
   // A SELECT that fails would let the commands pipelined behind it run in the wrong
-  // database, so an index the server does not have is refused here, before sending.
+  // database, so an index the server does not have is refused here, before sending, and so
+  // is any other database when the server refused SELECT at the handshake.
+  if (const std::string refusal = select_refusal(connection); !refusal.empty()) {
+    return Error(errc::invalid_argument,
+                 std::string(info.name) + " refused, not sent: database " + std::to_string(db) +
+                     " needs SELECT " + std::to_string(db) + ", which " +
+                     connection.describe_endpoint() + " refuses (" + refusal +
+                     "); this connection serves database 0 only");
+  }
   int databases = connection.databases();
   if (databases == 0) databases = known_databases(connection.endpoint());
   if (db >= 0 && (databases == 0 || db < databases)) return Error();
@@ -314,6 +322,19 @@ int MuxCore::known_databases(const Endpoint& endpoint) const {
     }
   }
   return 0;
+}
+
+std::string MuxCore::select_refusal(const Connection& connection) const {
+  if (connection.select_refused()) return connection.identity().select_refusal;
+  if (connection.databases() != 0) return {};  // its handshake is done, and SELECT was fine
+  for (const auto& group : groups_) {
+    for (const auto& other : group) {
+      if (other->select_refused() && other->endpoint() == connection.endpoint()) {
+        return other->identity().select_refusal;
+      }
+    }
+  }
+  return {};
 }
 
 Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg> args,

@@ -81,11 +81,16 @@ class MuxCore final : public ShardRouter {
   /// Refusals that do not depend on the connection (admin gate, connection-state and
   /// blocking commands, empty command). Ok Error when allowed.
   Error check_allowed(const CommandInfo& info, std::span<const Arg> args, Site site) const;
-  /// Refuses a database index the connection's server does not have (or a negative one).
+  /// Refuses a database index the connection's server does not have (or a negative one),
+  /// and any other than 0 when that server refuses SELECT.
   Error check_database(int db, const Connection& connection, const CommandInfo& info) const;
   /// How many databases the server at `endpoint` has, as the multiplexer's interactive
   /// connections learned it (1 in a cluster; 0: unknown).
   int known_databases(const Endpoint& endpoint) const;
+  /// What the server behind `connection` answered when it refused SELECT at a handshake (this
+  /// connection's, or, before its own, an interactive one's to the same server); empty when
+  /// it accepted it, or when no handshake has said yet.
+  std::string select_refusal(const Connection& connection) const;
   /// Takes one maxQueuedCommands slot (waiting until `deadline` under queueFullPolicy=wait);
   /// false, counted in status().queue_full, when none could be had (see queue_full_error()).
   bool take_slot(Clock::time_point deadline) {

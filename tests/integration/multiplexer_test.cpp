@@ -621,21 +621,35 @@ TEST(MultiplexerDatabaseTest,
   EXPECT_EQ(server.cli({"EXISTS", "tx-ninety"}), "0");  // nothing ran in database 0
 }
 
-TEST(MultiplexerDatabaseTest, FailingSelectResetsTheConnectionInsteadOfRunningInTheWrongDatabase) {
-  // An ACL that forbids SELECT (and CONFIG, so redmux cannot learn the database count).
+TEST(MultiplexerDatabaseTest, AServerRefusingSelectGetsNoCommandForAnotherDatabase) {
+  // An ACL that forbids SELECT (and CONFIG, so redmux cannot learn the database count). The
+  // handshake's SELECT 0 learns it: a command for database 3 is refused before it is sent
+  // (a SELECT 3 refused in the pipeline would let it run in database 0), in the server's
+  // words, and the shared connection is neither reset nor disturbed.
   test::ServerOptions options;
   options.acl_file_contents =
       "user default on nopass ~* &* +@all\n"
       "user app on >pw ~* &* +@all -select -config\n";
   test::RedisServer server(options);
   auto mux = Multiplexer::connect(server.address() + ",user=app,password=pw");
+  EXPECT_NE(mux->server_identity().select_refusal.find("NOPERM"), std::string::npos);
+  auto before = mux->database(0).set("before", "1");
   auto wrong = mux->database(3).set("k", "v");
+  auto tx = mux->database(3).transaction();
+  auto in_tx = tx.set("t", "v");
+  EXPECT_THROW(tx.execute(), InvalidArgumentError);
   auto result = wrong.result();
   ASSERT_FALSE(result.has_value());
-  EXPECT_EQ(result.error().code(), errc::outcome_unknown) << result.error().message();
-  EXPECT_NE(result.error().message().find("SELECT"), std::string::npos) << result.error().message();
-  // The connection recovers (reconnect) and database 0 still works.
+  EXPECT_EQ(result.error().code(), errc::invalid_argument) << result.error().message();
+  EXPECT_NE(result.error().message().find("SET refused, not sent: database 3 needs SELECT 3"),
+            std::string::npos)
+      << result.error().message();
+  EXPECT_NE(result.error().message().find("NOPERM"), std::string::npos) << result.error().message();
+  EXPECT_TRUE(before.get());
   EXPECT_TRUE(mux->database(0).set("ok", "1").get());
+  EXPECT_EQ(server.cli({"EXISTS", "k"}), "0");  // nothing ran in database 0
+  EXPECT_EQ(server.cli({"EXISTS", "t"}), "0");
+  EXPECT_EQ(mux->status().connection_failures, 0u);
 }
 
 }  // namespace

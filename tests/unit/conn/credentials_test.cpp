@@ -128,7 +128,7 @@ TEST(CredentialProviderTest, AResp2SubscriberConnectionIsReplacedNotReauthentica
   // HELLO 2 answers a flat array; the rest of round one as in RESP3.
   std::string replies = "*6\r\n" + bulk("server") + bulk("redis") + bulk("version") +
                         bulk("7.0.0") + bulk("proto") + ":2\r\n";
-  replies += "+OK\r\n+OK\r\n" + bulk("# Server\r\nredis_version:7.0.0\r\n") + "*2\r\n" +
+  replies += "+OK\r\n+OK\r\n+OK\r\n" + bulk("# Server\r\nredis_version:7.0.0\r\n") + "*2\r\n" +
              bulk("databases") + bulk("16") + bulk("loading:0\r\n");
   r.feed(replies);
   ASSERT_EQ(r.machine.state(), ConnectionState::Ready);

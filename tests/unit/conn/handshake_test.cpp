@@ -33,11 +33,12 @@ constexpr std::string_view kSetInfoAccepted = "+OK\r\n+OK\r\n";
 constexpr std::string_view kSetInfoUnknown =
     "-ERR unknown subcommand\r\n-ERR unknown subcommand\r\n";
 
-// Round one's replies after HELLO for a server whose INFO server says `info_text`: SETINFO
-// (`setinfo`), INFO, CONFIG GET databases (16) and INFO persistence (loaded).
-std::string round_one_rest(std::string_view info_text,
-                           std::string_view setinfo = kSetInfoAccepted) {
-  return std::string(setinfo) + info_reply(info_text) +
+// Round one's replies after HELLO for a server whose INFO server says `info_text`: SELECT
+// (`select`), SETINFO (`setinfo`), INFO, CONFIG GET databases (16) and INFO persistence
+// (loaded).
+std::string round_one_rest(std::string_view info_text, std::string_view setinfo = kSetInfoAccepted,
+                           std::string_view select = "+OK\r\n") {
+  return std::string(select) + std::string(setinfo) + info_reply(info_text) +
          "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n$9\r\nloading:0\r\n";
 }
 
@@ -135,6 +136,31 @@ TEST_F(HandshakeTest, RedisHasNoAvailabilityZone) {
   EXPECT_TRUE(handshake().identity().availability_zone.empty());
 }
 
+// Round one always selects the configured database. A refused SELECT 0 (an ACL without
+// +select) leaves a working connection on database 0 that remembers the refusal; a refused
+// SELECT of defaultDatabase=2 fails the attempt.
+TEST_F(HandshakeTest, ARefusedSelectZeroIsRememberedAndARefusedDefaultDatabaseFails) {
+  const std::string hello =
+      "%7\r\n+server\r\n+redis\r\n+version\r\n+7.0.15\r\n+proto\r\n:3\r\n+id\r\n:7\r\n"
+      "+mode\r\n+standalone\r\n+role\r\n+master\r\n+modules\r\n*0\r\n";
+  const std::string info_text = "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n";
+  const std::string refusal = "NOPERM this user has no permissions to run the 'select' command";
+  const std::string round_one = start();
+  EXPECT_NE(round_one.find("*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n"), std::string::npos);
+  EXPECT_EQ(feed(hello + round_one_rest(info_text, kSetInfoAccepted, "-" + refusal + "\r\n")),
+            Handshake::Step::Done);
+  EXPECT_EQ(handshake().identity().select_refusal, refusal);
+
+  start();
+  EXPECT_EQ(feed(hello + round_one_rest(info_text)), Handshake::Step::Done);
+  EXPECT_TRUE(handshake().identity().select_refusal.empty());
+
+  start("h:1,defaultDatabase=2");
+  EXPECT_EQ(feed(hello + "-" + refusal + "\r\n"), Handshake::Step::Failed);
+  EXPECT_NE(handshake().error().message().find("check defaultDatabase="), std::string::npos)
+      << handshake().error().message();
+}
+
 TEST_F(HandshakeTest, WrongPasswordIsAnAuthenticationErrorWithoutThePassword) {
   start("h:1,user=app,password=hunter2");
   EXPECT_EQ(feed("-WRONGPASS invalid username-password pair or user is disabled.\r\n"),
@@ -146,10 +172,11 @@ TEST_F(HandshakeTest, WrongPasswordIsAnAuthenticationErrorWithoutThePassword) {
 
 TEST_F(HandshakeTest, ServerWithoutHelloGetsAResp2SecondRound) {
   start("h:1,password=pw,name=api");
-  // Round one: HELLO unknown; SETINFO x2, INFO and CONFIG refused (NOAUTH).
+  // Round one: HELLO unknown; SELECT, SETINFO x2, INFO, CONFIG and INFO refused (NOAUTH).
   EXPECT_EQ(feed("-ERR unknown command 'HELLO'\r\n-NOAUTH Authentication required.\r\n"
                  "-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n"
-                 "-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n"),
+                 "-NOAUTH Authentication required.\r\n-NOAUTH Authentication required.\r\n"
+                 "-NOAUTH Authentication required.\r\n"),
             Handshake::Step::Continue);
   EXPECT_NE(out_.find("$4\r\nAUTH\r\n$2\r\npw\r\n"), std::string::npos) << out_;
   EXPECT_NE(out_.find("SETNAME"), std::string::npos);
@@ -166,8 +193,9 @@ TEST_F(HandshakeTest, ServerWithoutHelloGetsAResp2SecondRound) {
 TEST_F(HandshakeTest, ServerLoadingItsDatasetIsWaitedOutWithProbes) {
   start();
   const std::string loading = "$9\r\nloading:1\r\n";
-  EXPECT_EQ(feed("%0\r\n-ERR x\r\n-ERR x\r\n$19\r\nredis_version:7.0.0\r\n-LOADING\r\n" + loading),
-            Handshake::Step::Loading);
+  EXPECT_EQ(
+      feed("%0\r\n+OK\r\n-ERR x\r\n-ERR x\r\n$19\r\nredis_version:7.0.0\r\n-LOADING\r\n" + loading),
+      Handshake::Step::Loading);
   handshake().probe_loading(out_);
   EXPECT_EQ(out_, "*2\r\n$4\r\nINFO\r\n$11\r\npersistence\r\n");
   EXPECT_EQ(feed(loading), Handshake::Step::Loading);

@@ -31,11 +31,11 @@ using test::bulk;
 
 /// The server's answers to round one of the handshake (RESP3, see conn/handshake.hpp);
 /// `role` is HELLO's ("master" or "replica").
-inline std::string handshake_replies(const Config& config, bool loading = false,
+inline std::string handshake_replies([[maybe_unused]] const Config& config, bool loading = false,
                                      std::string_view role = "master") {
   std::string out = "%3\r\n" + bulk("server") + bulk("redis") + bulk("version") + bulk("7.0.0") +
                     bulk("role") + bulk(role);
-  if (config.default_database != 0) out += "+OK\r\n";
+  out += "+OK\r\n";         // SELECT defaultDatabase (0 too)
   out += "+OK\r\n+OK\r\n";  // CLIENT SETINFO ×2
   out += bulk("# Server\r\nredis_version:7.0.0\r\nredis_mode:standalone\r\n");
   out += "%1\r\n" + bulk("databases") + bulk("16");          // CONFIG GET databases
