@@ -580,6 +580,33 @@ TEST_F(CliTest, SelectReadsItsIndexAsTheServerDoesAndStaysOnARefusal) {
   EXPECT_EQ(cli(server, {"--no-raw", "SELECT", "5"}).out, "OK\n");
 }
 
+// A user whose ACL forbids SELECT gets the server's NOPERM for SELECT 1, as from redis-cli,
+// and the connection goes on in database 0 undisturbed (no reset, nothing on stderr).
+TEST_F(CliTest, ASelectTheUsersAclForbidsIsRefusedInTheServersWords) {
+  test::ServerOptions options;
+  options.acl_file_contents =
+      "user default on nopass ~* &* +@all\n"
+      "user app on >pw ~* &* +@all -select\n";
+  RedisServer server(options);
+  const std::string input = "SELECT 1\nSET k v\nPING\n";
+  const std::string auth = "--user app --pass pw --no-auth-warning";
+  const ProcessResult ours = prompt(server, input, auth);
+  EXPECT_EQ(ours.exit_code, 0) << ours.err;
+  EXPECT_EQ(ours.err, "");
+  const ProcessResult theirs =
+      test::run_process({"/bin/sh", "-c",
+                         "printf '%s' \"$REDMUX_TEST_INPUT\" | redis-cli -p " +
+                             std::to_string(server.port()) + " " + auth},
+                        60s, {"REDMUX_TEST_INPUT=" + input});
+  EXPECT_EQ(ours.out, theirs.out);
+  EXPECT_EQ(
+      lines_of(ours.out),
+      (std::vector<std::string>{"NOPERM this user has no permissions to run the 'select' command",
+                                "", "OK", "PONG"}))
+      << ours.out;
+  EXPECT_EQ(server.cli({"EXISTS", "k"}), "1");  // database 0
+}
+
 // A slow command (DEBUG SLEEP, SAVE, a long script) gets its reply however long the server
 // takes, as in redis-cli, not a timeout after the library's 5 s asyncTimeout; --timeout
 // bounds the wait, and its message names --timeout, not the library's C++ API.

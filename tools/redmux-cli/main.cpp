@@ -395,6 +395,11 @@ int select_database(Multiplexer& mux, Database& db, const std::vector<std::strin
   }
   const int index = static_cast<int>(*number);
   if (index < 0) return refuse("ERR DB index is out of range");
+  // The server refused the handshake's SELECT (an ACL without +select): its words, as
+  // redis-cli shows them; the library would refuse the PING below for the same reason.
+  if (const std::string refusal = mux.server_identity().select_refusal; !refusal.empty()) {
+    return refuse(refusal);
+  }
   Result<Reply> databases = db.execute({"CONFIG", "GET", "databases"}).result();
   if (databases && databases->size() > 0) {
     const Reply& count = databases->elements().back();

@@ -79,6 +79,8 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
       o.password = value;
     } else if (arg == "--user") {
       o.user = value;
+    } else if (arg == "--no-auth-warning") {
+      // redis-cli's, accepted so that its scripts run: redmux-cli prints no such warning.
     } else if (arg == "-u") {
       o.uri = value;
     } else if (arg == "-n") {
@@ -217,6 +219,7 @@ Connection:
   -u URL|CONFIG       redis://user:pass@host:port/db URL or redmux configuration string
   -a, --pass PASSWORD password (or set REDISCLI_AUTH to keep it out of the process list)
   --user USER         ACL user (needs a password)
+  --no-auth-warning   accepted for redis-cli's scripts (redmux-cli never warns about -a)
   -n DB               database number
   -2 | -3             RESP2 (the default, like redis-cli) or RESP3
   --timeout SECONDS   how long a command waits for its reply; default 0: as long as the
