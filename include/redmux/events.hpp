@@ -10,6 +10,18 @@
 
 namespace redmux {
 
+/// What a connection is for (ConnectionStatus::Purpose names the same values).
+enum class ConnectionPurpose {
+  Interactive,        ///< every caller's commands (in Redis Cluster: a configured seed)
+  ClusterNode,        ///< Redis Cluster: one node of the slot map
+  Subscription,       ///< pub/sub (Multiplexer::subscriber())
+  ShardSubscription,  ///< Redis Cluster: the shard channels one node serves
+  Dedicated,          ///< leased to blocking commands and transactions
+};
+
+/// "interactive", "cluster node", "subscription", "shard subscription", "dedicated".
+std::string_view to_string(ConnectionPurpose purpose) noexcept;
+
 enum class ConnectionEventKind {
   Connected,  ///< first successful handshake of a connection
   /// A connection attempt failed, or a ready connection broke (`error` says why). A broken
@@ -28,8 +40,11 @@ std::string_view to_string(ConnectionEventKind kind) noexcept;
 struct ConnectionEvent {
   ConnectionEventKind kind = ConnectionEventKind::Connected;
   std::string endpoint;  ///< "host:port" or the Unix socket path
-  Error error;           ///< Failed, AuthRefused: the cause; otherwise empty
-  int attempt = 0;       ///< Failed / Reconnecting: attempts in the current series (1 = first)
+  /// What the connection is for: a subscription connection's break is a window in which
+  /// messages published are lost (docs/pubsub.md).
+  ConnectionPurpose purpose = ConnectionPurpose::Interactive;
+  Error error;      ///< Failed, AuthRefused: the cause; otherwise empty
+  int attempt = 0;  ///< Failed / Reconnecting: attempts in the current series (1 = first)
   std::chrono::milliseconds delay{0};  ///< Reconnecting: backoff before the next attempt
 };
 

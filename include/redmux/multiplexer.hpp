@@ -65,13 +65,7 @@ struct ClientCacheStatus {
 /// One connection of a multiplexer, as status() saw it.
 struct ConnectionStatus {
   /// What the connection is for.
-  enum class Purpose {
-    Interactive,        ///< every caller's commands (in Redis Cluster: a configured seed)
-    ClusterNode,        ///< Redis Cluster: one node of the slot map
-    Subscription,       ///< pub/sub (Multiplexer::subscriber())
-    ShardSubscription,  ///< Redis Cluster: the shard channels one node serves
-    Dedicated,          ///< leased to blocking commands and transactions
-  };
+  using Purpose = ConnectionPurpose;
   enum class State { Idle, Connecting, Handshaking, Ready, Reconnecting, Closed };
   /// The server's role: from its handshake and ROLE probes, or for a cluster node from the
   /// slot map (Unknown: not connected yet, or not in the map).
@@ -100,7 +94,6 @@ struct ConnectionStatus {
   }
 };
 
-std::string_view to_string(ConnectionStatus::Purpose purpose) noexcept;
 std::string_view to_string(ConnectionStatus::State state) noexcept;
 std::string_view to_string(ConnectionStatus::Role role) noexcept;
 
@@ -208,10 +201,11 @@ class Multiplexer {
   /// commands), the counters and the I/O threads.
   std::string status_text() const;
 
-  /// Called (on an I/O thread; must not block) for errors nobody waits for: an error reply
-  /// to a FireAndForget command, a pub/sub handler that threw, a subscription's overflow, a
-  /// subscription ended or refused, a refused re-authentication (docs/pubsub.md,
-  /// docs/credentials.md).
+  /// Called for errors nobody waits for: an error reply to a FireAndForget command, a
+  /// pub/sub handler that threw, a subscription's overflow, a subscription ended or refused,
+  /// a refused re-authentication (docs/pubsub.md, docs/credentials.md). It runs on an I/O
+  /// thread, or for a handler that threw on that handler's delivery thread, and must not
+  /// block: a blocking wait in it (get(), MessageQueue::pop()) throws DeadlockError.
   void on_error(std::function<void(const Error&)> handler);
   /// Called (on an I/O thread; must not block) when a connection connects, fails, schedules
   /// a reconnect, or is restored — see redmux/events.hpp. Replaces any earlier handler.

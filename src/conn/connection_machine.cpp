@@ -147,6 +147,7 @@ void ConnectionMachine::report_event(ConnectionEventKind kind, const Error& erro
   ConnectionEvent event;
   event.kind = kind;
   event.endpoint = endpoint_text_;
+  event.purpose = purpose_;
   event.error = error;
   event.attempt = attempts_.failed_in_a_row();
   event.delay = delay;

@@ -111,6 +111,8 @@ class ConnectionMachine {
   // --- set up, before start() ---
   void set_carry_over(bool carry_over) noexcept { carry_over_ = carry_over; }
   void set_subscriber_mode(bool on) noexcept { reader_.set_subscriber_mode(on); }
+  /// REQUIRES: before start(). Named in its events (ConnectionEvent::purpose).
+  void set_purpose(ConnectionPurpose purpose) noexcept { purpose_ = purpose; }
   void set_push_handler(PushHandler handler) { push_handler_ = std::move(handler); }
   /// Under clientCache=true: this connection keeps a client-side cache (its handshake turns
   /// CLIENT TRACKING on). The multiplexer's interactive and cluster node connections do.
@@ -398,6 +400,7 @@ class ConnectionMachine {
   /// Atomic: an inline write (on a caller thread) reads it too.
   std::atomic<std::uint64_t> generation_{0};
   bool carry_over_ = true;
+  ConnectionPurpose purpose_ = ConnectionPurpose::Interactive;  ///< set_purpose()
 
   SubmissionQueue queue_;
   Writer writer_;

@@ -20,6 +20,7 @@
 #include "redmux/error.hpp"
 #include "redmux/events.hpp"
 #include "redmux/future.hpp"
+#include "redmux/wait_policy.hpp"
 
 namespace redmux::detail {
 
@@ -184,6 +185,10 @@ class SharedContext {
       handler = on_error_;
     }
     if (handler && *handler) {
+      // It must not block wherever it runs (an I/O thread; the delivery thread of a pub/sub
+      // handler that threw, which other channels wait for): a blocking wait in it fails
+      // with DeadlockError, as on an I/O thread.
+      IoThreadScope scope;
       try {
         (*handler)(error);
       } catch (...) {  // a throwing handler must not take down an I/O thread
@@ -198,7 +203,12 @@ class SharedContext {
     const LogLevel level = bad ? LogLevel::Warning : LogLevel::Info;
     if (!observer_.logs(level)) return;
     try {
-      std::string text = "connection " + std::string(to_string(event.kind));
+      // An interactive connection is "connection"; the others say what they are for.
+      std::string text = event.purpose == ConnectionPurpose::Interactive ||
+                                 event.purpose == ConnectionPurpose::ClusterNode
+                             ? std::string("connection ")
+                             : std::string(to_string(event.purpose)) + " connection ";
+      text += to_string(event.kind);
       if (event.kind == ConnectionEventKind::Failed) {
         text += " (attempt " + std::to_string(event.attempt) + "): " + event.error.message();
       } else if (event.kind == ConnectionEventKind::AuthRefused) {

@@ -134,4 +134,10 @@ std::string_view to_string(ConnectionEventKind kind) noexcept {
   return detail::name_of(kind, kNames);
 }
 
+std::string_view to_string(ConnectionPurpose purpose) noexcept {
+  static constexpr std::string_view kNames[] = {"interactive", "cluster node", "subscription",
+                                                "shard subscription", "dedicated"};
+  return detail::name_of(purpose, kNames);
+}
+
 }  // namespace redmux

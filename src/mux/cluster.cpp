@@ -299,6 +299,7 @@ Connection* ClusterRouter::connection_to(const Endpoint& endpoint) {
     }
     asio::io_context& io = pool_->next_context();
     created = std::make_shared<Connection>(io, pool_->load_of(io), shared_, endpoint, tls_);
+    created->set_purpose(ConnectionPurpose::ClusterNode);
     if (node_caches_) {  // only this node's reader sees the invalidations of what it read
       created->enable_client_cache();
       node_caches_->add(created->cache());

@@ -39,6 +39,7 @@ std::shared_ptr<Connection> DedicatedPool::lease_locked(
   }
   asio::io_context& io = pool_->next_context();
   auto connection = std::make_shared<Connection>(io, pool_->load_of(io), shared_, endpoint, tls_);
+  connection->set_purpose(ConnectionPurpose::Dedicated);
   connection->set_carry_over(false);  // a lease's commands never move to a new connection
   // Commands submitted before the handshake completes wait in its queue (their deadlines
   // run); later breaks reconnect in the background like any connection.

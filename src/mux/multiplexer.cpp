@@ -238,12 +238,6 @@ bool Multiplexer::is_connected() const noexcept {
   return false;
 }
 
-std::string_view to_string(ConnectionStatus::Purpose purpose) noexcept {
-  static constexpr std::string_view kNames[] = {"interactive", "cluster node", "subscription",
-                                                "shard subscription", "dedicated"};
-  return detail::name_of(purpose, kNames);
-}
-
 std::string_view to_string(ConnectionStatus::State state) noexcept {
   static constexpr std::string_view kNames[] = {"idle",  "connecting",   "handshaking",
                                                 "ready", "reconnecting", "closed"};

@@ -133,6 +133,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// message, pmessage, smessage or a (un)subscribe confirmation is a push, not a reply.
   /// Call before start().
   void set_subscriber_mode(bool on) noexcept { machine_.set_subscriber_mode(on); }
+  /// What it is for, named in its connection events and log records. REQUIRES: before
+  /// start(). Interactive unless set.
+  void set_purpose(ConnectionPurpose purpose) noexcept { machine_.set_purpose(purpose); }
 
   ConnectionState state() const noexcept { return machine_.state(); }
   /// Changes with every connection attempt and every break, never while one session is

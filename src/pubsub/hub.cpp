@@ -62,6 +62,8 @@ Connection& SubscriptionHub::connection_locked() {
       io, pool_->load_of(io), shared_, moved_to_ ? *moved_to_ : shared_->config().endpoints.front(),
       tls_);
   connection->set_subscriber_mode(true);
+  connection->set_purpose(shard_hooks_.slot_moved ? ConnectionPurpose::ShardSubscription
+                                                  : ConnectionPurpose::Subscription);
   std::weak_ptr<SubscriptionHub> weak = weak_from_this();
   connection->set_push_handler([weak](NodeSpan push) {
     if (auto self = weak.lock()) self->on_push(push);

@@ -40,6 +40,10 @@ Error overflow_error(SubscriptionKind kind, std::string_view name, std::size_t c
                      (queue ? "consumer" : "handler") + " is slower than the publishers); ";
   if (policy == OverflowPolicy::DisconnectAndReport) {
     text += "the subscription was ended (overflow=DisconnectAndReport)";
+    if (!queue) {
+      text += "; " + std::to_string(dropped) +
+              " messages were dropped: the one arriving and those its handler had not run yet";
+    }
   } else {
     text += "messages are being dropped (overflow=" + std::string(policy_name(policy)) +
             ", dropped so far: " + std::to_string(dropped) + ")";
@@ -301,13 +305,17 @@ void SubscriptionHub::offer_locked(const std::shared_ptr<ChannelEntry>& entry,
       case OverflowPolicy::DropNewest:
         note_drop_locked(*member, deferred);
         return;
-      case OverflowPolicy::DisconnectAndReport:
-        member->dropped.fetch_add(1, std::memory_order_relaxed);
-        dropped_.fetch_add(1, std::memory_order_relaxed);
+      case OverflowPolicy::DisconnectAndReport: {
+        // Ending it discards what its handler has not run yet (detach_locked()): dropped too,
+        // with the arriving message, and counted so.
+        const std::uint64_t lost = 1 + member->buffer.size();
+        member->dropped.fetch_add(lost, std::memory_order_relaxed);
+        dropped_.fetch_add(lost, std::memory_order_relaxed);
         deferred.reports.push_back(overflow_error(member->kind, member->name, member->capacity,
-                                                  member->overflow, 0, false));
+                                                  member->overflow, lost, false));
         ended.push_back(member);
         return;
+      }
     }
   }
   member->buffer.emplace_back(seq, message);

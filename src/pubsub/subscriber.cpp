@@ -1,6 +1,9 @@
 // The public pub/sub handles (redmux/subscriber.hpp) over SubscriptionHub.
 #include "redmux/subscriber.hpp"
 
+#include <string_view>
+#include <unordered_set>
+
 #include "pubsub/hub.hpp"
 #include "pubsub/shard_router.hpp"
 #include "topology/slot.hpp"
@@ -230,8 +233,16 @@ Subscription Subscriber::ssubscribe(std::string_view shard_channel, MessageHandl
   return add(SubscriptionKind::ShardChannel, shard_channel, std::move(handler), options);
 }
 
-MessageQueue Subscriber::add_queue(SubscriptionKind kind, const std::vector<std::string>& names,
+MessageQueue Subscriber::add_queue(SubscriptionKind kind, const std::vector<std::string>& given,
                                    const MessageQueueOptions& options) {
+  // A name given twice is one subscription: as a member twice, the queue would get each of
+  // its messages twice. The first place of each name is kept.
+  std::vector<std::string> names;
+  names.reserve(given.size());
+  std::unordered_set<std::string_view> seen;
+  for (const std::string& name : given) {
+    if (seen.insert(name).second) names.push_back(name);
+  }
   std::shared_ptr<detail::SubscriptionHub> hub = hub_for(kind, names);
   auto queue = std::make_shared<detail::QueueCore>(kind, names, options.capacity, options.overflow);
   if (Error error = hub->add_queue(queue)) error.raise();

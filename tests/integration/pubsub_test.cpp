@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -564,6 +565,35 @@ TEST(PubSubTest, ThrowingHandlerIsReportedAndDeliveryGoesOn) {
   EXPECT_EQ(mux->database().ping().get(), "PONG");  // the I/O thread is fine
 }
 
+// on_error for a handler that threw runs on that handler's delivery thread, which other
+// channels wait for: a blocking wait there fails at once, as on an I/O thread.
+TEST(PubSubTest, OnErrorOnADeliveryThreadRefusesToBlock) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  MessageQueue idle = mux->subscriber().subscribe_queue({"idle"});
+  idle.confirmed().get();
+  std::promise<std::string> outcome;
+  std::atomic<bool> answered{false};
+  mux->on_error([&](const Error& error) {
+    if (error.code() != errc::handler_failed || answered.exchange(true)) return;
+    try {
+      (void)idle.pop();  // nothing will come: it would block this delivery thread for ever
+      outcome.set_value("pop() returned");
+    } catch (const DeadlockError& e) {
+      outcome.set_value(std::string("DeadlockError: ") + e.what());
+    } catch (const std::exception& e) {
+      outcome.set_value(std::string("other: ") + e.what());
+    }
+  });
+  Subscription sub = mux->subscriber().subscribe(
+      "thrower", [](const Message&) { throw std::runtime_error("boom"); });
+  sub.confirmed().get();
+  mux->database().publish("thrower", "x").get();
+  auto result = outcome.get_future();
+  ASSERT_EQ(result.wait_for(10s), std::future_status::ready) << "on_error blocked in pop()";
+  EXPECT_EQ(result.get().rfind("DeadlockError", 0), 0u);
+}
+
 TEST(PubSubTest, SlowHandlerIsBoundedAndDropsAreCounted) {
   RedisServer server;
   auto mux = connect_to(server);
@@ -598,6 +628,67 @@ TEST(PubSubTest, SlowHandlerIsBoundedAndDropsAreCounted) {
       [&] { return handled.load() + static_cast<int>(sub.dropped()) == kMessages; }));
   EXPECT_LE(handled.load(), kCapacity + 1);
   EXPECT_EQ(mux->subscriber().status().dropped, sub.dropped());
+}
+
+// DisconnectAndReport on a handler: the messages its buffer held when it was ended are
+// dropped with the arriving one, and counted: handled + dropped = published.
+TEST(PubSubTest, AHandlerEndedByDisconnectAndReportCountsWhatItsBufferHeldAsDropped) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  ErrorLog log;
+  log.attach(*mux);
+  std::mutex mutex;
+  std::condition_variable released_cv;
+  bool released = false;
+  std::atomic<int> handled{0};
+  std::atomic<bool> running{false};
+  constexpr int kCapacity = 10;
+  Subscription sub = mux->subscriber().subscribe(
+      "ended",
+      [&](const Message&) {
+        running = true;
+        std::unique_lock lock(mutex);
+        released_cv.wait(lock, [&] { return released; });
+        ++handled;
+      },
+      {.capacity = kCapacity, .overflow = OverflowPolicy::DisconnectAndReport});
+  sub.confirmed().get();
+  mux->database().publish("ended", "0").get();
+  ASSERT_TRUE(test::wait_until([&] { return running.load(); }));  // the handler holds "0"
+  for (int i = 1; i <= kCapacity + 1; ++i) {
+    mux->database().publish("ended", std::to_string(i)).get();
+  }
+  ASSERT_TRUE(test::wait_until([&] { return log.count(errc::subscription_overflow) == 1; }));
+  EXPECT_FALSE(sub.active());
+  EXPECT_EQ(sub.dropped(), static_cast<std::uint64_t>(kCapacity + 1));
+  EXPECT_EQ(mux->subscriber().status().dropped, sub.dropped());
+  EXPECT_NE(log.first_message(errc::subscription_overflow).find("11 messages were dropped"),
+            std::string::npos)
+      << log.first_message(errc::subscription_overflow);
+  {
+    std::lock_guard lock(mutex);
+    released = true;
+  }
+  released_cv.notify_all();
+  ASSERT_TRUE(test::wait_until([&] { return handled.load() == 1; }));
+  EXPECT_EQ(handled.load() + static_cast<int>(sub.dropped()), kCapacity + 2);
+}
+
+// A name given twice to a queue is one subscription: each message arrives once.
+TEST(PubSubTest, AQueueGivenANameTwiceGetsEachMessageOnce) {
+  RedisServer server;
+  auto mux = connect_to(server);
+  MessageQueue channels = mux->subscriber().subscribe_queue({"dup", "other", "dup"});
+  MessageQueue patterns = mux->subscriber().psubscribe_queue({"d*", "d*"});
+  channels.confirmed().get();
+  patterns.confirmed().get();
+  mux->database().publish("dup", "once").get();
+  mux->database().publish("other", "last").get();
+  EXPECT_EQ(channels.pop_for(5s)->payload, "once");
+  EXPECT_EQ(channels.pop_for(5s)->payload, "last");  // not a second "once"
+  EXPECT_EQ(patterns.pop_for(5s)->payload, "once");
+  EXPECT_EQ(patterns.pop_for(200ms), std::nullopt);
+  EXPECT_EQ(mux->subscriber().status().channels, 2u);
 }
 
 TEST(PubSubTest, WorksUnderResp2) {
@@ -723,6 +814,45 @@ TEST(PubSubTest, ResubscribesAfterServerRestart) {
   EXPECT_EQ(channel_inbox.copy()[0].payload, "after restart");
   EXPECT_EQ(shard_inbox.copy()[0].payload, "shard after restart");
   EXPECT_EQ(queue.pop_for(5s)->payload, "queued after restart");
+}
+
+// A subscription connection's break (a window in which published messages are lost) is told
+// apart from the interactive connection's: its events carry its purpose, its log records
+// name it.
+TEST(PubSubTest, TheSubscriptionConnectionsEventsAndLogSayWhatItIsFor) {
+  RedisServer server;
+  auto mux = connect_to(server, ",allowAdmin=true");
+  std::mutex mutex;
+  std::vector<ConnectionEvent> events;
+  std::vector<std::string> logged;
+  mux->on_connection_event([&](const ConnectionEvent& event) {
+    std::lock_guard lock(mutex);
+    events.push_back(event);
+  });
+  mux->on_log(LogLevel::Info, [&](const LogRecord& record) {
+    std::lock_guard lock(mutex);
+    logged.push_back(std::string(record.message));
+  });
+  Inbox inbox;
+  Subscription sub = mux->subscriber().subscribe("watched", inbox.handler());
+  sub.confirmed().get();
+  server.cli({"CLIENT", "KILL", "TYPE", "pubsub"});
+  ASSERT_TRUE(test::wait_until([&] {
+    std::lock_guard lock(mutex);
+    return std::any_of(events.begin(), events.end(), [](const ConnectionEvent& e) {
+      return e.kind == ConnectionEventKind::Restored;
+    });
+  }));
+  std::lock_guard lock(mutex);
+  for (const ConnectionEvent& event : events) {
+    EXPECT_EQ(event.purpose, ConnectionPurpose::Subscription) << to_string(event.kind);
+  }
+  const auto said = [&](std::string_view start) {
+    return std::any_of(logged.begin(), logged.end(),
+                       [&](const std::string& line) { return line.starts_with(start); });
+  };
+  EXPECT_TRUE(said("subscription connection failed")) << ::testing::PrintToString(logged);
+  EXPECT_TRUE(said("subscription connection restored")) << ::testing::PrintToString(logged);
 }
 
 TEST(PubSubTest, SharedConnectionResubscribesAfterServerRestartAheadOfItsBacklog) {
