@@ -594,36 +594,54 @@ TEST(PubSubTest, OnErrorOnADeliveryThreadRefusesToBlock) {
   EXPECT_EQ(result.get().rfind("DeadlockError", 0), 0u);
 }
 
-TEST(PubSubTest, SlowHandlerIsBoundedAndDropsAreCounted) {
-  RedisServer server;
-  auto mux = connect_to(server);
-  ErrorLog log;
-  log.attach(*mux);
-  std::mutex mutex;
-  std::condition_variable released_cv;
-  bool released = false;
+// A handler held until release() (a slow handler on demand), on a server and multiplexer
+// whose errors are logged: the overflow policies' tests.
+class SlowHandlerTest : public ::testing::Test {
+ protected:
+  SlowHandlerTest() { log.attach(*mux); }
+  ~SlowHandlerTest() override { release(); }  // a failed assertion must not leave it held
+
+  /// Marks itself running, waits for release(), then counts the message handled.
+  MessageHandler held_handler() {
+    return [this](const Message&) {
+      running = true;
+      std::unique_lock lock(mutex_);
+      released_cv_.wait(lock, [&] { return released_; });
+      ++handled;
+    };
+  }
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      released_ = true;
+    }
+    released_cv_.notify_all();
+  }
+
+  // What the handler and on_error touch first: it outlives the multiplexer, whose threads may
+  // still run them until it is destroyed.
+  std::mutex mutex_;
+  std::condition_variable released_cv_;
+  bool released_ = false;
   std::atomic<int> handled{0};
+  std::atomic<bool> running{false};
+  ErrorLog log;
+  RedisServer server;
+  std::shared_ptr<Multiplexer> mux = connect_to(server);
+};
+
+TEST_F(SlowHandlerTest, ItsBufferIsBoundedAndDropsAreCounted) {
   constexpr int kCapacity = 10;
   constexpr int kMessages = 200;
-  Subscription sub =
-      mux->subscriber().subscribe("slow",
-                                  [&](const Message&) {
-                                    std::unique_lock lock(mutex);
-                                    released_cv.wait(lock, [&] { return released; });
-                                    ++handled;
-                                  },
-                                  {.capacity = kCapacity, .overflow = OverflowPolicy::DropOldest});
+  Subscription sub = mux->subscriber().subscribe(
+      "slow", held_handler(), {.capacity = kCapacity, .overflow = OverflowPolicy::DropOldest});
   sub.confirmed().get();
   for (int i = 0; i < kMessages; ++i) mux->database().publish("slow", std::to_string(i)).get();
   // The handler holds at most one message and the buffer kCapacity: the rest are dropped.
   ASSERT_TRUE(test::wait_until(
       [&] { return sub.dropped() >= static_cast<std::uint64_t>(kMessages - kCapacity - 1); }));
   EXPECT_EQ(log.count(errc::subscription_overflow), 1u);
-  {
-    std::lock_guard lock(mutex);
-    released = true;
-  }
-  released_cv.notify_all();
+  release();
   ASSERT_TRUE(test::wait_until(
       [&] { return handled.load() + static_cast<int>(sub.dropped()) == kMessages; }));
   EXPECT_LE(handled.load(), kCapacity + 1);
@@ -632,25 +650,10 @@ TEST(PubSubTest, SlowHandlerIsBoundedAndDropsAreCounted) {
 
 // DisconnectAndReport on a handler: the messages its buffer held when it was ended are
 // dropped with the arriving one, and counted: handled + dropped = published.
-TEST(PubSubTest, AHandlerEndedByDisconnectAndReportCountsWhatItsBufferHeldAsDropped) {
-  RedisServer server;
-  auto mux = connect_to(server);
-  ErrorLog log;
-  log.attach(*mux);
-  std::mutex mutex;
-  std::condition_variable released_cv;
-  bool released = false;
-  std::atomic<int> handled{0};
-  std::atomic<bool> running{false};
+TEST_F(SlowHandlerTest, EndedByDisconnectAndReportItCountsWhatItsBufferHeldAsDropped) {
   constexpr int kCapacity = 10;
   Subscription sub = mux->subscriber().subscribe(
-      "ended",
-      [&](const Message&) {
-        running = true;
-        std::unique_lock lock(mutex);
-        released_cv.wait(lock, [&] { return released; });
-        ++handled;
-      },
+      "ended", held_handler(),
       {.capacity = kCapacity, .overflow = OverflowPolicy::DisconnectAndReport});
   sub.confirmed().get();
   mux->database().publish("ended", "0").get();
@@ -665,11 +668,7 @@ TEST(PubSubTest, AHandlerEndedByDisconnectAndReportCountsWhatItsBufferHeldAsDrop
   EXPECT_NE(log.first_message(errc::subscription_overflow).find("11 messages were dropped"),
             std::string::npos)
       << log.first_message(errc::subscription_overflow);
-  {
-    std::lock_guard lock(mutex);
-    released = true;
-  }
-  released_cv.notify_all();
+  release();
   ASSERT_TRUE(test::wait_until([&] { return handled.load() == 1; }));
   EXPECT_EQ(handled.load() + static_cast<int>(sub.dropped()), kCapacity + 2);
 }
