@@ -378,6 +378,18 @@ SubscriberStatus SubscriptionHub::status() const {
   return status;
 }
 
+std::string SubscriptionHub::acl_hint() const {
+  std::string endpoint;
+  {
+    std::lock_guard lock(mutex_);
+    if (connection_) endpoint = connection_->describe_endpoint();
+  }
+  const std::string& configured = shared_->config().user;
+  const std::string user = configured.empty() ? std::string("default") : configured;
+  return " (on " + endpoint + " as user \"" + user +
+         "\": its ACL channel rules do not allow it; ACL GETUSER " + user + " shows them)";
+}
+
 void SubscriptionHub::refused(SubscriptionKind kind, std::string_view name, const Error& error) {
   Deferred deferred;
   deferred.reports.push_back(error);  // before anyone waiting sees the refusal

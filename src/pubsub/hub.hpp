@@ -129,6 +129,9 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   /// reported to on_error, then what waits for its confirmation fails with it, and so does
   /// confirmed() until one comes.
   void refused(SubscriptionKind kind, std::string_view name, const Error& error);
+  /// For a NOPERM refusal: where and as whom, and what to check — " (on 10.0.0.5:6379 as
+  /// user "app": its ACL channel rules do not allow it; ACL GETUSER app shows them)".
+  std::string acl_hint() const;
   /// `error` to the multiplexer's on_error.
   void report(const Error& error) { shared_->report_error(error); }
   /// The node refused the SSUBSCRIBE for `name` with MOVED `reply` (I/O thread): the slot map

@@ -73,8 +73,11 @@ class SubscribeRefusal final : public CommandState {
     if (auto hub = hub_.lock(); hub && is_error_reply(reply)) {
       try {
         // "NOPERM … (reply to SUBSCRIBE "orders")": which of many names was refused.
-        const Error error = server_error_from(
+        Error error = server_error_from(
             reply, std::string(subscribe_verb(kind_).command) + " \"" + name_ + "\"");
+        if (reply[0].value.starts_with("NOPERM")) {
+          error = Error(error.code(), error.message() + hub->acl_hint());
+        }
         if (kind_ == SubscriptionKind::ShardChannel && reply[0].value.starts_with("MOVED ")) {
           hub->report(error);
           hub->shard_redirected(name_, reply);

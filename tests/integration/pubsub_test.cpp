@@ -981,6 +981,13 @@ TEST(PubSubTest, RefusedSubscribeFailsItsConfirmationInsteadOfHanging) {
     // Which of the names was refused: the reply names none, redmux sent one per command.
     EXPECT_NE(outcome.error().message().find("(reply to SUBSCRIBE \"secret\")"), std::string::npos)
         << outcome.error().message();
+    // Where, as whom, and what to check.
+    EXPECT_NE(outcome.error().message().find(" (on " + server.address() +
+                                             " as user \"limited\": its ACL channel rules do "
+                                             "not allow it; ACL GETUSER limited shows them)"),
+              std::string::npos)
+        << outcome.error().message();
+    EXPECT_EQ(outcome.error().message().find("pw"), std::string::npos);
     {
       std::lock_guard lock(mutex);
       ASSERT_EQ(errors.size(), 1u) << shared;
