@@ -16,7 +16,10 @@
 // applies, drops are counted (Subscription::dropped(), SubscriberStatus::dropped) and
 // reported to on_error (errc::subscription_overflow, once per episode of dropping).
 //
-// Ownership: a Subscriber keeps the multiplexer's core alive. A Subscription or MessageQueue
+// Ownership: a Subscriber keeps the multiplexer's core (its memory) alive, not the
+// multiplexer open: when the last Multiplexer pointer goes, the multiplexer closes and every
+// subscription ends (subscribing then fails: "the multiplexer was closed"), so keep the
+// Multiplexer for as long as you subscribe. A Subscription or MessageQueue
 // is a handle that ends its subscription when destroyed (RAII) or on unsubscribe();
 // unsubscribe() returns once no invocation of the handler is running (unless called from
 // that handler itself), so a handler's captures may be destroyed right after.
