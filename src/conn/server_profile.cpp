@@ -74,7 +74,8 @@ bool ServerProfile::adopt(const ServerIdentity& identity) {
     identity_ = identity;
   }
   databases_.store(identity.databases, std::memory_order_release);
-  select_refused_.store(!identity.select_refusal.empty(), std::memory_order_release);
+  select_.store(identity.select_refusal.empty() ? SelectAnswer::Accepted : SelectAnswer::Refused,
+                std::memory_order_release);
   in_zone_.store(
       !config_.availability_zone.empty() && identity.availability_zone == config_.availability_zone,
       std::memory_order_release);

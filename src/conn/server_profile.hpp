@@ -69,9 +69,10 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   /// Its primary as INFO named it ("host:port"; "" when unknown).
   std::string master() const;
   int databases() const noexcept { return databases_.load(std::memory_order_acquire); }
-  /// True when the server refused the handshake's SELECT (identity().select_refusal says
-  /// how): only database 0 can be used.
-  bool select_refused() const noexcept { return select_refused_.load(std::memory_order_acquire); }
+  /// What the handshake's SELECT found: not known before a handshake; refused (the server's
+  /// words in identity().select_refusal): only database 0 can be used.
+  enum class SelectAnswer : std::uint8_t { Unknown, Accepted, Refused };
+  SelectAnswer select_answer() const noexcept { return select_.load(std::memory_order_acquire); }
   ServerIdentity identity() const;
 
   /// A new connection's handshake said this. True when replica ↔ primary changed (the hook
@@ -110,7 +111,7 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   std::atomic<bool> in_zone_{false};
   std::atomic<ReplicaHealth> health_{ReplicaHealth::InSync};
   std::atomic<int> databases_{0};
-  std::atomic<bool> select_refused_{false};
+  std::atomic<SelectAnswer> select_{SelectAnswer::Unknown};
   mutable std::mutex identity_mutex_;
   ServerIdentity identity_;
   std::string replication_state_;  ///< guarded by identity_mutex_

@@ -295,11 +295,11 @@ Error MuxCore::check_database(int db, const Connection& connection, const Comman
   // database, so an index the server does not have is refused here, before sending, and so
   // is any other database when the server refused SELECT at the handshake.
   if (const std::string refusal = select_refusal(connection); !refusal.empty()) {
-    return Error(errc::invalid_argument,
-                 std::string(info.name) + " refused, not sent: database " + std::to_string(db) +
-                     " needs SELECT " + std::to_string(db) + ", which " +
-                     connection.describe_endpoint() + " refuses (" + refusal +
-                     "); this connection serves database 0 only");
+    return Error(errc::invalid_argument, std::string(info.name) + " refused, not sent: database " +
+                                             std::to_string(db) + " needs SELECT " +
+                                             std::to_string(db) + ", which " +
+                                             connection.describe_endpoint() + " refuses (" +
+                                             refusal + "); this connection serves database 0 only");
   }
   int databases = connection.databases();
   if (databases == 0) databases = known_databases(connection.endpoint());
@@ -325,12 +325,18 @@ int MuxCore::known_databases(const Endpoint& endpoint) const {
 }
 
 std::string MuxCore::select_refusal(const Connection& connection) const {
-  if (connection.select_refused()) return connection.identity().select_refusal;
-  if (connection.databases() != 0) return {};  // its handshake is done, and SELECT was fine
+  using Answer = ServerProfile::SelectAnswer;
+  const auto refusal_of = [](const Connection& said) {
+    return said.select_answer() == Answer::Refused ? said.identity().select_refusal : std::string();
+  };
+  if (connection.select_answer() != Answer::Unknown) return refusal_of(connection);
+  // Before its own handshake (a dedicated connection just leased): as the interactive
+  // connections to that server found.
+  const Endpoint endpoint = connection.endpoint();
   for (const auto& group : groups_) {
     for (const auto& other : group) {
-      if (other->select_refused() && other->endpoint() == connection.endpoint()) {
-        return other->identity().select_refusal;
+      if (other->select_answer() != Answer::Unknown && other->endpoint() == endpoint) {
+        return refusal_of(*other);
       }
     }
   }

@@ -159,8 +159,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string replication_state() const { return machine_.server().replication_state(); }
   /// Logical databases the server has (0: unknown until connected, or not disclosed).
   int databases() const noexcept { return machine_.server().databases(); }
-  /// True when the server refused SELECT at the handshake (identity().select_refusal).
-  bool select_refused() const noexcept { return machine_.server().select_refused(); }
+  /// What the server answered the handshake's SELECT (identity().select_refusal: how it
+  /// refused); Unknown before a handshake.
+  ServerProfile::SelectAnswer select_answer() const noexcept {
+    return machine_.server().select_answer();
+  }
   ServerIdentity identity() const { return machine_.server().identity(); }
   /// The server it connects to (a copy: retarget() may change it meanwhile).
   Endpoint endpoint() const { return machine_.endpoint(); }

@@ -384,6 +384,11 @@ std::string SubscriptionHub::acl_hint() const {
     std::lock_guard lock(mutex_);
     if (connection_) endpoint = connection_->describe_endpoint();
   }
+  if (shared_->config().credentials) {  // the provider names the user: not known here
+    return " (on " + endpoint +
+           ": the ACL channel rules of the credential provider's user do not allow it; ACL "
+           "GETUSER <user> shows them)";
+  }
   const std::string& configured = shared_->config().user;
   const std::string user = configured.empty() ? std::string("default") : configured;
   return " (on " + endpoint + " as user \"" + user +

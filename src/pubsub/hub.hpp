@@ -130,7 +130,8 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   /// confirmed() until one comes.
   void refused(SubscriptionKind kind, std::string_view name, const Error& error);
   /// For a NOPERM refusal: where and as whom, and what to check — " (on 10.0.0.5:6379 as
-  /// user "app": its ACL channel rules do not allow it; ACL GETUSER app shows them)".
+  /// user "app": its ACL channel rules do not allow it; ACL GETUSER app shows them)"; with a
+  /// credential provider, whose user is not known here, without the name.
   std::string acl_hint() const;
   /// `error` to the multiplexer's on_error.
   void report(const Error& error) { shared_->report_error(error); }
