@@ -112,8 +112,14 @@ struct SubscriberStatus {
   std::uint64_t delivered = 0;       ///< handler calls and queue insertions
   std::uint64_t dropped = 0;         ///< dropped by overflow policies
   std::uint64_t handler_errors = 0;  ///< handler invocations that threw
-  std::uint64_t resubscribes = 0;    ///< times the subscriptions were re-established (reconnects)
-  bool shared_connection = false;    ///< riding the interactive connection (RESP3 pushes)
+  /// Handler calls that ran 1 s or longer (each is logged at Warning once a message waits
+  /// behind it: docs/pubsub.md, "Delivery")
+  std::uint64_t slow_handlers = 0;
+  /// How long the handler call running longest right now has been running; zero when none
+  /// runs. A value that keeps growing is a handler that is stuck.
+  std::chrono::milliseconds longest_running_handler{0};
+  std::uint64_t resubscribes = 0;  ///< times the subscriptions were re-established (reconnects)
+  bool shared_connection = false;  ///< riding the interactive connection (RESP3 pushes)
 };
 
 /// A handler's subscription to one channel, pattern or shard channel. Move-only; ends the

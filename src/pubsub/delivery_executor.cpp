@@ -7,6 +7,14 @@
 
 namespace redmux::detail {
 
+namespace {
+thread_local std::size_t t_thread_index = 0;
+}  // namespace
+
+std::size_t DeliveryExecutor::thread_index() noexcept {
+  return t_thread_index;
+}
+
 DeliveryExecutor::DeliveryExecutor(std::size_t threads) {
   threads_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) {
@@ -14,6 +22,7 @@ DeliveryExecutor::DeliveryExecutor(std::size_t threads) {
       // Named like the I/O threads (redmux-io-N), for top -H and debuggers.
       const std::string name = "redmux-sub-" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.c_str());
+      t_thread_index = i;
       run(queue);
     });
   }

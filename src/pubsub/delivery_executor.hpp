@@ -33,6 +33,9 @@ class DeliveryExecutor {
   std::size_t threads() const noexcept { return threads_.size(); }
   /// True on one of this executor's threads.
   bool on_delivery_thread() const noexcept;
+  /// On a thread of a DeliveryExecutor: its place among that executor's threads (0 …
+  /// threads() - 1); 0 elsewhere.
+  static std::size_t thread_index() noexcept;
 
  private:
   /// Owned jointly by the executor and its threads: a detached thread still finds it.

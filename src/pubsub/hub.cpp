@@ -347,6 +347,9 @@ void SubscriptionHub::finish(Deferred& deferred) {
     }
   }
   for (const Error& error : deferred.reports) shared_->report_error(error);
+  for (const std::string& warning : deferred.warnings) {
+    shared_->observer().log(LogLevel::Warning, deferred.endpoint, warning);
+  }
   for (FutureState<void>* waiter : deferred.confirm) {
     waiter->set(Result<void>());
     waiter->release();
@@ -375,6 +378,15 @@ SubscriberStatus SubscriptionHub::status() const {
   status.dropped = dropped_.load(std::memory_order_relaxed);
   status.handler_errors = handler_errors_.load(std::memory_order_relaxed);
   status.resubscribes = resubscribes_.load(std::memory_order_relaxed);
+  status.slow_handlers = slow_handlers_.load(std::memory_order_relaxed);
+  const auto now = std::chrono::steady_clock::now();
+  for (const Running& slot : running_) {
+    const auto since = slot.since.load(std::memory_order_relaxed);
+    if (since == 0) continue;
+    const auto ran = std::chrono::duration_cast<std::chrono::milliseconds>(
+        now - std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(since)));
+    status.longest_running_handler = std::max(status.longest_running_handler, ran);
+  }
   return status;
 }
 

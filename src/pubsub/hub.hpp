@@ -14,7 +14,9 @@
 // then a QueueCore's mutex, then a connection's queue lock (submit()).
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -100,6 +102,12 @@ struct ShardMapHooks {
 
 class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
  public:
+  /// Threads that run handlers (started with the first handler).
+  static constexpr std::size_t kDeliveryThreads = 2;
+  /// A handler call running this long is slow: counted (status().slow_handlers), and logged
+  /// at Warning once a message waits behind it.
+  static constexpr std::chrono::seconds kSlowHandler{1};
+
   SubscriptionHub(std::shared_ptr<SharedContext> shared, std::shared_ptr<IoPool> pool,
                   std::shared_ptr<TlsContext> tls);
   ~SubscriptionHub();
@@ -192,6 +200,8 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   struct Deferred {
     std::vector<std::function<void()>> posts;
     std::vector<Error> reports;
+    std::vector<std::string> warnings;  ///< logged at Warning, with `endpoint`
+    std::string endpoint;
     std::vector<FutureState<void>*> confirm;  ///< completed ok
     std::vector<std::pair<FutureState<void>*, Error>> fail;
   };
@@ -234,6 +244,9 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   void offer_queue_locked(const std::shared_ptr<SubscriptionState>& member, const Message& message,
                           Deferred& deferred, std::vector<std::shared_ptr<QueueCore>>& ended);
   void note_drop_locked(SubscriptionState& state, Deferred& deferred);
+  /// REQUIRES: mutex_ held. A message waits for a handler: each handler call running
+  /// kSlowHandler or longer is logged once (I/O thread).
+  void note_slow_handlers_locked(Deferred& deferred);
 
   // delivery threads
   void drain_entry(const std::shared_ptr<ChannelEntry>& entry);
@@ -275,6 +288,20 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::uint64_t> handler_errors_{0};
   std::atomic<std::uint64_t> resubscribes_{0};
+  std::atomic<std::uint64_t> slow_handlers_{0};
+
+  /// The handler call one delivery thread is running (running_[its thread_index()]), for
+  /// the slow-handler report and status(). `state` lives while set (the drain task holds
+  /// it); the mutex keeps a reader from describing one whose call has ended.
+  struct Running {
+    std::mutex mutex;
+    const SubscriptionState* state = nullptr;  ///< guarded by mutex; null: none running
+    bool reported = false;                     ///< guarded by mutex: logged as slow
+    /// When the call started, in steady_clock ticks (0: none running); written under the
+    /// mutex, read without it
+    std::atomic<std::chrono::steady_clock::rep> since{0};
+  };
+  mutable std::array<Running, kDeliveryThreads> running_;
 };
 
 }  // namespace redmux::detail

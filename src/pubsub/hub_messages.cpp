@@ -277,6 +277,7 @@ void SubscriptionHub::dispatch(SubscriptionKind kind, std::string_view name, Mes
                                       OverflowPolicy::DisconnectAndReport, 0, /*queue=*/true),
                        deferred);
     }
+    note_slow_handlers_locked(deferred);
   }
   finish(deferred);
 }
@@ -374,6 +375,14 @@ void SubscriptionHub::invoke(SubscriptionState& state, const Message& message) {
   std::shared_lock running(state.invoking);
   if (!state.active.load(std::memory_order_acquire)) return;  // unsubscribed meanwhile
   current_invocation = &state;
+  Running& slot = running_[DeliveryExecutor::thread_index() % kDeliveryThreads];
+  const auto start = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(slot.mutex);
+    slot.state = &state;
+    slot.reported = false;
+    slot.since.store(start.time_since_epoch().count(), std::memory_order_relaxed);
+  }
   try {
     state.handler(message);
     delivered_.fetch_add(1, std::memory_order_relaxed);
@@ -391,6 +400,70 @@ void SubscriptionHub::invoke(SubscriptionState& state, const Message& message) {
                                         "delivery goes on"));
   }
   current_invocation = nullptr;
+  bool reported = false;
+  {
+    std::lock_guard lock(slot.mutex);
+    slot.state = nullptr;
+    reported = slot.reported;
+    slot.since.store(0, std::memory_order_relaxed);
+  }
+  const auto ran = std::chrono::steady_clock::now() - start;
+  if (ran < kSlowHandler) return;
+  slow_handlers_.fetch_add(1, std::memory_order_relaxed);
+  Observer& observer = shared_->observer();
+  if (!reported || !observer.logs(LogLevel::Info)) return;
+  try {  // the end of what was logged at Warning
+    observer.log(LogLevel::Info, {},
+                 "pub/sub handler on " + describe(state.kind, state.name) + " returned after " +
+                     seconds_text(ran));
+  } catch (...) {  // out of memory for the text: the count stands
+  }
+}
+
+void SubscriptionHub::note_slow_handlers_locked(Deferred& deferred) {
+  using std::chrono::steady_clock;
+  steady_clock::rep oldest = 0;
+  for (const Running& slot : running_) {
+    const steady_clock::rep since = slot.since.load(std::memory_order_relaxed);
+    if (since != 0 && (oldest == 0 || since < oldest)) oldest = since;
+  }
+  if (oldest == 0) return;  // no handler runs: the common case costs two loads
+  const steady_clock::time_point now = steady_clock::now();
+  if (now - steady_clock::time_point(steady_clock::duration(oldest)) < kSlowHandler) return;
+  std::size_t held = 0;  // delivery threads in a slow call
+  for (const Running& slot : running_) {
+    const steady_clock::rep since = slot.since.load(std::memory_order_relaxed);
+    if (since != 0 &&
+        now - steady_clock::time_point(steady_clock::duration(since)) >= kSlowHandler) {
+      ++held;
+    }
+  }
+  for (Running& slot : running_) {
+    std::lock_guard lock(slot.mutex);
+    const steady_clock::rep since = slot.since.load(std::memory_order_relaxed);
+    if (slot.state == nullptr || slot.reported) continue;
+    const steady_clock::duration ran =
+        now - steady_clock::time_point(steady_clock::duration(since));
+    if (ran < kSlowHandler) continue;
+    slot.reported = true;
+    // Its own buffer is guarded by mutex_, which the caller holds.
+    std::string text = "pub/sub handler on " + describe(slot.state->kind, slot.state->name) +
+                       " has been running for " + seconds_text(ran);
+    const std::size_t waiting = slot.state->buffer.size();
+    if (waiting > 0) {
+      text += " (" + std::to_string(waiting) +
+              (waiting == 1 ? " message waits" : " messages wait") + " for it)";
+    }
+    text += held == kDeliveryThreads
+                ? "; every delivery thread is in a handler running 1 s or longer, so no "
+                  "channel's handler runs until one returns"
+                : "; it holds one of the " + std::to_string(kDeliveryThreads) +
+                      " delivery threads that every channel's handlers share";
+    deferred.warnings.push_back(std::move(text));
+  }
+  if (!deferred.warnings.empty() && connection_) {
+    deferred.endpoint = connection_->describe_endpoint();
+  }
 }
 
 void SubscriptionHub::drain_entry(const std::shared_ptr<ChannelEntry>& entry) {

@@ -2,6 +2,8 @@
 // hub_messages.cpp: messages). Internal to src/pubsub.
 #pragma once
 
+#include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -10,8 +12,6 @@
 #include "resp/classify.hpp"
 
 namespace redmux::detail::hub {
-
-inline constexpr std::size_t kDeliveryThreads = 2;
 
 /// The subscription whose handler this thread is running (to let it unsubscribe itself).
 inline thread_local const SubscriptionState* current_invocation = nullptr;
@@ -44,6 +44,13 @@ inline PubSubVerb unsubscribe_verb(SubscriptionKind kind) noexcept {
       return {"SUNSUBSCRIBE", resp::PushKind::ShardUnsubscribe};
   }
   return {"UNSUBSCRIBE", resp::PushKind::Unsubscribe};
+}
+
+/// "1.3 s"
+inline std::string seconds_text(std::chrono::steady_clock::duration duration) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(duration).count());
+  return text;
 }
 
 inline std::string describe(SubscriptionKind kind, std::string_view name) {

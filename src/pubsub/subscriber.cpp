@@ -1,6 +1,7 @@
 // The public pub/sub handles (redmux/subscriber.hpp) over SubscriptionHub.
 #include "redmux/subscriber.hpp"
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_set>
 
@@ -298,6 +299,9 @@ SubscriberStatus Subscriber::status() const {
     status.dropped += node.dropped;
     status.handler_errors += node.handler_errors;
     status.resubscribes += node.resubscribes;
+    status.slow_handlers += node.slow_handlers;
+    status.longest_running_handler =
+        std::max(status.longest_running_handler, node.longest_running_handler);
   }
   return status;
 }

@@ -604,6 +604,7 @@ class SlowHandlerTest : public ::testing::Test {
   /// Marks itself running, waits for release(), then counts the message handled.
   MessageHandler held_handler() {
     return [this](const Message&) {
+      ++started;
       running = true;
       std::unique_lock lock(mutex_);
       released_cv_.wait(lock, [&] { return released_; });
@@ -617,13 +618,37 @@ class SlowHandlerTest : public ::testing::Test {
     }
     released_cv_.notify_all();
   }
+  /// Declared after a test's subscriptions, releases the handler before they end (their
+  /// unsubscribe waits for it to return), also when an assertion ends the test early.
+  struct ReleaseOnExit {
+    SlowHandlerTest& test;
+    ~ReleaseOnExit() { test.release(); }
+  };
+  /// Keeps the log records at Info and above (logged_at()).
+  void record_logs() {
+    mux->on_log(LogLevel::Info, [this](const LogRecord& record) {
+      std::lock_guard lock(mutex_);
+      records_.emplace_back(record.level, std::string(record.message));
+    });
+  }
+  /// The records kept at `level` that contain `text`.
+  std::vector<std::string> logged_at(LogLevel level, std::string_view text) {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> found;
+    for (const auto& [at, message] : records_) {
+      if (at == level && message.find(text) != std::string::npos) found.push_back(message);
+    }
+    return found;
+  }
 
-  // What the handler and on_error touch first: it outlives the multiplexer, whose threads may
-  // still run them until it is destroyed.
+  // What the handler, on_error and on_log touch first: it outlives the multiplexer, whose
+  // threads may still run them until it is destroyed.
   std::mutex mutex_;
   std::condition_variable released_cv_;
   bool released_ = false;
+  std::vector<std::pair<LogLevel, std::string>> records_;
   std::atomic<int> handled{0};
+  std::atomic<int> started{0};
   std::atomic<bool> running{false};
   ErrorLog log;
   RedisServer server;
@@ -671,6 +696,72 @@ TEST_F(SlowHandlerTest, EndedByDisconnectAndReportItCountsWhatItsBufferHeldAsDro
   release();
   ASSERT_TRUE(test::wait_until([&] { return handled.load() == 1; }));
   EXPECT_EQ(handled.load() + static_cast<int>(sub.dropped()), kCapacity + 2);
+}
+
+// A handler call that has run a second is logged at Warning, once, when a message arrives
+// meanwhile: its channel, how long, and what waits for it. status() shows it running, and
+// counts it when it returns, which is logged at Info.
+TEST_F(SlowHandlerTest, AHandlerRunningASecondIsLoggedOnceWhenAMessageWaitsAndCounted) {
+  record_logs();
+  Subscription sub = mux->subscriber().subscribe("stuck", held_handler());
+  const ReleaseOnExit releases{*this};
+  sub.confirmed().get();
+  mux->database().publish("stuck", "0").get();
+  ASSERT_TRUE(test::wait_until([&] { return running.load(); }));
+  ASSERT_TRUE(
+      test::wait_until([&] { return mux->subscriber().status().longest_running_handler >= 1s; }));
+  EXPECT_TRUE(logged_at(LogLevel::Warning, "has been running").empty());  // nothing arrived
+  mux->database().publish("stuck", "1").get();
+  mux->database().publish("stuck", "2").get();
+  ASSERT_TRUE(test::wait_until([&] { return !logged_at(LogLevel::Warning, "stuck").empty(); }));
+  const std::vector<std::string> warnings = logged_at(LogLevel::Warning, "has been running");
+  ASSERT_EQ(warnings.size(), 1u);  // once per call, not per message
+  EXPECT_NE(warnings[0].find("pub/sub handler on channel \"stuck\" has been running for "),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find(" s (1 message waits for it); it holds one of the 2 delivery threads"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_EQ(mux->subscriber().status().slow_handlers, 0u);  // still running
+  release();
+  ASSERT_TRUE(test::wait_until([&] { return handled.load() == 3; }));
+  ASSERT_TRUE(test::wait_until([&] { return mux->subscriber().status().slow_handlers == 1; }));
+  EXPECT_EQ(mux->subscriber().status().longest_running_handler, 0ms);
+  EXPECT_EQ(
+      logged_at(LogLevel::Info, "pub/sub handler on channel \"stuck\" returned after ").size(), 1u);
+}
+
+// With both delivery threads in handlers running a second or longer, a message for a third
+// channel waits too, and the warning says that no channel's handler runs.
+TEST_F(SlowHandlerTest, HandlersHoldingEveryDeliveryThreadAreLoggedAsStoppingDelivery) {
+  record_logs();
+  Subscription first = mux->subscriber().subscribe("held-1", held_handler());
+  Subscription second = mux->subscriber().subscribe("held-2", held_handler());
+  Inbox inbox;
+  Subscription other = mux->subscriber().subscribe("other", inbox.handler());
+  const ReleaseOnExit releases{*this};
+  first.confirmed().get();
+  second.confirmed().get();
+  other.confirmed().get();
+  mux->database().publish("held-1", "x").get();
+  mux->database().publish("held-2", "x").get();
+  ASSERT_TRUE(test::wait_until([&] { return started.load() == 2; }));
+  ASSERT_TRUE(test::wait_until(
+      [&] { return mux->subscriber().status().longest_running_handler >= 1100ms; }));
+  mux->database().publish("other", "waits").get();
+  ASSERT_TRUE(test::wait_until(
+      [&] { return logged_at(LogLevel::Warning, "has been running").size() == 2; }));
+  for (const std::string& warning : logged_at(LogLevel::Warning, "has been running")) {
+    EXPECT_NE(warning.find("every delivery thread is in a handler running 1 s or longer, so no "
+                           "channel's handler runs until one returns"),
+              std::string::npos)
+        << warning;
+  }
+  EXPECT_EQ(inbox.size(), 0u);
+  release();
+  ASSERT_TRUE(test::wait_until([&] { return inbox.size() == 1; }));
+  EXPECT_EQ(inbox.copy().at(0).payload, "waits");
+  ASSERT_TRUE(test::wait_until([&] { return mux->subscriber().status().slow_handlers == 2; }));
 }
 
 // A name given twice to a queue is one subscription: each message arrives once.
