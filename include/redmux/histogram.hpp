@@ -100,7 +100,8 @@ struct LatencyStats {
 struct Latencies {
   std::vector<LatencyStats> by_command;   ///< in order of name
   std::vector<LatencyStats> by_endpoint;  ///< in order of endpoint
-  /// The command's (upper case) or the endpoint's entry, or null when none was recorded.
+  /// The command's entry (its name in any case: "incr" finds INCR's) or the endpoint's, or
+  /// null when none was recorded.
   /// It points into this Latencies, so a temporary one (`mux->latencies().command(...)`)
   /// does not compile: keep the snapshot while you read it.
   const LatencyStats* command(std::string_view name) const& noexcept;

@@ -36,10 +36,13 @@ struct CommandPhases {
   /// the caller's thread encodes it into the connection's queue in that call).
   TimePoint created{};
   /// The write that carried it started (group commit: one instant per write). A command the
-  /// caller's thread wrote itself (the connection was idle) has written == created.
+  /// caller's thread wrote itself (the connection was idle) has written == created. Set
+  /// also for a command that timed out or lost its connection after it was written.
   TimePoint written{};
   TimePoint reply_read{};  ///< its reply was read from the socket (one instant per read)
-  TimePoint delivered{};   ///< its future held the value (a caller woken, a then() run)
+  /// Its future held the value (a caller woken, a then() run); for a Timeout or
+  /// ConnectionError, when its future was failed — so every event has it.
+  TimePoint delivered{};
 };
 
 /// One command, once it ended. Only callers' commands are reported (not redmux's own PING,
@@ -76,9 +79,12 @@ struct WriteEvent {
   std::size_t batch_size = 0;       ///< db.operation.batch.size: commands it carried
   std::size_t bytes = 0;            ///< bytes it carried
   /// The caller's thread wrote it itself (the connection was idle, or the command was 1 MiB
-  /// or more and no other thread was writing), else the I/O thread.
+  /// or more and no other thread was writing), else the I/O thread. Callers' writes are
+  /// reported by the I/O thread when it next runs, those made since its last run as one
+  /// event.
   bool from_caller = false;
-  std::chrono::steady_clock::time_point at{};  ///< when it started
+  /// When it started (callers' writes: when the first of them was written)
+  std::chrono::steady_clock::time_point at{};
 };
 
 /// What a BatchEvent is about.

@@ -181,7 +181,7 @@ void ConnectionMachine::write_more() {
   shared_->counters().writes.fetch_add(1, std::memory_order_release);
   writer_.count_write(batch.size());
   if (observer_.wants_writes()) [[unlikely]] {
-    observe_write(batch.size(), writer_.buffer().size(), /*from_caller=*/false);
+    observe_write(batch.size(), writer_.buffer().size(), /*from_caller=*/false, now_);
   }
   arm_deadline(earliest);
   emit_action(IoAction::Kind::Write);
@@ -212,9 +212,15 @@ void ConnectionMachine::absorb_inline_writes() {
   writer_.note_taken(handoff_.back().bytes_end);
   enter_pipeline(handoff_, Clock::time_point{});
   if (observer_.wants_writes()) [[unlikely]] {
-    // The callers' writes, reported as one: they happened on their threads meanwhile.
+    // The callers' writes, reported as one: they happened on their threads meanwhile, the
+    // first as its command was created (deadline − timeout: the clock read of that call).
+    Clock::time_point first = now_;
+    for (const PendingCommand& command : handoff_) {
+      if (command.deadline == Clock::time_point::max()) continue;
+      first = std::min(first, command.deadline - std::chrono::milliseconds(command.timeout_ms));
+    }
     observe_write(handoff_.size(), handoff_.back().bytes_end - handoff_.front().bytes_begin,
-                  /*from_caller=*/true);
+                  /*from_caller=*/true, first);
   }
   arm_deadline(earliest);
 }
@@ -240,7 +246,12 @@ void ConnectionMachine::settle_broken(std::vector<PendingCommand>& in_flight, co
   plan_after_break(in_flight, stream, resends_, leaving_, [&](const PendingCommand& command) {
     Error error = broken_error(command, cause, stream.written, endpoint_text_);
     if (observer_.wants_events()) {
-      observe_failure(command, CommandOutcome::ConnectionError, error, stream.written);
+      // broken_written_ holds the write times of the pipeline's commands (connection_broken())
+      const auto index = static_cast<std::size_t>(&command - in_flight.data());
+      const Clock::time_point written_at = &in_flight == &broken_ && index < broken_written_.size()
+                                               ? broken_written_[index]
+                                               : Clock::time_point{};
+      observe_failure(command, CommandOutcome::ConnectionError, error, stream.written, written_at);
     }
     return error;
   });
@@ -442,10 +453,10 @@ void ConnectionMachine::on_deadline(const SocketFacts& facts) {
   std::string latest;  // the last timeout's message, when logged
   const std::size_t timed_out = pipeline_.expire(
       now_,
-      [&](const PendingCommand& c, Clock::time_point) {
+      [&](const PendingCommand& c, Clock::time_point written_at) {
         Error error = timeout_error_of(c, /*in_flight=*/true, facts);
         if (observer_.wants_events()) {
-          observe_failure(c, CommandOutcome::Timeout, error, writer_.written());
+          observe_failure(c, CommandOutcome::Timeout, error, writer_.written(), written_at);
         }
         if (logs) latest = error.message();
         timeouts.fetch_add(1, std::memory_order_relaxed);
@@ -458,7 +469,9 @@ void ConnectionMachine::on_deadline(const SocketFacts& facts) {
   for (PendingCommand& command : expired_) {
     if (command.counted) shared_->release_slots(1);  // before its future completes
     const Error error = timeout_error_of(command, /*in_flight=*/false, facts);
-    if (observer_.wants_events()) observe_failure(command, CommandOutcome::Timeout, error, 0);
+    if (observer_.wants_events()) {
+      observe_failure(command, CommandOutcome::Timeout, error, 0, Clock::time_point{});
+    }
     if (logs) latest = error.message();
     timeouts.fetch_add(1, std::memory_order_relaxed);
     command.state->fail(error);

@@ -537,7 +537,7 @@ void ConnectionMachine::connection_broken(const Error& cause, bool backoff) {
   writer_.on_break();
   cancel(IoTimer::Health);
   broken_.clear();
-  pipeline_.take_all(broken_);
+  pipeline_.take_all(broken_, observer_.wants_events() ? &broken_written_ : nullptr);
   settle_broken(broken_, cause);
   attempts_.broke(cause);
   note_failure(cause);

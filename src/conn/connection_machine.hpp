@@ -344,9 +344,12 @@ class ConnectionMachine {
                      std::size_t reply_bytes);
   /// `written`: how much of the stream had reached the socket (0 for a command still queued,
   /// whose offsets are not stream offsets yet); the event counts its bytes among them.
+  /// `written_at`: when the write carrying it started (time_point{}: its caller wrote it).
   void observe_failure(const PendingCommand& command, CommandOutcome outcome, const Error& error,
-                       std::size_t written);
-  void observe_write(std::size_t commands, std::size_t bytes, bool from_caller);
+                       std::size_t written, Clock::time_point written_at);
+  /// `at`: when the write started.
+  void observe_write(std::size_t commands, std::size_t bytes, bool from_caller,
+                     Clock::time_point at);
   void log(LogLevel level, std::string_view message) noexcept;
   void settle_broken(std::vector<PendingCommand>& in_flight, const Error& cause);
   void arm_deadline(Clock::time_point at);
@@ -451,7 +454,7 @@ class ConnectionMachine {
   const char* last_name_ = nullptr;           ///< the last command name observed, and its
   LatencyPair* last_name_latency_ = nullptr;  ///< histograms (I/O thread)
   std::atomic<Clock::rep> last_read_{0};      ///< for status(), from any thread
-  TimeoutLog timeout_log_;                    ///< I/O thread
+  SpacedLog timeout_log_;                    ///< I/O thread
 
   // per event
   Clock::time_point now_{};
@@ -459,6 +462,7 @@ class ConnectionMachine {
   std::vector<OwnCommand> own_commands_;
   // scratch, kept for their capacity
   std::vector<PendingCommand> broken_;
+  std::vector<Clock::time_point> broken_written_;  ///< when each of broken_ was written (observed)
   std::vector<PendingCommand> handoff_;
   std::vector<PendingCommand> expired_;
   std::vector<SubmissionQueue::Resend> resends_;

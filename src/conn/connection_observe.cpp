@@ -78,7 +78,8 @@ void ConnectionMachine::observe_reply(const PendingCommand& command, Clock::time
 }
 
 void ConnectionMachine::observe_failure(const PendingCommand& command, CommandOutcome outcome,
-                                        const Error& error, std::size_t written) {
+                                        const Error& error, std::size_t written,
+                                        Clock::time_point written_at) {
   if (command.kind != PendingKind::Caller || command.deadline == Clock::time_point::max()) return;
   CommandEvent event;
   event.operation_name = command.name;
@@ -88,24 +89,33 @@ void ConnectionMachine::observe_failure(const PendingCommand& command, CommandOu
   event.outcome = outcome;
   event.error_type = outcome == CommandOutcome::Timeout ? "timeout" : "connection_error";
   event.error_message = error.message();
+  event.resent = command.resends > 0;
+  const Clock::time_point created =
+      command.deadline - std::chrono::milliseconds(command.timeout_ms);
+  event.phases.created = created;
   // Only what reached the socket: none of a command that timed out while queued, part of one
-  // whose write a break cut short.
+  // whose write a break cut short. A command written has its `written` phase as a reply's
+  // would (its caller's inline write: created).
   if (written > command.bytes_begin) {
     event.bytes_written = std::min(written, command.bytes_end) - command.bytes_begin;
+    event.phases.written =
+        written_at == Clock::time_point{} || written_at < created ? created : written_at;
   }
-  event.resent = command.resends > 0;
-  event.phases.created = command.deadline - std::chrono::milliseconds(command.timeout_ms);
+  // The failure reaches its future now (the caller is woken with the error, or its
+  // continuation runs): that is its delivery, so a span ends here and not at `created`.
+  event.phases.delivered = observer_.now();
   observer_.command_done(event);
 }
 
-void ConnectionMachine::observe_write(std::size_t commands, std::size_t bytes, bool from_caller) {
+void ConnectionMachine::observe_write(std::size_t commands, std::size_t bytes, bool from_caller,
+                                      Clock::time_point at) {
   WriteEvent event;
   event.server_address = endpoint_.is_unix() ? endpoint_.unix_path : endpoint_.host;
   event.server_port = endpoint_.is_unix() ? 0 : endpoint_.port;
   event.batch_size = commands;
   event.bytes = bytes;
   event.from_caller = from_caller;
-  event.at = now_;
+  event.at = at;
   observer_.write_done(event);
 }
 

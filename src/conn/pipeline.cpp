@@ -44,6 +44,13 @@ Clock::time_point Pipeline::front_written() {
   return marks_.empty() ? Clock::time_point{} : marks_.front().at;
 }
 
+Clock::time_point Pipeline::written_at(std::uint64_t position) const {
+  for (std::size_t i = 0; i < marks_.size(); ++i) {
+    if (marks_[i].end > position) return marks_[i].at;
+  }
+  return Clock::time_point{};
+}
+
 void Pipeline::pop_front(std::size_t& released) {
   PendingCommand& front = in_flight_.front();
   if (front.counted || front.tallied) note_awaited(-1);
@@ -117,7 +124,7 @@ bool Pipeline::on_confirmation(resp::PushKind kind) {
   return true;
 }
 
-void Pipeline::expire_one(PendingCommand& command, Clock::time_point now,
+void Pipeline::expire_one(PendingCommand& command, std::uint64_t position,
                           const TimeoutError& make_error, const SlotRelease& release) {
   // The entry stays (its reply must still be skipped) but stops standing for a command: its
   // slot goes back before its future completes, like a reply's (on_reply()).
@@ -125,7 +132,7 @@ void Pipeline::expire_one(PendingCommand& command, Clock::time_point now,
   if (command.counted && release) release();
   command.counted = false;
   command.tallied = false;
-  command.state->fail(make_error(command, now));
+  command.state->fail(make_error(command, written_at(position)));
 }
 
 std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_error,
@@ -138,7 +145,7 @@ std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_err
     if (position < popped()) continue;  // answered already
     PendingCommand& command = in_flight_[static_cast<std::size_t>(position - popped())];
     if (!command.state->claimed()) {
-      expire_one(command, now, make_error, release);
+      expire_one(command, position, make_error, release);
       ++failed;
     }
   }
@@ -148,7 +155,7 @@ std::size_t Pipeline::expire(Clock::time_point now, const TimeoutError& make_err
     if (command.kind != PendingKind::Caller) continue;
     if (command.deadline > now) break;
     if (!command.state->claimed()) {
-      expire_one(command, now, make_error, release);
+      expire_one(command, popped() + i, make_error, release);
       ++failed;
     }
   }
@@ -165,8 +172,15 @@ Clock::time_point Pipeline::next_deadline() const {
   return next;
 }
 
-void Pipeline::take_all(std::vector<PendingCommand>& out) {
+void Pipeline::take_all(std::vector<PendingCommand>& out, std::vector<Clock::time_point>* written) {
+  if (written) written->clear();
+  std::size_t mark = 0;  // marks_ and the entries are both in stream order
   while (!in_flight_.empty()) {
+    if (written) {
+      const std::uint64_t position = popped();
+      while (mark < marks_.size() && marks_[mark].end <= position) ++mark;
+      written->push_back(mark < marks_.size() ? marks_[mark].at : Clock::time_point{});
+    }
     out.push_back(in_flight_.front());  // its reference moves to `out`
     in_flight_.pop_front();
   }

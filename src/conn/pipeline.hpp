@@ -27,7 +27,9 @@ class Pipeline {
   /// Called for error replies that nobody waits for: (the command, the reply).
   using ErrorReport = std::function<void(const PendingCommand& command, NodeSpan reply)>;
   /// Builds the timeout error for one command (the connection knows the diagnostics).
-  using TimeoutError = std::function<Error(const PendingCommand&, Clock::time_point now)>;
+  /// Builds a timed-out command's error; `written` is when the write that carried it started
+  /// (time_point{}: its caller wrote it, or the pipeline keeps no marks).
+  using TimeoutError = std::function<Error(const PendingCommand&, Clock::time_point written)>;
 
   Pipeline() = default;
   Pipeline(const Pipeline&) = delete;
@@ -73,8 +75,11 @@ class Pipeline {
   std::size_t fail_all(const std::function<Error(const PendingCommand&)>& make_error);
 
   /// The connection broke: moves every command in flight to `out`, in write order, each
-  /// with its reference (the caller completes, resends or releases them).
-  void take_all(std::vector<PendingCommand>& out);
+  /// with its reference (the caller completes, resends or releases them). With `written`,
+  /// when its write started for each, as front_written() would have said (observed
+  /// connections).
+  void take_all(std::vector<PendingCommand>& out,
+                std::vector<Clock::time_point>* written = nullptr);
   /// The oldest command awaiting its reply. REQUIRES: !empty().
   const PendingCommand& front() const { return in_flight_.front(); }
   /// Its reply arrived and says it did not run (-REDIRECT): the oldest command leaves with its
@@ -100,8 +105,10 @@ class Pipeline {
   };
 
   void pop_front(std::size_t& released);
+  /// When the write carrying the entry at stream `position` started (see front_written()).
+  Clock::time_point written_at(std::uint64_t position) const;
   /// Fails one command whose deadline passed, giving its slot back first.
-  void expire_one(PendingCommand& command, Clock::time_point now, const TimeoutError& make_error,
+  void expire_one(PendingCommand& command, std::uint64_t position, const TimeoutError& make_error,
                   const SlotRelease& release);
   void note_awaited(std::ptrdiff_t change) noexcept {
     awaited_.store(awaited_.load(std::memory_order_relaxed) + change, std::memory_order_relaxed);

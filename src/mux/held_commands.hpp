@@ -99,7 +99,7 @@ class HeldCommands : public std::enable_shared_from_this<HeldCommands> {
   mutable std::mutex mutex_;
   Timer timer_;  ///< touched under mutex_ only
   Clock::time_point timer_at_ = Clock::time_point::max();
-  TimeoutLog timeout_log_;  ///< under the mutex
+  SpacedLog timeout_log_;  ///< under the mutex
   std::deque<Entry> entries_;
   bool closed_ = false;
   bool flushing_ = false;  ///< a thread is submitting placed entries outside the lock

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/ascii.hpp"
 #include "observe/observer.hpp"
 #include "redmux/histogram.hpp"
 
@@ -91,7 +92,11 @@ std::string to_string(const LatencySummary& summary) {
 
 const LatencyStats* Latencies::command(std::string_view name) const& noexcept {
   for (const LatencyStats& stats : by_command) {
-    if (stats.name == name) return &stats;
+    if (std::equal(
+            name.begin(), name.end(), stats.name.begin(), stats.name.end(),
+            [](char a, char b) { return detail::ascii::upper(a) == detail::ascii::upper(b); })) {
+      return &stats;
+    }
   }
   return nullptr;
 }

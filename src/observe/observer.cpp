@@ -191,19 +191,41 @@ void Observer::hook_threw(std::string_view what, std::string_view exception) noe
 void Observer::command_done(const CommandEvent& event) noexcept {
   const Hooks* hooks = hooks_.load(std::memory_order_acquire);
   if (hooks && hooks->command) run_hook([&] { hooks->command(event); }, "command");
-  if (slow_threshold_.count() > 0 && event.phases.delivered != Clock::time_point{} &&
+  // Slow: answered (or answered from the cache) late. A timeout or a broken connection is
+  // logged as such, not again as slow.
+  const bool answered =
+      event.outcome == CommandOutcome::Value || event.outcome == CommandOutcome::ServerError;
+  if (slow_threshold_.count() > 0 && answered && event.phases.delivered != Clock::time_point{} &&
       event.phases.delivered - event.phases.created > slow_threshold_) {
     slow_commands_.fetch_add(1, std::memory_order_relaxed);
-    if (logs(LogLevel::Warning)) {
-      try {
-        log_slow(event);
-      } catch (...) {  // out of memory building the message: the count above still shows it
-      }
-    }
+    if (logs(LogLevel::Warning)) note_slow(&event, event.phases.delivered);
+  } else if (slow_held_.load(std::memory_order_relaxed) && logs(LogLevel::Warning)) {
+    // A record held back is logged by the first command to end a second after the last one.
+    note_slow(nullptr,
+              event.phases.delivered != Clock::time_point{} ? event.phases.delivered : now());
   }
 }
 
-void Observer::log_slow(const CommandEvent& event) {
+void Observer::note_slow(const CommandEvent* slow, Clock::time_point at) noexcept {
+  std::string record;
+  std::string endpoint;
+  try {
+    const std::string text = slow ? slow_text(*slow) : std::string();
+    std::lock_guard lock(slow_log_mutex_);
+    if (slow) {
+      slow_endpoint_.assign(slow->server_address);
+      if (slow->server_port != 0) slow_endpoint_ += ":" + std::to_string(slow->server_port);
+    }
+    record = slow_log_.note(at, slow ? 1 : 0, text);
+    slow_held_.store(slow_log_.holds(), std::memory_order_relaxed);
+    if (!record.empty()) endpoint = slow_endpoint_;
+  } catch (...) {  // out of memory building the message: the count still shows it
+    return;
+  }
+  if (!record.empty()) log(LogLevel::Warning, endpoint, record);
+}
+
+std::string Observer::slow_text(const CommandEvent& event) const {
   const CommandPhases& p = event.phases;
   const bool caller_wrote = p.written == p.created;
   std::string text = "slow command: " + std::string(event.operation_name) + " took " +
@@ -215,9 +237,7 @@ void Observer::log_slow(const CommandEvent& event) {
           "the network), " + micros(p.delivered - p.reply_read) + " until delivered; " +
           std::to_string(event.bytes_written) + " bytes out, " + std::to_string(event.bytes_read) +
           " bytes in";
-  std::string endpoint(event.server_address);
-  if (event.server_port != 0) endpoint += ":" + std::to_string(event.server_port);
-  log(LogLevel::Warning, endpoint, text);
+  return text;
 }
 
 void Observer::write_done(const WriteEvent& event) noexcept {
@@ -241,11 +261,11 @@ void Observer::log(LogLevel level, std::string_view endpoint, std::string_view m
   run_hook([&] { hooks->log(record); }, "log");
 }
 
-std::string TimeoutLog::flush(Clock::time_point now) {
+std::string SpacedLog::flush(Clock::time_point now) {
   return unlogged_ == 0 ? std::string() : take(now);
 }
 
-std::string TimeoutLog::note(Clock::time_point now, std::uint64_t count, std::string_view latest) {
+std::string SpacedLog::note(Clock::time_point now, std::uint64_t count, std::string_view latest) {
   if (count > 0) {
     unlogged_ += count;
     latest_.assign(latest);
@@ -255,11 +275,11 @@ std::string TimeoutLog::note(Clock::time_point now, std::uint64_t count, std::st
   return take(now);
 }
 
-std::string TimeoutLog::take(Clock::time_point now) {
+std::string SpacedLog::take(Clock::time_point now) {
   const bool first = logged_at_ == Clock::time_point{};
   std::string record;
   if (unlogged_ > 1) {
-    record = std::to_string(unlogged_) + " commands timed out";
+    record = std::to_string(unlogged_) + " " + many_;
     if (!first) record += " since the last such record";
     record += "; the latest: ";
   }

@@ -63,16 +63,21 @@ struct LatencyPair {
   AtomicHistogram to_delivery;
 };
 
-/// Timeouts in the log (Warning) at most once a second from one source — a connection, the
-/// commands held for a primary: a frozen server times out every command sent to it, and a
-/// record each would flood the log. status().timeouts counts every one. (One thread.)
-class TimeoutLog {
+/// Records of one kind in the log (Warning) at most once a second from one source: timeouts
+/// of a connection or of the commands held for a primary (a frozen server times out every
+/// command sent to it, and a record each would flood the log), slow commands. The status
+/// counts every one. (One thread, or under a lock.)
+class SpacedLog {
  public:
   using Clock = std::chrono::steady_clock;
-  /// `count` commands timed out just now (0: none, but a record held back may be due),
-  /// `latest` the last one's message: the record to log, or empty when none is due — one was
-  /// logged less than a second ago (the next counts these), or none is held back.
+  /// `many`: what a record that stands for several begins with after their count.
+  explicit SpacedLog(std::string_view many = "commands timed out") : many_(many) {}
+  /// `count` such events just now (0: none, but a record held back may be due), `latest`
+  /// the last one's message: the record to log, or empty when none is due — one was logged
+  /// less than a second ago (the next counts these), or none is held back.
   std::string note(Clock::time_point now, std::uint64_t count, std::string_view latest);
+  /// Events not logged yet are held back.
+  bool holds() const noexcept { return unlogged_ > 0; }
   /// The record held back, if any, to log now whatever the spacing (empty: none): the
   /// source is about to change its name (a connection moved to another server).
   std::string flush(Clock::time_point now);
@@ -81,9 +86,10 @@ class TimeoutLog {
   /// The record of what is held back (REQUIRES: some is); the spacing starts at `now`.
   std::string take(Clock::time_point now);
 
+  std::string many_;
   Clock::time_point logged_at_{};
   std::uint64_t unlogged_ = 0;
-  std::string latest_;  ///< the last timeout's message not logged yet
+  std::string latest_;  ///< the last event's message not logged yet
 };
 
 class Observer {
@@ -166,7 +172,10 @@ class Observer {
   void run_hook(Call&& call, std::string_view what) noexcept;
   /// Counts a hook that threw and logs it at Error with the exception's text.
   void hook_threw(std::string_view what, std::string_view exception) noexcept;
-  void log_slow(const CommandEvent& event);
+  /// The record of one slow command.
+  std::string slow_text(const CommandEvent& event) const;
+  /// A slow command (`slow`) or none (nullptr) ended now: logs what is due (slow_log_).
+  void note_slow(const CommandEvent* slow, Clock::time_point now) noexcept;
 
   const bool histograms_;
   const Clock::duration slow_threshold_;
@@ -188,6 +197,12 @@ class Observer {
   std::atomic<std::uint64_t> hook_errors_{0};
   std::atomic<std::uint64_t> slow_hooks_{0};
   std::atomic<std::uint64_t> slow_commands_{0};
+  /// Slow commands at most once a second per multiplexer (their records come from every I/O
+  /// thread); slow_held_ says, without the mutex, that one is held back.
+  std::mutex slow_log_mutex_;
+  SpacedLog slow_log_{"slow commands"};  ///< under slow_log_mutex_
+  std::string slow_endpoint_;            ///< under slow_log_mutex_: the latest one's
+  std::atomic<bool> slow_held_{false};
 };
 
 }  // namespace redmux::detail

@@ -622,8 +622,9 @@ TEST_F(CliTest, ASlowCommandWaitsAsLongAsTheServerTakes) {
   EXPECT_GE(std::chrono::steady_clock::now() - started, 6s);
   r = cli(server, {"--timeout", "0.5", "DEBUG", "SLEEP", "2"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("Timeout awaiting reply to DEBUG after 500 ms (--timeout 500 ms)"),
-            std::string::npos)
+  // The time waited is the timer's, which a loaded host fires a few ms late.
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex(R"(Timeout awaiting reply to DEBUG after 5\d\d ms \(--timeout 500 ms\))")))
       << r.err;
   EXPECT_NE(r.err.find("raise --timeout, or give --timeout 0 to wait for as long as it takes"),
             std::string::npos)
@@ -665,9 +666,9 @@ TEST_F(CliTest, AFrozenServerAtThePromptIsExplainedAndBoundedByTimeout) {
     ASSERT_TRUE(terminal.expect("PONG")) << terminal.screen();
     server.pause();
     terminal.type("GET k\r");
-    EXPECT_TRUE(
-        terminal.expect("Timeout awaiting reply to GET after 1000 ms (--timeout 1000 ms)", 10s))
+    EXPECT_TRUE(terminal.expect("Timeout awaiting reply to GET after 10", 10s))
         << terminal.screen();
+    EXPECT_TRUE(terminal.expect(" ms (--timeout 1000 ms)", 10s)) << terminal.screen();
     server.resume();
     terminal.type("quit\r");
     EXPECT_EQ(terminal.wait_exit(), 0) << terminal.screen();

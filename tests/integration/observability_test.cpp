@@ -4,9 +4,12 @@
 // carried; the log hears of a reconnect; status() per connection has writes and times.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -251,6 +254,95 @@ TEST(ObservabilityTest, AFailedCommandsEventCountsOnlyTheBytesThatReachedTheSock
     EXPECT_EQ(events()[1], std::make_pair(CommandOutcome::Timeout, std::size_t{0}));
     EXPECT_EQ(mux->status().bytes_written, 0u);
   }
+}
+
+// A command that failed after it was written says when it was written, and every failed
+// command when its future was failed (delivered): a span built from the event has its real
+// length. Neither is logged again as a slow command.
+TEST(ObservabilityTest, AFailedCommandsPhasesSayWhenItWasWrittenAndWhenItFailed) {
+  std::mutex mutex;
+  std::vector<Recorded> seen;
+  const auto record = [&](const CommandEvent& event) {
+    std::lock_guard lock(mutex);
+    seen.push_back({std::string(event.operation_name), event.db_namespace,
+                    std::string(event.server_address), event.server_port, event.outcome,
+                    std::string(event.response_status_code), event.bytes_written, event.bytes_read,
+                    event.phases});
+  };
+  const auto events = [&] {
+    std::lock_guard lock(mutex);
+    return seen;
+  };
+  const auto expect_failed = [](const Recorded& event, bool written) {
+    EXPECT_NE(event.phases.created, CommandPhases::TimePoint{});
+    EXPECT_EQ(event.phases.written != CommandPhases::TimePoint{}, written);
+    if (written) EXPECT_LE(event.phases.created, event.phases.written);
+    EXPECT_EQ(event.phases.reply_read, CommandPhases::TimePoint{});  // no reply came
+    EXPECT_NE(event.phases.delivered, CommandPhases::TimePoint{});
+    EXPECT_LE(std::max(event.phases.created, event.phases.written), event.phases.delivered);
+  };
+  {
+    // Written (by its caller, the connection being idle), then timed out.
+    RedisServer server;
+    auto mux = Multiplexer::connect(server.address() + ",slowCommandThreshold=10ms");
+    mux->on_command(record);
+    server.pause();
+    EXPECT_THROW(mux->database().incr("k", CallOptions(Flags::None, 100ms)).get(), TimeoutError);
+    ASSERT_TRUE(wait_until([&] { return events().size() == 1; }));
+    EXPECT_EQ(events()[0].outcome, CommandOutcome::Timeout);
+    expect_failed(events()[0], /*written=*/true);
+    EXPECT_GE(events()[0].phases.delivered - events()[0].phases.created, 100ms);
+    // Then its connection killed under a second one, sent and awaiting its reply.
+    auto lost = mux->database().incr("k", CallOptions(Flags::None, 10s));
+    ASSERT_TRUE(wait_until([&] { return mux->status().bytes_written >= 2 * 21; }));
+    server.kill();
+    EXPECT_THROW(lost.get(), ConnectionError);
+    ASSERT_TRUE(wait_until([&] { return events().size() == 2; }));
+    EXPECT_EQ(events()[1].outcome, CommandOutcome::ConnectionError);
+    expect_failed(events()[1], /*written=*/true);
+    EXPECT_EQ(mux->status().slow_commands, 0u);  // logged as what they were, not as slow
+  }
+  {
+    // Never sent: nothing listens, so it timed out in the queue.
+    const test::ClosedPort closed;
+    auto mux = Multiplexer::connect(closed.address() + ",abortConnect=false");
+    mux->on_command(record);
+    EXPECT_THROW(mux->database().incr("k", CallOptions(Flags::None, 100ms)).get(), TimeoutError);
+    ASSERT_TRUE(wait_until([&] { return events().size() == 3; }));
+    expect_failed(events()[2], /*written=*/false);
+  }
+}
+
+// A write the caller's thread made itself is reported by the I/O thread later, but dated when
+// it was made.
+TEST(ObservabilityTest, ACallersOwnWriteIsDatedWhenItWasMade) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  std::mutex mutex;
+  std::vector<WriteEvent> writes;
+  mux->on_write([&](const WriteEvent& event) {
+    std::lock_guard lock(mutex);
+    writes.push_back(event);
+  });
+  ASSERT_EQ(mux->database().incr("warm").get(), 1);  // the connection is idle between them
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return writes.size() == 1;
+  }));
+  server.pause();  // the reply, and with it the I/O thread's next turn, comes later
+  Future<long long> incr = mux->database().incr("k");
+  const auto issued = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(50ms);  // a gap between the write and the reply, not a wait
+  server.resume();
+  ASSERT_EQ(incr.get(), 1);
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return writes.size() == 2;
+  }));
+  std::lock_guard lock(mutex);
+  EXPECT_TRUE(writes[1].from_caller);
+  EXPECT_EQ(writes[1].batch_size, 1u);
+  EXPECT_LE(writes[1].at, issued);
 }
 
 }  // namespace

@@ -109,6 +109,7 @@ TEST(ObserverTest, EachCommandNameHasItsOwnHistogramsFoundByItsStorage) {
   ASSERT_EQ(latencies.by_command.size(), 1u);  // SET recorded nothing: not listed
   ASSERT_NE(latencies.command("GET"), nullptr);
   EXPECT_EQ(latencies.command("GET")->to_reply.count(), 1u);
+  EXPECT_EQ(latencies.command("get"), latencies.command("GET"));  // in any case
   EXPECT_EQ(latencies.command("SET"), nullptr);
 }
 
@@ -191,6 +192,50 @@ TEST(ObserverTest, ASlowHookIsCounted) {
   EXPECT_EQ(observer.slow_hooks(), 1u);
 }
 
+// A frozen server under load makes every command slow: one record a second, the first at
+// once, the ones between counted in the next, which a later command (slow or not) logs.
+TEST(ObserverTest, SlowCommandsAreLoggedAtMostOnceASecondCountingThoseBetween) {
+  Config config;
+  config.slow_command_threshold = 5ms;
+  Observer observer(config);
+  std::vector<std::pair<std::string, std::string>> logged;  // (endpoint, message)
+  observer.set_log_hook(LogLevel::Warning, [&](const LogRecord& record) {
+    logged.emplace_back(record.endpoint, record.message);
+  });
+  const Observer::Clock::time_point t0 = Observer::Clock::now();
+  const auto ended = [&](std::string_view name, int port, std::chrono::milliseconds created,
+                         std::chrono::milliseconds took) {
+    CommandEvent event;
+    event.operation_name = name;
+    event.server_address = "10.0.0.1";
+    event.server_port = port;
+    event.phases.created = t0 + created;
+    event.phases.written = event.phases.created;
+    event.phases.reply_read = event.phases.created + took;
+    event.phases.delivered = event.phases.reply_read;
+    observer.command_done(event);
+  };
+  ended("GET", 6379, 0ms, 8ms);  // logged at once
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_EQ(logged[0].first, "10.0.0.1:6379");
+  EXPECT_EQ(logged[0].second.rfind("slow command: GET took 8000 µs", 0), 0u) << logged[0].second;
+  ended("SET", 6379, 300ms, 9ms);  // within the second: held
+  ended("INCR", 6380, 500ms, 10ms);
+  ended("GET", 6379, 900ms, 1ms);  // not slow, and under a second since the record
+  EXPECT_EQ(logged.size(), 1u);
+  ended("GET", 6379, 1100ms, 1ms);  // not slow: gives the record held back
+  ASSERT_EQ(logged.size(), 2u);
+  EXPECT_EQ(logged[1].first, "10.0.0.1:6380");  // the latest's
+  EXPECT_EQ(logged[1].second.rfind("2 slow commands since the last such record; the latest: "
+                                   "slow command: INCR took 10000 µs",
+                                   0),
+            0u)
+      << logged[1].second;
+  ended("GET", 6379, 1200ms, 1ms);  // nothing held: nothing to say
+  EXPECT_EQ(logged.size(), 2u);
+  EXPECT_EQ(observer.slow_commands(), 3u);  // every one counted, logged or not
+}
+
 TEST(ObserverTest, LogIsSilentByDefaultAndKeepsToItsLevel) {
   Observer observer(with_histograms(false));
   EXPECT_FALSE(observer.logs(LogLevel::Error));
@@ -206,8 +251,8 @@ TEST(ObserverTest, LogIsSilentByDefaultAndKeepsToItsLevel) {
 }
 
 TEST(ObserverTest, TimeoutsAreLoggedAtMostOnceASecondCountingThoseBetween) {
-  TimeoutLog log;
-  const TimeoutLog::Clock::time_point t0 = TimeoutLog::Clock::now();
+  SpacedLog log;
+  const SpacedLog::Clock::time_point t0 = SpacedLog::Clock::now();
   // The first timeout is logged at once, as it is.
   EXPECT_EQ(log.note(t0, 1, "Timeout awaiting reply to GET"), "Timeout awaiting reply to GET");
   // Within the second: counted, not logged.
@@ -218,7 +263,7 @@ TEST(ObserverTest, TimeoutsAreLoggedAtMostOnceASecondCountingThoseBetween) {
             "8 commands timed out since the last such record; the latest: Timeout awaiting "
             "reply to DEL");
   // Several at once, the first record of another source: counted in it.
-  TimeoutLog other;
+  SpacedLog other;
   EXPECT_EQ(other.note(t0, 3, "Timeout awaiting reply to GET"),
             "3 commands timed out; the latest: Timeout awaiting reply to GET");
   EXPECT_EQ(other.note(t0 + 2s, 0, ""), "");  // nothing new: nothing to say
