@@ -15,8 +15,9 @@
 // Cluster a command for a key the node does not serve gets the node's MOVED error, which is
 // not followed. The same gates as Database apply: admin commands (CONFIG, KEYS, FLUSHALL …)
 // need allowAdmin=true; connection-state commands (SELECT, MULTI, SUBSCRIBE …) and blocking
-// commands are refused. Commands go to the default database (defaultDatabase; 0 in a
-// cluster).
+// commands are refused. SCRIPT KILL and FUNCTION KILL go to this server on a connection of
+// their own (on the shared one they would wait behind a script this multiplexer sent).
+// Commands go to the default database (defaultDatabase; 0 in a cluster).
 //
 // Ownership and threads: a Server is a cheap value (a shared reference to the multiplexer's
 // core and the endpoint); copy it, keep it, use it from any thread. After

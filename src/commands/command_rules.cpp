@@ -55,6 +55,10 @@ BlockingTimeArg blocking_time_arg(const CommandInfo& info, std::span<const Arg> 
   return {};
 }
 
+bool ends_busy_script(const CommandInfo& info) noexcept {
+  return info.name == "SCRIPT KILL" || info.name == "FUNCTION KILL";
+}
+
 std::optional<milliseconds> blocking_time(const CommandInfo& info,
                                           std::span<const Arg> args) noexcept {
   const BlockingTimeArg at = blocking_time_arg(info, args);

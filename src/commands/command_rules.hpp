@@ -32,6 +32,11 @@ struct BlockingTimeArg {
 };
 BlockingTimeArg blocking_time_arg(const CommandInfo& info, std::span<const Arg> args) noexcept;
 
+/// SCRIPT KILL, FUNCTION KILL: flagged Blocking so that they get a connection of their own
+/// (on the shared one they would wait behind the EVAL or FCALL they end), though they do not
+/// block.
+bool ends_busy_script(const CommandInfo& info) noexcept;
+
 /// The keys of a command of the table's Range rule that also has movable keys (SORT,
 /// SORT_RO, GEORADIUS, GEORADIUSBYMEMBER, MIGRATE), as Redis's own key extraction finds them:
 /// the fixed one unless `fixed_is_key` is false (MIGRATE's "" before KEYS), then args

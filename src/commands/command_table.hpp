@@ -31,7 +31,8 @@ enum class CommandFlag : std::uint32_t {
   ReadOnly = 1u << 0,  ///< Redis "readonly": may go to a replica, safe to resend
   Write = 1u << 1,     ///< Redis "write" (also set for unknown commands: the safe guess)
   /// May block the connection: Redis "blocking" (BLPOP …, XREAD/XREADGROUP — which block
-  /// only with BLOCK, see is_blocking()) plus WAIT and WAITAOF.
+  /// only with BLOCK, see is_blocking()) plus WAIT and WAITAOF, and SCRIPT KILL and FUNCTION KILL,
+  /// which need a connection of their own (ends_busy_script()).
   Blocking = 1u << 2,
   /// Needs allowAdmin=true. Our gate list, not Redis's ACL @admin category: see
   /// scripts/gen-command-table for the list and why.

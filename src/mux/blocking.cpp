@@ -48,7 +48,7 @@ void LeasedCommandState::finish(bool reusable) noexcept {
 }
 
 Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
-                      const CommandInfo& info, CommandState* state) {
+                      const CommandInfo& info, CommandState* state, const Endpoint* endpoint) {
   auto refuse = [&](Error error) {
     if (state) state->fail(error);
     return error;
@@ -62,19 +62,29 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
     return refuse(shared.queue_full_error(info.name, wait_until, call_timeout));
   }
   // Where it goes: the endpoint the shared connection would use (the primary, or a replica
-  // when the flags allow it and the command only reads).
-  Result<Connection*> routed = core.route(info, args, options.flags);
-  if (!routed) {
-    shared.release_slots(1);
-    return refuse(std::move(routed).error());
+  // when the flags allow it and the command only reads), unless a server handle names one.
+  std::optional<Endpoint> target;
+  if (endpoint) {
+    target = *endpoint;
+  } else {
+    Result<Connection*> routed = core.route(info, args, options.flags);
+    if (!routed) {
+      shared.release_slots(1);
+      return refuse(std::move(routed).error());
+    }
+    target = (*routed)->endpoint();
   }
   // The arguments are views that die with the caller's expression, and the lease may come
   // later: the command is encoded now, into bytes the lease handler owns.
   std::string bytes;
-  std::optional<std::chrono::milliseconds> block = blocking_time(info, args);
+  const BlockingTimeArg at = blocking_time_arg(info, args);
+  // SCRIPT KILL, FUNCTION KILL: no block time of their own, only the call's timeout.
+  std::optional<std::chrono::milliseconds> block =
+      at.index ? blocking_time(info, args) : std::optional<std::chrono::milliseconds>();
   auto reply_timeout = call_timeout;  // what is added to the blocking time for the deadline
   const bool per_call = options.timeout.count() > 0;
-  if (const BlockingTimeArg at = blocking_time_arg(info, args); !block && per_call && at.index) {
+  const bool own_timeout = !at.index;
+  if (!block && per_call && at.index) {
     // Forever, but the call gives up after its timeout: the server is given that timeout as
     // the blocking time, so it answers nil then. Left to block, it could still take an
     // element after the caller was told the call had timed out (and no one would get it).
@@ -93,8 +103,8 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
   if (state) state->add_ref();  // held by the handler until the relay takes it over
   std::shared_ptr<DedicatedPool> pool = core.dedicated_pool();
   pool->acquire(
-      (*routed)->endpoint(), wait_until, info.name,
-      [&core, &info, pool, db, state, block, call_timeout, reply_timeout, per_call,
+      *target, wait_until, info.name,
+      [&core, &info, pool, db, state, block, call_timeout, reply_timeout, per_call, own_timeout,
        bytes = std::move(bytes)](Result<std::shared_ptr<Connection>> leased) mutable {
         if (!leased) {
           core.shared().release_slots(1);
@@ -128,10 +138,10 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
           command.timeout_ms = static_cast<std::uint32_t>(
               std::min<long long>((*block + reply_timeout).count(), UINT32_MAX));
           command.timeout_source = TimeoutSource::Blocking;
-        } else if (per_call) {
+        } else if (per_call || own_timeout) {
           command.deadline = now + call_timeout;
           command.timeout_ms = static_cast<std::uint32_t>(call_timeout.count());
-          command.timeout_source = TimeoutSource::Call;
+          command.timeout_source = per_call ? TimeoutSource::Call : TimeoutSource::AsyncTimeout;
         } else {
           command.deadline = Clock::time_point::max();  // BLPOP … 0: blocks until answered
         }

@@ -58,7 +58,10 @@ class LeasedCommandState final : public CommandState {
 /// Sends a blocking command on a dedicated connection. The gates (admin, database) were
 /// checked by the caller except the database check, done once a connection is leased.
 /// `state` may be null (fire-and-forget). Returns the refusal, also set on `state`.
+/// `endpoint`: the server to send it to (a server handle's); null: where the shared
+/// connection would send it.
 Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
-                      const CommandInfo& info, CommandState* state);
+                      const CommandInfo& info, CommandState* state,
+                      const Endpoint* endpoint = nullptr);
 
 }  // namespace redmux::detail

@@ -1,5 +1,6 @@
 #include "mux/core.hpp"
 
+#include "commands/command_rules.hpp"
 #include "core/countdown.hpp"
 #include "mux/blocking.hpp"
 #include "mux/cluster.hpp"
@@ -181,7 +182,9 @@ CloseReport MuxCore::close(Clock::time_point deadline) {
   report.drained = idle && report.messages_undelivered == 0 && !handler_running;
   if (!idle) {
     shared_->set_close_note("close(deadline): its deadline passed with " +
-                            std::to_string(report.commands_failed) + " commands not completed");
+                            std::to_string(report.commands_failed) +
+                            (report.commands_failed == 1 ? " command" : " commands") +
+                            " not completed");
   }
   close();
   return report;
@@ -258,6 +261,13 @@ Error MuxCore::check_allowed(const CommandInfo& info, std::span<const Arg> args,
                      "allowAdmin=true");
   }
   const bool blocking_harmless = site == Site::Dedicated || site == Site::Transaction;
+  if (!blocking_harmless && info.is(CommandFlag::Blocking) && ends_busy_script(info)) {
+    return Error(errc::not_allowed,
+                 std::string(info.name) +
+                     " needs a connection of its own (the shared one may be running the very "
+                     "script it ends), which a batch does not give it: send it on its own "
+                     "(Database)");
+  }
   if (!blocking_harmless && info.is(CommandFlag::Blocking) && is_blocking(info, args)) {
     return Error(errc::not_allowed,
                  std::string(info.name) +

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "commands/command_rules.hpp"
+#include "mux/blocking.hpp"
 #include "mux/cluster.hpp"
 #include "mux/core.hpp"
 #include "redmux/multiplexer.hpp"
@@ -73,7 +75,8 @@ Error submit_to_server(MuxCore& core, const Endpoint& endpoint, const CallOption
   if (Error error = core.check_allowed(info, args, MuxCore::Site::Dedicated)) {
     return refuse(std::move(error));
   }
-  if (info.is(CommandFlag::Blocking) && is_blocking(info, args)) {
+  const bool kill = ends_busy_script(info);  // to this server, on a connection of its own
+  if (!kill && info.is(CommandFlag::Blocking) && is_blocking(info, args)) {
     return refuse(Error(errc::not_allowed,
                         std::string(info.name) +
                             " blocks the connection it runs on, which a server handle shares "
@@ -95,6 +98,7 @@ Error submit_to_server(MuxCore& core, const Endpoint& endpoint, const CallOption
                             endpoint.to_string() + " (it knows " + known_list(servers) + ")"));
   }
   const int db = core.cluster() ? 0 : core.config().default_database;
+  if (kill) return submit_blocking(core, db, options, args, info, state, &endpoint);
   auto [deadline, timeout_ms] = core.deadline_for(options);
   if (!core.take_slot(deadline)) return refuse(core.queue_full_error(info, deadline, timeout_ms));
   return core.hand_over(*at->connection, db, options, args, info, state, deadline, timeout_ms);

@@ -276,7 +276,9 @@ TEST(ObservabilityTest, AFailedCommandsPhasesSayWhenItWasWrittenAndWhenItFailed)
   const auto expect_failed = [](const Recorded& event, bool written) {
     EXPECT_NE(event.phases.created, CommandPhases::TimePoint{});
     EXPECT_EQ(event.phases.written != CommandPhases::TimePoint{}, written);
-    if (written) EXPECT_LE(event.phases.created, event.phases.written);
+    if (written) {
+      EXPECT_LE(event.phases.created, event.phases.written);
+    }
     EXPECT_EQ(event.phases.reply_read, CommandPhases::TimePoint{});  // no reply came
     EXPECT_NE(event.phases.delivered, CommandPhases::TimePoint{});
     EXPECT_LE(std::max(event.phases.created, event.phases.written), event.phases.delivered);

@@ -323,6 +323,38 @@ TEST(ResilienceTest, BusyScriptRepliesAreTypedSafeToRetryAndTheConnectionSurvive
   EXPECT_EQ(mux->status().reconnects, 0u);
 }
 
+// A script that keeps the server busy, sent by this multiplexer, is ended by SCRIPT KILL from
+// the same multiplexer without allowAdmin: the kill goes on a connection of its own, not
+// behind the EVAL on the shared one. A server handle sends it the same way.
+TEST(ResilienceTest, ScriptKillFromTheMultiplexerWhoseScriptKeepsTheServerBusyEndsIt) {
+  test::ServerOptions options;
+  options.args = {"--busy-reply-threshold", "50"};
+  RedisServer server(options);
+  auto mux = Multiplexer::connect(server.address() + ",asyncTimeout=20000ms");
+  Database db = mux->database();
+  const auto busy = [&] {
+    const test::ProcessResult ping = server.try_cli({"PING"}, 5s);
+    return (ping.out + ping.err).find("BUSY") != std::string::npos;
+  };
+  for (const bool through_server_handle : {false, true}) {
+    SCOPED_TRACE(through_server_handle ? "through a server handle" : "through a Database");
+    Future<Reply> script = db.eval("while true do end");
+    ASSERT_TRUE(wait_until(busy, 10s));
+    const Reply killed = through_server_handle
+                             ? mux->server(server.address()).execute("SCRIPT", "KILL").get()
+                             : db.execute("SCRIPT", "KILL").get();
+    EXPECT_EQ(killed.string(), "OK");
+    try {
+      script.get();
+      ADD_FAILURE() << "the script was not ended";
+    } catch (const ServerError& e) {
+      EXPECT_NE(std::string(e.what()).find("killed"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(db.set("after", "ok").get());  // the shared connection is in use again
+  }
+  EXPECT_EQ(mux->status().reconnects, 0u);
+}
+
 TEST(ResilienceTest, ReadonlyAfterADemotionIsTypedAndTheRoleIsRediscovered) {
   RedisServer primary;
   RedisServer demoted;
