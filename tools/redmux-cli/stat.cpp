@@ -15,9 +15,13 @@ long long number_after(std::string_view text, std::string_view key) {
   return value;
 }
 
+/// At most 9 characters up to 10,000 s, so the columns stay in line: fewer decimals as the
+/// value grows (0.061ms, 12.35ms, 182.3ms, 3348ms).
 std::string milliseconds(std::chrono::nanoseconds d) {
+  const double ms = static_cast<double>(d.count()) / 1e6;
+  const char* format = ms < 10 ? "%.3fms" : ms < 100 ? "%.2fms" : ms < 1000 ? "%.1fms" : "%.0fms";
   char out[32];
-  std::snprintf(out, sizeof out, "%.3fms", static_cast<double>(d.count()) / 1e6);
+  std::snprintf(out, sizeof out, format, ms);
   return out;
 }
 

@@ -42,6 +42,12 @@ TEST(StatTest, OneLineUnderTheHeader) {
   EXPECT_NE(stat_line(sample).find(" -         -         0"), std::string::npos)
       << stat_line(sample);
   EXPECT_NE(stat_json(sample).find("\"new_requests\":9920"), std::string::npos);
+  // A long tail keeps the columns in line: fewer decimals as the value grows.
+  sample.commands = 100;
+  sample.p50 = 12345us;
+  sample.p99 = 3348034us;
+  EXPECT_NE(stat_line(sample).find(" 12.35ms   3348ms    0 "), std::string::npos)
+      << stat_line(sample);
 }
 
 }  // namespace
