@@ -448,6 +448,7 @@ void ConnectionMachine::schedule_reconnect() {
 void ConnectionMachine::become_ready() {
   cancel(IoTimer::Connect);
   const bool role_changed = server_->adopt(handshake_->identity());
+  handshake_database_ = handshake_->database();
   redirects_.store(handshake_->redirects(), std::memory_order_relaxed);
   if (cache_) {
     // A new session: nothing from an earlier one is kept (set_active(false) dropped it at
@@ -489,7 +490,7 @@ void ConnectionMachine::become_ready() {
   }
   loading_probes_ = 0;
   server_->forget_probe();
-  queue_.reset_stream_database(config_.default_database);
+  queue_.reset_stream_database(handshake_database_);
   queue_.reset_stream_offsets();
   writer_.restart();
   set_phase(Phase::Ready);

@@ -454,13 +454,14 @@ class ConnectionMachine {
   const char* last_name_ = nullptr;           ///< the last command name observed, and its
   LatencyPair* last_name_latency_ = nullptr;  ///< histograms (I/O thread)
   std::atomic<Clock::rep> last_read_{0};      ///< for status(), from any thread
-  SpacedLog timeout_log_;                    ///< I/O thread
+  SpacedLog timeout_log_;                     ///< I/O thread
 
   // per event
   Clock::time_point now_{};
   std::vector<IoAction> actions_;
   std::vector<OwnCommand> own_commands_;
   // scratch, kept for their capacity
+  int handshake_database_ = 0;  ///< the database the last handshake left the connection on
   std::vector<PendingCommand> broken_;
   std::vector<Clock::time_point> broken_written_;  ///< when each of broken_ was written (observed)
   std::vector<PendingCommand> handoff_;

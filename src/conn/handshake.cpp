@@ -245,7 +245,9 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
       }
       break;
     case Expect::Select:
+      if (!error) database_ = config_.default_database;
       if (error && !hello_unknown_) {
+        if (starts_with(text, "BUSY")) break;  // a script runs: the connection stays on 0
         if (config_.default_database == 0) {
           // Database 0 is where a connection starts anyway: it works, on database 0 only.
           // (A loading or busy server answers SELECT once it can: not a refusal.)

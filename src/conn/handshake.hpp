@@ -4,7 +4,9 @@
 // Round one goes out in a single write:
 //   HELLO <3|2> [AUTH user password] [SETNAME name]
 //   SELECT db                                    (defaultDatabase; a refused SELECT 0 is
-//                                                 kept in identity().select_refusal)
+//                                                 kept in identity().select_refusal; one a
+//                                                 busy server refuses leaves it on 0:
+//                                                 database())
 //   CLIENT SETINFO LIB-NAME redmux / LIB-VER v   (errors ignored: older servers lack it)
 //   INFO server
 //   CONFIG GET databases                         (errors ignored: ACLs may refuse it)
@@ -72,6 +74,10 @@ class Handshake {
   /// After Done: the server accepted READONLY and CLIENT CAPA redirect, so a write that
   /// reaches it while it is a replica is answered -REDIRECT host:port, not run.
   bool redirects() const noexcept { return redirects_; }
+  /// After Done: the database the connection is on — defaultDatabase, or 0 when a server
+  /// busy with a script refused its SELECT (BUSY): commands for another database then get
+  /// a SELECT of their own, and SCRIPT KILL, which needs none, reaches the server.
+  int database() const noexcept { return database_; }
   /// Replies still expected before the handshake is complete.
   std::size_t awaiting() const noexcept { return expected_.size() - next_; }
 
@@ -108,6 +114,7 @@ class Handshake {
   bool tracking_ = false;
   bool want_redirect_ = false;
   bool redirects_ = false;
+  int database_ = 0;
   std::string tracking_refusal_;
   ServerIdentity identity_;
   std::string refusal_;

@@ -52,7 +52,7 @@ SubmissionQueue::Pushed SubmissionQueue::push(int db, std::span<const Arg> args,
     }
   }
   switch_database_locked(db);
-  command.db = stream_db_;
+  command.db = db < 0 ? -1 : stream_db_;  // -1: runs on any database (no SELECT for it)
   command.bytes_begin = bytes_.size();
   resp::encode_command(bytes_, args);
   command.bytes_end = bytes_.size();
@@ -81,7 +81,7 @@ SubmissionQueue::Pushed SubmissionQueue::push_batch(int db, std::string_view byt
   bytes_.append(bytes);
   Clock::time_point earliest = Clock::time_point::max();
   for (PendingCommand& command : commands) {
-    command.db = stream_db_;
+    command.db = db < 0 ? -1 : stream_db_;
     command.bytes_begin += base;
     command.bytes_end += base;
     if (command.kind == PendingKind::Caller) earliest = std::min(earliest, command.deadline);
@@ -290,21 +290,34 @@ void SubmissionQueue::reset_stream_database(int db) {
       }
       if (commands_.empty()) stream_db_ = db;
     }
-  } else if (queue_start_db_ != db) {
-    // The queued commands were encoded for a stream that was on queue_start_db_ when they
-    // begin: put a SELECT for it in front so they still run against the database they name.
-    const Arg select[] = {Arg(kSelect), Arg(queue_start_db_)};
-    std::string prefix;
-    resp::encode_command(prefix, select);
-    PendingCommand entry = own_command(kSelect, PendingKind::Internal);
-    entry.select_db = queue_start_db_;
-    entry.bytes_end = prefix.size();
-    for (PendingCommand& command : commands_) {
-      command.bytes_begin += prefix.size();
-      command.bytes_end += prefix.size();
+  } else {
+    // The queued commands were encoded for a stream that was on the database of the first
+    // one that names one when they begin: put a SELECT for it in front of that one, so they
+    // still run against the database they name. The ones before it run on any database
+    // (SCRIPT KILL, which a server busy with a script would not let a SELECT precede).
+    std::size_t first = 0;
+    while (first < commands_.size() && commands_[first].db < 0 && commands_[first].select_db < 0) {
+      ++first;
     }
-    bytes_.insert(0, prefix);
-    commands_.insert(commands_.begin(), entry);
+    if (first == commands_.size()) {
+      stream_db_ = db;  // none names a database: the stream goes on from the connection's
+    } else if (commands_[first].select_db < 0 && commands_[first].db != db) {
+      const int wanted = commands_[first].db;
+      const Arg select[] = {Arg(kSelect), Arg(wanted)};
+      std::string prefix;
+      resp::encode_command(prefix, select);
+      const std::size_t at = commands_[first].bytes_begin;
+      PendingCommand entry = own_command(kSelect, PendingKind::Internal);
+      entry.select_db = wanted;
+      entry.bytes_begin = at;
+      entry.bytes_end = at + prefix.size();
+      for (std::size_t i = first; i < commands_.size(); ++i) {
+        commands_[i].bytes_begin += prefix.size();
+        commands_[i].bytes_end += prefix.size();
+      }
+      bytes_.insert(at, prefix);
+      commands_.insert(commands_.begin() + static_cast<std::ptrdiff_t>(first), entry);
+    }
   }
   queue_start_db_ = db;
 }

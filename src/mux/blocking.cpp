@@ -101,6 +101,9 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
     resp::encode_command(bytes, args);
   }
   if (state) state->add_ref();  // held by the handler until the relay takes it over
+  // SCRIPT KILL and FUNCTION KILL are about the server, not a database: sent with no SELECT,
+  // which a server busy with a script would refuse.
+  if (ends_busy_script(info)) db = -1;
   std::shared_ptr<DedicatedPool> pool = core.dedicated_pool();
   pool->acquire(
       *target, wait_until, info.name,
@@ -120,7 +123,7 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
         if (ClusterRouter* router = core.cluster()) {
           relay->learn_redirects_with(router->weak_from_this());
         }
-        if (Error error = core.check_database(db, *connection, info)) {
+        if (Error error = db < 0 ? Error() : core.check_database(db, *connection, info)) {
           core.shared().release_slots(1);
           relay->fail(std::move(error));  // gives the connection back
           relay->release();

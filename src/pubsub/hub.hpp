@@ -297,6 +297,7 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
     std::mutex mutex;
     const SubscriptionState* state = nullptr;  ///< guarded by mutex; null: none running
     bool reported = false;                     ///< guarded by mutex: logged as slow
+    std::string endpoint;  ///< guarded by mutex: the connection's, when reported
     /// When the call started, in steady_clock ticks (0: none running); written under the
     /// mutex, read without it
     std::atomic<std::chrono::steady_clock::rep> since{0};

@@ -401,10 +401,12 @@ void SubscriptionHub::invoke(SubscriptionState& state, const Message& message) {
   }
   current_invocation = nullptr;
   bool reported = false;
+  std::string endpoint;
   {
     std::lock_guard lock(slot.mutex);
     slot.state = nullptr;
     reported = slot.reported;
+    if (reported) endpoint = std::move(slot.endpoint);
     slot.since.store(0, std::memory_order_relaxed);
   }
   const auto ran = std::chrono::steady_clock::now() - start;
@@ -413,7 +415,7 @@ void SubscriptionHub::invoke(SubscriptionState& state, const Message& message) {
   Observer& observer = shared_->observer();
   if (!reported || !observer.logs(LogLevel::Info)) return;
   try {  // the end of what was logged at Warning
-    observer.log(LogLevel::Info, {},
+    observer.log(LogLevel::Info, endpoint,
                  "pub/sub handler on " + describe(state.kind, state.name) + " returned after " +
                      seconds_text(ran));
   } catch (...) {  // out of memory for the text: the count stands
@@ -421,6 +423,13 @@ void SubscriptionHub::invoke(SubscriptionState& state, const Message& message) {
 }
 
 void SubscriptionHub::note_slow_handlers_locked(Deferred& deferred) {
+  // The records' endpoint, read under mutex_ (held): the carrying connection's.
+  const auto endpoint = [&] {
+    if (deferred.endpoint.empty() && connection_) {
+      deferred.endpoint = connection_->describe_endpoint();
+    }
+    return deferred.endpoint;
+  };
   using std::chrono::steady_clock;
   steady_clock::rep oldest = 0;
   for (const Running& slot : running_) {
@@ -446,6 +455,7 @@ void SubscriptionHub::note_slow_handlers_locked(Deferred& deferred) {
         now - steady_clock::time_point(steady_clock::duration(since));
     if (ran < kSlowHandler) continue;
     slot.reported = true;
+    slot.endpoint = endpoint();  // for the record of its return
     // Its own buffer is guarded by mutex_, which the caller holds.
     std::string text = "pub/sub handler on " + describe(slot.state->kind, slot.state->name) +
                        " has been running for " + seconds_text(ran);
@@ -460,9 +470,6 @@ void SubscriptionHub::note_slow_handlers_locked(Deferred& deferred) {
                 : "; it holds one of the " + std::to_string(kDeliveryThreads) +
                       " delivery threads that every channel's handlers share";
     deferred.warnings.push_back(std::move(text));
-  }
-  if (!deferred.warnings.empty() && connection_) {
-    deferred.endpoint = connection_->describe_endpoint();
   }
 }
 

@@ -330,29 +330,39 @@ TEST(ResilienceTest, ScriptKillFromTheMultiplexerWhoseScriptKeepsTheServerBusyEn
   test::ServerOptions options;
   options.args = {"--busy-reply-threshold", "50"};
   RedisServer server(options);
-  auto mux = Multiplexer::connect(server.address() + ",asyncTimeout=20000ms");
-  Database db = mux->database();
   const auto busy = [&] {
     const test::ProcessResult ping = server.try_cli({"PING"}, 5s);
     return (ping.out + ping.err).find("BUSY") != std::string::npos;
   };
-  for (const bool through_server_handle : {false, true}) {
-    SCOPED_TRACE(through_server_handle ? "through a server handle" : "through a Database");
-    Future<Reply> script = db.eval("while true do end");
-    ASSERT_TRUE(wait_until(busy, 10s));
-    const Reply killed = through_server_handle
-                             ? mux->server(server.address()).execute("SCRIPT", "KILL").get()
-                             : db.execute("SCRIPT", "KILL").get();
-    EXPECT_EQ(killed.string(), "OK");
-    try {
-      script.get();
-      ADD_FAILURE() << "the script was not ended";
-    } catch (const ServerError& e) {
-      EXPECT_NE(std::string(e.what()).find("killed"), std::string::npos) << e.what();
+  // On another database too: the kill's connection is opened while the server is busy, and
+  // the server refuses its handshake's SELECT with BUSY.
+  for (const std::string database : {"", ",defaultDatabase=2"}) {
+    auto mux = Multiplexer::connect(server.address() + ",asyncTimeout=20000ms" + database);
+    Database db = mux->database();
+    for (const bool through_server_handle : {false, true}) {
+      SCOPED_TRACE((through_server_handle ? "through a server handle" : "through a Database") +
+                   database);
+      Future<Reply> script = db.eval("while true do end");
+      ASSERT_TRUE(wait_until(busy, 10s));
+      const Reply killed = through_server_handle
+                               ? mux->server(server.address()).execute("SCRIPT", "KILL").get()
+                               : db.execute("SCRIPT", "KILL").get();
+      EXPECT_EQ(killed.string(), "OK");
+      try {
+        script.get();
+        ADD_FAILURE() << "the script was not ended";
+      } catch (const ServerError& e) {
+        EXPECT_NE(std::string(e.what()).find("killed"), std::string::npos) << e.what();
+      }
+      EXPECT_TRUE(db.set("after", "ok").get());  // the shared connection is in use again
     }
-    EXPECT_TRUE(db.set("after", "ok").get());  // the shared connection is in use again
+    // A blocking command on the kill's connection runs in its database.
+    ASSERT_EQ(db.rpush("jobs", "j").get(), 1);
+    const std::optional<KeyedElement> job = db.blpop("jobs", 1s).get();
+    ASSERT_TRUE(job.has_value());
+    EXPECT_EQ(job->element, "j");
+    EXPECT_EQ(mux->status().reconnects, 0u);
   }
-  EXPECT_EQ(mux->status().reconnects, 0u);
 }
 
 TEST(ResilienceTest, ReadonlyAfterADemotionIsTypedAndTheRoleIsRediscovered) {

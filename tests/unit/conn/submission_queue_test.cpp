@@ -102,6 +102,40 @@ TEST(SubmissionQueueTest, AfterReconnectQueuedCommandsKeepTheirDatabase) {
   EXPECT_EQ(bytes.substr(0, taken[0].bytes_end), "*2\r\n$6\r\nSELECT\r\n$1\r\n5\r\n");
 }
 
+// A command that runs on any database (db -1: SCRIPT KILL) queued before the connection is
+// ready is not preceded by a SELECT (a server busy with a script refuses one, and the
+// connection it is on is wherever the handshake left it); the first command after it that
+// names a database gets the SELECT.
+TEST(SubmissionQueueTest, ACommandForAnyDatabaseQueuedFirstIsNotPrecededByASelect) {
+  SubmissionQueue queue(2);  // defaultDatabase=2: the stream is expected on 2
+  const Arg kill[] = {"SCRIPT", "KILL"};
+  const Arg get[] = {"GET", "k"};
+  PendingCommand ff;
+  ff.kind = PendingKind::FireAndForget;
+  queue.push(-1, kill, ff);
+  queue.push(2, get, ff);          // encoded without SELECT: the stream was to be on 2
+  queue.reset_stream_database(0);  // a busy server refused the handshake's SELECT 2
+  queue.reset_stream_offsets();
+  std::string bytes;
+  std::vector<PendingCommand> taken, dropped;
+  queue.take(bytes, taken, dropped);
+  ASSERT_EQ(taken.size(), 3u);
+  EXPECT_EQ(taken[1].name, "SELECT");
+  EXPECT_EQ(bytes.substr(taken[1].bytes_begin, taken[1].bytes_end - taken[1].bytes_begin),
+            "*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n");
+  EXPECT_EQ(bytes.rfind("*2\r\n$6\r\nSCRIPT", 0), 0u) << bytes;
+  // Alone, it leaves the stream on the connection's database: a later command for 2 selects.
+  SubmissionQueue alone(2);
+  alone.push(-1, kill, ff);
+  alone.reset_stream_database(0);
+  alone.reset_stream_offsets();
+  alone.take(bytes, taken, dropped);
+  alone.push(2, get, ff);
+  alone.take(bytes, taken, dropped);
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken[0].name, "SELECT");
+}
+
 TEST(SubmissionQueueTest, TimedOutQueuedCommandsAreNeverWritten) {
   SubmissionQueue queue;
   const Clock::time_point t0 = Clock::now();
