@@ -183,6 +183,10 @@ std::string TlsContext::handshake_error(SSL* ssl, const asio::error_code& ec,
     if (!has_client_certificate_) {
       message += " If it requires client certificates (tls-auth-clients), set sslCert and sslKey";
     }
+  } else if (reason == SSL_R_TLSV1_ALERT_PROTOCOL_VERSION || reason == SSL_R_UNSUPPORTED_PROTOCOL) {
+    message +=
+        "; the server and redmux share no TLS version: redmux offers TLS 1.2 and 1.3, so the "
+        "server's tls-protocols must include one of them";
   } else if (std::string hint = io_error_hint(ec, /*during_handshake=*/true); !hint.empty()) {
     message += hint;
   } else {

@@ -228,6 +228,18 @@ TEST_F(TlsTest, WrongCaFailsWithAClearError) {
   EXPECT_TRUE(contains(message, "sslVerify=false")) << message;
 }
 
+// A server that speaks only a TLS version older than 1.2: the error says so, not to check
+// the CA or the name.
+TEST_F(TlsTest, AServerWithOnlyAnOlderTlsVersionIsSaidToShareNone) {
+  test::RedisServer server(server_options());
+  // Set once it is up: its readiness check (redis-cli) cannot speak TLS 1.1 either.
+  server.cli({"CONFIG", "SET", "tls-protocols", "TLSv1.1"});
+  const std::string message = connect_error(tls_config(server));
+  EXPECT_TRUE(contains(message, "TLS handshake with " + server.address() + " failed")) << message;
+  EXPECT_TRUE(contains(message, "share no TLS version")) << message;
+  EXPECT_FALSE(contains(message, "check sslCaFile")) << message;
+}
+
 TEST_F(TlsTest, NoCaOptionUsesTheSystemStoreWhichDoesNotTrustTheTestCa) {
   test::RedisServer server(server_options());
   const std::string message =
@@ -450,6 +462,20 @@ TEST_F(TlsTest, RedmuxCliTakesRedisCliTlsFlags) {
   result = cli({"--cacert", certs_->ca, "PING"});  // without --tls
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_TRUE(contains(result.err, "need --tls")) << result.err;
+
+  // --tls to a plain port: the server never answers the TLS handshake. The error names the
+  // endpoint the user gave, not the configuration the CLI made, and no library option.
+  test::RedisServer plain;
+  result = test::run_process({REDMUX_CLI_PATH, "-p", std::to_string(plain.port()), "--tls",
+                              "--cacert", certs_->ca, "PING"},
+                             30s);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(contains(result.err, "no endpoint of \"" + plain.address() + "\" connected within "))
+      << result.err;
+  EXPECT_TRUE(contains(result.err, "is this its port (its tls-port with --tls)?")) << result.err;
+  EXPECT_FALSE(contains(result.err, "syncTimeout")) << result.err;
+  EXPECT_FALSE(contains(result.err, "abortConnect")) << result.err;
+  EXPECT_FALSE(contains(result.err, "sslCaFile")) << result.err;
 }
 #endif
 

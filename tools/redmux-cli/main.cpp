@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <regex>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -86,6 +88,22 @@ void print_error(std::string_view text) {
       {"; if replies are slow to be read, check the I/O thread is not blocked by callbacks.", "."},
   };
   for (const auto& [option, flag] : kFlags) replace_all(line, option, flag);
+  // "no endpoint of \"<the configuration>\" connected within syncTimeout=…": the CLI made
+  // that configuration; its endpoint is what the user gave.
+  constexpr std::string_view kNoEndpoint = "no endpoint of \"";
+  if (const std::size_t at = line.find(kNoEndpoint); at != std::string::npos) {
+    const std::size_t from = at + kNoEndpoint.size();
+    const std::size_t quote = line.find('"', from);
+    const std::size_t comma = line.find(',', from);
+    if (quote != std::string::npos && comma != std::string::npos && comma < quote) {
+      line.erase(comma, quote - comma);
+    }
+  }
+  static const std::regex kConnectOptions(
+      R"( within syncTimeout=(\d+ ms) \(connectTimeout=\d+ ms, connectRetry=\d+\))");
+  line = std::regex_replace(line, kConnectOptions, " within $1");
+  replace_all(line, "; raise syncTimeout, or use abortConnect=false to connect in the background",
+              "; is the server up, and is this its port (its tls-port with --tls)?");
   // Advice for applications on connecting in the background means nothing to a command line
   // that connects for one command.
   if (const std::size_t at = line.find(" (abortConnect=true: "); at != std::string::npos) {
