@@ -181,10 +181,9 @@ CloseReport MuxCore::close(Clock::time_point deadline) {
   }
   report.drained = idle && report.messages_undelivered == 0 && !handler_running;
   if (!idle) {
-    shared_->set_close_note("close(deadline): its deadline passed with " +
-                            std::to_string(report.commands_failed) +
-                            (report.commands_failed == 1 ? " command" : " commands") +
-                            " not completed");
+    shared_->set_close_note(
+        "close(deadline): its deadline passed with " + std::to_string(report.commands_failed) +
+        (report.commands_failed == 1 ? " command" : " commands") + " not completed");
   }
   close();
   return report;

@@ -32,14 +32,14 @@ struct CopyOptions {
 /// Options of SCAN (and the SCAN family).
 struct ScanOptions {
   std::string_view pattern{};  ///< MATCH: glob-style, empty for all
-  long long page_size = 0;     ///< COUNT: a hint of work per call; 0 (or less): the server's default
-  std::string_view type{};     ///< TYPE (SCAN only): "string", "hash" …; empty for all
+  long long page_size = 0;  ///< COUNT: a hint of work per call; 0 (or less): the server's default
+  std::string_view type{};  ///< TYPE (SCAN only): "string", "hash" …; empty for all
 };
 
 /// Options of HSCAN, SSCAN and ZSCAN (SCAN's without TYPE).
 struct ElementScanOptions {
   std::string_view pattern{};  ///< MATCH: glob-style, against the field or member; empty for all
-  long long page_size = 0;     ///< COUNT: a hint of work per call; 0 (or less): the server's default
+  long long page_size = 0;  ///< COUNT: a hint of work per call; 0 (or less): the server's default
 
   /// Appends "[MATCH p] [COUNT n]"; the arguments view `pattern`.
   void append_to(detail::ArgList& args) const {
