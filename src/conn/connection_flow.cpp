@@ -217,7 +217,7 @@ void ConnectionMachine::absorb_inline_writes() {
     Clock::time_point first = now_;
     for (const PendingCommand& command : handoff_) {
       if (command.deadline == Clock::time_point::max()) continue;
-      first = std::min(first, command.deadline - std::chrono::milliseconds(command.timeout_ms));
+      first = std::min(first, created_at(command));
     }
     observe_write(handoff_.size(), handoff_.back().bytes_end - handoff_.front().bytes_begin,
                   /*from_caller=*/true, first);

@@ -30,8 +30,7 @@ void ConnectionMachine::observe_reply(const PendingCommand& command, Clock::time
   // Callers' commands with a deadline: the deadline is how the creation time is known (and
   // a BLPOP … 0 has none); redmux's own and fire-and-forget commands have no one waiting.
   if (command.kind != PendingKind::Caller || command.deadline == Clock::time_point::max()) return;
-  const Clock::time_point created =
-      command.deadline - std::chrono::milliseconds(command.timeout_ms);
+  const Clock::time_point created = created_at(command);
   const Clock::time_point delivered = observer_.now();
   if (observer_.histograms()) {
     // Each latency's bucket once, for its command's and its endpoint's histograms; the
@@ -90,8 +89,7 @@ void ConnectionMachine::observe_failure(const PendingCommand& command, CommandOu
   event.error_type = outcome == CommandOutcome::Timeout ? "timeout" : "connection_error";
   event.error_message = error.message();
   event.resent = command.resends > 0;
-  const Clock::time_point created =
-      command.deadline - std::chrono::milliseconds(command.timeout_ms);
+  const Clock::time_point created = created_at(command);
   event.phases.created = created;
   // Only what reached the socket: none of a command that timed out while queued, part of one
   // whose write a break cut short. A command written has its `written` phase as a reply's

@@ -25,8 +25,7 @@ long long ms_since(Clock::time_point then, Clock::time_point now) noexcept {
 
 Error timeout_error(const PendingCommand& command, Clock::time_point now, bool in_flight,
                     const TimeoutFacts& facts) {
-  const long long elapsed_ms =
-      ms_since(command.deadline - std::chrono::milliseconds(command.timeout_ms), now);
+  const long long elapsed_ms = ms_since(created_at(command), now);
   // In flight, offsets count bytes since the connection started; queued, nothing is sent.
   const bool sent = in_flight && command.bytes_end <= facts.written;
   std::string_view which;

@@ -84,6 +84,12 @@ struct PendingCommand {
   bool keep_for_redirect : 1 = false;
   std::uint8_t redirects : 2 = 0;  ///< -REDIRECTs followed so far (at most kMaxRedirects)
 };
+/// When the command was created: its caller's deadline_for() read the clock once, and the
+/// deadline is that reading plus the timeout. Meaningless for a deadline of time_point::max().
+inline Clock::time_point created_at(const PendingCommand& command) noexcept {
+  return command.deadline - std::chrono::milliseconds(command.timeout_ms);
+}
+
 /// A command named `name` (static storage), due at `deadline`, `timeout_ms` after it was
 /// accepted — from the call's own timeout when `call_timeout`, else asyncTimeout: the fields
 /// every path that queues a caller's command sets first.

@@ -177,8 +177,7 @@ void HeldCommands::expire_locked(Clock::time_point now, After& after) {
       kept.push_back(std::move(entry));
       continue;
     }
-    const long long waited =
-        ms_between(command.deadline - std::chrono::milliseconds(command.timeout_ms), now);
+    const long long waited = ms_between(created_at(command), now);
     // Names the setting the deadline came from, as a connection's timeout does.
     const bool call = command.timeout_source == TimeoutSource::Call;
     const std::string which = call ? "this call's timeout" : "asyncTimeout";
