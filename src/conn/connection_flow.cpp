@@ -526,7 +526,18 @@ void ConnectionMachine::on_health_tick() {
       health_.on_tick(now_, pipeline_, server_->is_replica(), quiet, writer_.last_write());
   if (tick.dead) {
     // Logged once, as the Failed event's record ("connection failed (attempt 1): no reply …").
-    const Error cause = break_cause::dead(endpoint_text_, tick.silent_ms, config_);
+    std::string_view oldest;  // a script there may still be running: the message says so
+    long long oldest_age_ms = -1;
+    if (!pipeline_.empty()) {
+      const PendingCommand& front = pipeline_.front();
+      oldest = front.name;
+      if (front.deadline != Clock::time_point::max()) {
+        oldest_age_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now_ - created_at(front)).count();
+      }
+    }
+    const Error cause =
+        break_cause::dead(endpoint_text_, tick.silent_ms, config_, oldest, oldest_age_ms);
     connection_broken(cause);
     // Counted once broken (release; status() reads it with acquire): whoever sees the count
     // sees the connection no longer ready.

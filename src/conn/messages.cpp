@@ -277,13 +277,31 @@ Error select_failed(std::string_view endpoint, std::string_view reply_text) {
                    "so the connection was reset");
 }
 
-Error dead(std::string_view endpoint, long long silent_ms, const Config& config) {
-  return Error(errc::outcome_unknown,
-               "no reply from " + text(endpoint) + " for " + std::to_string(silent_ms) +
-                   " ms while commands were overdue (asyncTimeout=" +
-                   std::to_string(config.async_timeout.count()) +
-                   " ms, heartbeatInterval=" + std::to_string(config.heartbeat_interval.count()) +
-                   " ms): the connection looks dead or half-open and was replaced");
+namespace {
+// EVAL, EVALSHA, FCALL and their read-only forms (the command table's names).
+bool runs_script(std::string_view name) noexcept {
+  return name == "EVAL" || name == "EVALSHA" || name == "EVAL_RO" || name == "EVALSHA_RO" ||
+         name == "FCALL" || name == "FCALL_RO";
+}
+}  // namespace
+
+Error dead(std::string_view endpoint, long long silent_ms, const Config& config,
+           std::string_view oldest, long long oldest_age_ms) {
+  std::string message = "no reply from " + text(endpoint) + " for " + std::to_string(silent_ms) +
+                        " ms while commands were overdue (asyncTimeout=" +
+                        std::to_string(config.async_timeout.count()) + " ms, heartbeatInterval=" +
+                        std::to_string(config.heartbeat_interval.count()) + " ms)";
+  if (runs_script(oldest)) {
+    message += ": the oldest command awaiting its reply is " + text(oldest);
+    if (oldest_age_ms >= 0) message += ", issued " + std::to_string(oldest_age_ms) + " ms ago";
+    message +=
+        ", and a script or function still running answers nothing on its connection until it "
+        "ends (other connections get BUSY; SCRIPT KILL or FUNCTION KILL ends one that has not "
+        "written); the server is busy or the connection dead or half-open, and it was replaced";
+  } else {
+    message += ": the connection looks dead or half-open and was replaced";
+  }
+  return Error(errc::outcome_unknown, std::move(message));
 }
 
 Error moved(std::string_view new_endpoint) {

@@ -105,7 +105,11 @@ Error write_failed(std::string_view endpoint, std::string_view reason);
 Error not_resp(std::string_view endpoint, const Error& parser_error);
 Error unexpected_reply(std::string_view endpoint);
 Error select_failed(std::string_view endpoint, std::string_view reply_text);
-Error dead(std::string_view endpoint, long long silent_ms, const Config& config);
+/// `oldest`: the oldest command awaiting its reply (empty: none), issued `oldest_age_ms` ago
+/// (negative: unknown). A script or function there may be running still: the server answers
+/// nothing on its connection until it ends, which the message says.
+Error dead(std::string_view endpoint, long long silent_ms, const Config& config,
+           std::string_view oldest = {}, long long oldest_age_ms = -1);
 Error moved(std::string_view new_endpoint);
 /// A RESP2 subscriber connection replaced to authenticate with renewed credentials.
 Error renewing_credentials(std::string_view endpoint);

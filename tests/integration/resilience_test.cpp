@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -158,6 +159,51 @@ TEST(ResilienceTest, FrozenServerIsDeclaredDeadAndTheConnectionReplaced) {
   server.resume();
   ASSERT_TRUE(wait_until([&] { return mux->is_connected(); }, 10s)) << mux->status_text();
   EXPECT_EQ(db.get("k").get(), std::optional<std::string>("v"));
+}
+
+// A script that runs longer than two asyncTimeouts holds its connection silent, as a frozen
+// server would: the connection is replaced all the same, but the cause names the script as
+// what may be keeping the server busy, and how to end it.
+TEST(ResilienceTest, AConnectionSilentBehindALongScriptIsReplacedWithTheScriptNamed) {
+  // Runs for 1.5 s by the server's clock.
+  constexpr const char* kScript =
+      "local t = redis.call('TIME') local until_us = t[1] * 1000000 + t[2] + 1500000 "
+      "repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] >= until_us return 1";
+  test::ServerOptions options;
+  options.args = {"--busy-reply-threshold", "50"};
+  RedisServer server(options);
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",asyncTimeout=300ms,heartbeatInterval=100ms,"
+                                  "reconnectBaseDelay=20ms,reconnectMaxDelay=100ms");
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  mux->on_connection_event([&](const ConnectionEvent& event) {
+    if (event.kind != ConnectionEventKind::Failed) return;
+    std::lock_guard lock(mutex);
+    failures.push_back(event.error.message());
+  });
+  Database db = mux->database();
+  Future<Reply> script = db.eval(kScript);
+  ASSERT_TRUE(wait_until([&] { return mux->status().dead_connections >= 1; }, 10s))
+      << mux->status_text();
+  EXPECT_EQ(script.result().error().code(), errc::timeout);
+  {
+    std::lock_guard lock(mutex);
+    ASSERT_FALSE(failures.empty());
+    const std::string& cause = failures.front();
+    EXPECT_NE(cause.find("the oldest command awaiting its reply is EVAL, issued "),
+              std::string::npos)
+        << cause;
+    EXPECT_NE(cause.find("SCRIPT KILL or FUNCTION KILL"), std::string::npos) << cause;
+  }
+  // Once the script has ended the multiplexer serves again.
+  ASSERT_TRUE(wait_until([&] { return db.set("after", "ok").result().has_value(); }, 10s))
+      << mux->status_text();
+  // With a call timeout of its own that it does not outlast, and nothing behind it timing
+  // out, the script's connection is not taken for dead.
+  const std::uint64_t dead_before = mux->status().dead_connections;
+  EXPECT_EQ(db.eval<long long>(kScript, {}, {}, CallOptions(Flags::None, 5s)).get(), 1);
+  EXPECT_EQ(mux->status().dead_connections, dead_before);
 }
 
 TEST(ResilienceTest, RetryableWriteIsResentOnceAfterTheBreakOthersAreOutcomeUnknown) {
