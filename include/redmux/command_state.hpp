@@ -102,6 +102,22 @@ class CommandState {
     static void flush() noexcept;
   };
 
+  /// An I/O thread, around the delivery of one reply that carried RESP3 attributes (`|`,
+  /// before the reply or one of its elements): a command whose result is a Reply keeps them
+  /// (Reply::attributes()). They view the read buffer, so only for this scope.
+  class WithAttributes {
+   public:
+    explicit WithAttributes(NodeSpan attributes) noexcept;
+    ~WithAttributes();
+    WithAttributes(const WithAttributes&) = delete;
+    WithAttributes& operator=(const WithAttributes&) = delete;
+    /// The attributes of the reply being delivered on this thread; empty outside a scope.
+    static NodeSpan current() noexcept;
+
+   private:
+    NodeSpan previous_;
+  };
+
   /// The command's name for error messages; static storage (the command table). Written
   /// by the submitting thread before the state is handed to a connection, then only read.
   std::string_view command_name;

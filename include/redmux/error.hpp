@@ -64,6 +64,14 @@ class Error {
     return error;
   }
 
+  /// A server error reply met inside a reply (an element of a script's table, of an EXEC):
+  /// errc::server_error, but the command that was answered ran, so never safe_to_retry().
+  static Error inside_reply(std::string message) {
+    Error error(errc::server_error, std::move(message));
+    error.inside_reply_ = true;
+    return error;
+  }
+
   errc code() const noexcept { return code_; }
   const std::string& message() const noexcept { return message_; }
   explicit operator bool() const noexcept { return code_ != errc::ok; }
@@ -74,7 +82,8 @@ class Error {
   /// a failover), TRYAGAIN, CLUSTERDOWN, NOREPLICAS, OOM (maxmemory reached), MISCONF (writes
   /// stopped after a failed save), and the redirections MOVED, ASK and Valkey's REDIRECT;
   /// or a timeout that came before the command was written (never_ran()). False for
-  /// outcome_unknown and for a timeout of a command written or being written.
+  /// outcome_unknown, for a timeout of a command written or being written, and for an error
+  /// reply inside a reply (inside_reply(): the command ran).
   bool safe_to_retry() const noexcept;
   /// True when redmux knows the command did not run although code() alone does not say so:
   /// a timeout while it was still queued — for a connection, for a primary (failoverWait),
@@ -88,6 +97,7 @@ class Error {
   errc code_ = errc::ok;
   std::string message_;
   bool never_ran_ = false;
+  bool inside_reply_ = false;
 };
 
 /// Base of every exception redmux throws; what() is the full message.

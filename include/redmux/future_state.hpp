@@ -31,6 +31,11 @@ namespace redmux::detail {
 /// The message of a server error reply to command `name`: its text and the command.
 Error server_error_from(NodeSpan reply, std::string_view command_name);
 
+/// A conversion's error, naming the command it answered: "reply to GET: expected integer, got
+/// …"; an error reply inside the reply keeps the server's text first, as prefix() reads it:
+/// "NOPERM denied (element 1) (reply to EVAL)".
+Error in_reply_to(Error error, std::string_view command_name);
+
 /// True when the reply's root is an error (simple or bulk).
 inline bool is_error_reply(NodeSpan reply) noexcept {
   return !reply.empty() &&
@@ -67,10 +72,15 @@ class FutureState final : public CommandState {
     } else {
       try {
         if constexpr (requires { ReplyTraits<T>::convert(reply); }) {
-          Result<T> converted = from_nodes<T>(reply);
+          Result<T> converted = [&] {
+            if constexpr (requires { ReplyTraits<T>::convert(reply, reply); }) {
+              return ReplyTraits<T>::convert(reply, WithAttributes::current());  // Reply
+            } else {
+              return from_nodes<T>(reply);
+            }
+          }();
           if (!converted.has_value() && !command_name.empty()) {
-            converted = Error(converted.error().code(), "reply to " + std::string(command_name) +
-                                                            ": " + converted.error().message());
+            converted = in_reply_to(std::move(converted).error(), command_name);
           }
           result_.emplace(std::move(converted));
         } else {  // a type only ever completed by set() (when_all's vector of results)

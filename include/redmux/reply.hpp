@@ -142,6 +142,13 @@ struct ReplyTraits<Reply> {
     }
     return Reply::from_nodes(reply);
   }
+  /// The same, keeping the RESP3 attributes that came with the reply.
+  static Result<Reply> convert(NodeSpan reply, NodeSpan attributes) {
+    if (!reply.empty() && detail::is_error(reply[0])) {
+      return Error(errc::server_error, std::string(reply[0].value));
+    }
+    return Reply::from_nodes(reply, attributes);
+  }
 };
 
 }  // namespace redmux

@@ -304,8 +304,15 @@ ConnectionMachine::Actions ConnectionMachine::on_read(std::size_t bytes, Clock::
       return actions_;
     }
     ++replies;
-    const bool go_on =
-        frame == Reader::Frame::Push ? (on_push(reader_.frame()), true) : on_reply(reader_.frame());
+    bool go_on = true;
+    if (frame == Reader::Frame::Push) {
+      on_push(reader_.frame());
+    } else if (reader_.attributes().empty()) {
+      go_on = on_reply(reader_.frame());
+    } else {
+      const CommandState::WithAttributes with(reader_.attributes());
+      go_on = on_reply(reader_.frame());
+    }
     // A reply that failed the handshake, or broke or closed the connection, was read too.
     if (!go_on || generation != generation_) {
       counters.replies.fetch_add(replies, std::memory_order_relaxed);

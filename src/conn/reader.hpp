@@ -77,6 +77,8 @@ class Reader {
   }
   /// The frame next() returned (Reply or Push).
   NodeSpan frame() const noexcept { return parser_.nodes(); }
+  /// The RESP3 attributes that came with frame() (usually none).
+  NodeSpan attributes() const noexcept { return parser_.attributes(); }
   /// Its size on the wire.
   std::size_t frame_bytes() const noexcept { return frame_bytes_; }
   /// After Malformed: why the stream is not valid RESP.

@@ -76,6 +76,7 @@ const std::error_category& error_category() noexcept {
 
 bool Error::safe_to_retry() const noexcept {
   if (never_ran_) return true;
+  if (inside_reply_) return false;
   switch (code_) {
     case errc::not_sent:
     case errc::disconnected:

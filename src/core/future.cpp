@@ -197,6 +197,14 @@ Error server_error_from(NodeSpan reply, std::string_view command_name) {
   return Error(errc::server_error, std::move(message));
 }
 
+Error in_reply_to(Error error, std::string_view command_name) {
+  if (error.code() == errc::server_error) {
+    // Not the root (deliver() tells those apart first): an element's, so the command ran.
+    return Error::inside_reply(error.message() + " (reply to " + std::string(command_name) + ")");
+  }
+  return Error(error.code(), "reply to " + std::string(command_name) + ": " + error.message());
+}
+
 void CommandState::wait() const noexcept {
   (void)wait_for(nanoseconds::max());  // no deadline: returns only when ready
 }
@@ -249,6 +257,21 @@ void CommandState::publish() noexcept {
     }
   }
   if ((previous & kStageMask) == kContinuation) continuation_(this);
+}
+
+namespace {
+thread_local NodeSpan t_delivered_attributes;
+}  // namespace
+
+CommandState::WithAttributes::WithAttributes(NodeSpan attributes) noexcept
+    : previous_(std::exchange(t_delivered_attributes, attributes)) {}
+
+CommandState::WithAttributes::~WithAttributes() {
+  t_delivered_attributes = previous_;
+}
+
+NodeSpan CommandState::WithAttributes::current() noexcept {
+  return t_delivered_attributes;
 }
 
 CommandState::DeferWakes::DeferWakes() noexcept {

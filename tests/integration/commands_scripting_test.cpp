@@ -174,6 +174,21 @@ TEST_P(ScriptingTest, ScriptErrorsCarryTheirText) {
   } catch (const ServerError& e) {
     EXPECT_NE(std::string(e.what()).find("WRONGTYPE"), std::string::npos) << e.what();
   }
+  // An error reply inside the script's table: prefix() is the server's first word, and the
+  // message says which element it was.
+  try {
+    db_.eval<std::vector<std::string>>("return {'a', redis.error_reply('NOPERM denied')}").get();
+    FAIL();
+  } catch (const ServerError& e) {
+    EXPECT_EQ(e.prefix(), "NOPERM") << e.what();
+    EXPECT_STREQ(e.what(), "NOPERM denied (element 1) (reply to EVAL)");
+  }
+  // A refusal inside it does not make the script safe to retry: the script ran.
+  const Result<std::vector<std::string>> nested =
+      db_.eval<std::vector<std::string>>("return {'a', redis.error_reply('READONLY no')}").result();
+  ASSERT_FALSE(nested.has_value());
+  EXPECT_EQ(nested.error().code(), errc::server_error);
+  EXPECT_FALSE(nested.error().safe_to_retry()) << nested.error().message();
   // Wrong arguments: a negative key count is the server's to refuse; a reply of the wrong
   // shape is an UnexpectedReplyError.
   EXPECT_THROW(db_.execute({"EVAL", "return 1", "-1"}).get(), ServerError);

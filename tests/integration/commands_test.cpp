@@ -137,5 +137,24 @@ TEST_P(CommandsTest, KeysIteratesWithScanNeverKeys) {
 
 INSTANTIATE_TEST_SUITE_P(Protocols, CommandsTest, ::testing::Values("resp3", "resp2"));
 
+// A RESP3 attribute (`|`, here the one DEBUG PROTOCOL attrib sends before its reply) reaches a
+// Reply's attributes(); the next reply has none.
+TEST(ReplyAttributesTest, AnAttributeBeforeTheReplyIsKeptInTheReply) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",allowAdmin=true");
+  Database db = mux->database();
+  const Reply reply = db.execute({"DEBUG", "PROTOCOL", "attrib"}).get();
+  EXPECT_EQ(reply.string(), "Some real reply following the attribute");
+  const Reply* attributes = reply.attributes();
+  ASSERT_NE(attributes, nullptr) << reply.to_string();
+  ASSERT_EQ(attributes->type(), ReplyType::Attribute);
+  ASSERT_EQ(attributes->size(), 1u) << attributes->to_string();
+  EXPECT_EQ(attributes->key(0).string(), "key-popularity");
+  EXPECT_EQ(db.execute({"PING"}).get().attributes(), nullptr);
+  // A typed result has no place for them: the value converts as without.
+  EXPECT_EQ(db.command<std::string>("DEBUG", "PROTOCOL", "attrib").get(),
+            "Some real reply following the attribute");
+}
+
 }  // namespace
 }  // namespace redmux

@@ -82,8 +82,12 @@ inline Error empty_reply() {
   return Error(errc::unexpected_reply, "expected a reply, got none");
 }
 
-/// Adds the position of a failing element to a mismatch message.
+/// Adds the position of a failing element to a mismatch message: before it, or after an
+/// error reply's text (which stays first: ServerError::prefix() reads its first word).
 inline Error in_element(Error error, std::size_t index) {
+  if (error.code() == errc::server_error) {
+    return Error::inside_reply(error.message() + " (element " + std::to_string(index) + ")");
+  }
   if (error.code() != errc::unexpected_reply) return error;
   return Error(errc::unexpected_reply, "element " + std::to_string(index) + ": " + error.message());
 }

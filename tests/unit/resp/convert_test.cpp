@@ -132,8 +132,10 @@ TEST(ConvertTest, ErrorRepliesAreServerErrors) {
   EXPECT_EQ(error_of<void>("-ERR x\r\n"), "server_error: ERR x");
   EXPECT_EQ(error_of<Reply>("-ERR x\r\n"), "server_error: ERR x");
   EXPECT_EQ(error_of<bool>("-ERR x\r\n"), "server_error: ERR x");
-  // Inside a container too (an EXEC whose second command failed).
-  EXPECT_EQ(error_of<std::vector<long long>>("*2\r\n:1\r\n-ERR bad\r\n"), "server_error: ERR bad");
+  // Inside a container too (an EXEC whose second command failed): the server's text first,
+  // then where it was.
+  EXPECT_EQ(error_of<std::vector<long long>>("*2\r\n:1\r\n-ERR bad\r\n"),
+            "server_error: ERR bad (element 1)");
 }
 
 TEST(ConvertTest, Doubles) {
