@@ -29,15 +29,14 @@ namespace {
 struct Arguments {
   std::string host = "127.0.0.1";
   int port = 5080;
-  std::string redis =
-      "localhost:6379,name=bookstore-api,abortConnect=false,latencyHistograms=true";
+  std::string redis = "localhost:6379,name=bookstore-api,abortConnect=false,latencyHistograms=true";
 };
 
+constexpr const char* kUsage =
+    "usage: bookstore [--host ADDR] [--port N (0: any free port)] [--redis CONFIGURATION]\n";
+
 int usage(const char* problem) {
-  std::fprintf(stderr,
-               "bookstore: %s\nusage: bookstore [--host ADDR] [--port N (0: any free port)] "
-               "[--redis CONFIGURATION]\n",
-               problem);
+  std::fprintf(stderr, "bookstore: %s\n%s", problem, kUsage);
   return 2;
 }
 
@@ -47,6 +46,10 @@ int main(int argc, char** argv) {
   Arguments args;
   for (int i = 1; i < argc; ++i) {
     const std::string option = argv[i];
+    if (option == "--help" || option == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
     if (i + 1 >= argc) return usage(("option " + option + " needs a value").c_str());
     const std::string value = argv[++i];
     if (option == "--host") {

@@ -1,7 +1,7 @@
 // Arg: one command argument as the bytes Redis receives, without allocating. Strings are
 // viewed (the caller keeps them alive until the send call returns); numbers are formatted
-// into the Arg itself (integers in decimal, doubles in their shortest round-trip form, inf
-// as "inf"/"-inf"). A plain value; not synchronised.
+// into the Arg itself (integers in decimal, floating-point numbers in their shortest
+// round-trip form, inf as "inf"/"-inf"). A plain value; not synchronised.
 #pragma once
 
 #include <charconv>
@@ -23,7 +23,10 @@ class Arg {
     length_ =
         static_cast<unsigned char>(std::to_chars(buf_, buf_ + sizeof buf_, number).ptr - buf_);
   }
-  Arg(double number) noexcept {  // NOLINT(google-explicit-constructor)
+  /// In the shortest form that reads back as the same value of its own type: 0.1f is "0.1",
+  /// not the "0.10000000149011612" of the double it widens to.
+  template <std::floating_point F>
+  Arg(F number) noexcept {  // NOLINT(google-explicit-constructor)
     length_ =
         static_cast<unsigned char>(std::to_chars(buf_, buf_ + sizeof buf_, number).ptr - buf_);
   }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +32,19 @@ TEST(EncoderTest, NumbersAndBinaryAndEmptyArguments) {
             std::string("*7\r\n$3\r\nCMD\r\n$2\r\n42\r\n$2\r\n-7\r\n$3\r\n2.5\r\n$5\r\na\r\n\0b\r\n"
                         "$0\r\n\r\n$2\r\nsv\r\n",
                         63));
+}
+
+// Floating-point arguments in the shortest form of their own type: a float's 0.1 is "0.1",
+// not its double's "0.10000000149011612"; infinities as Redis spells them.
+TEST(EncoderTest, FloatingPointArgumentsAreShortestForTheirType) {
+  EXPECT_EQ(Arg(0.1f).bytes(), "0.1");
+  EXPECT_EQ(Arg(1.5f).bytes(), "1.5");
+  EXPECT_EQ(Arg(0.1).bytes(), "0.1");
+  EXPECT_EQ(Arg(1e21).bytes(), "1e+21");
+  EXPECT_EQ(Arg(0.1L).bytes(), "0.1");
+  EXPECT_EQ(Arg(-std::numeric_limits<double>::infinity()).bytes(), "-inf");
+  EXPECT_EQ(Arg(std::numeric_limits<float>::infinity()).bytes(), "inf");
+  EXPECT_EQ(Arg(-std::numeric_limits<long double>::max()).bytes(), "-1.189731495357231765e+4932");
 }
 
 // Every argument length and count through both ways of writing (the one pass on the stack
