@@ -30,12 +30,25 @@ class Expiry {
     return Expiry(Kind::UnixMilliseconds,
                   duration_cast<milliseconds>(when.time_since_epoch()).count());
   }
-  /// SET only: keep the TTL the key already has (KEEPTTL).
+  /// SET only (GETEX refuses it before sending): keep the TTL the key already has (KEEPTTL).
   static Expiry keep_ttl() noexcept { return Expiry(Kind::KeepTtl, 0); }
-  /// GETEX only: remove the TTL (PERSIST).
+  /// GETEX only (SET refuses it before sending): remove the TTL (PERSIST).
   static Expiry persist() noexcept { return Expiry(Kind::Persist, 0); }
 
   bool empty() const noexcept { return kind_ == Kind::None; }
+  /// Why `command` ("SET" or "GETEX") cannot take this option (KEEPTTL is SET's, PERSIST
+  /// GETEX's): a message for an errc::invalid_argument, or empty when it can.
+  std::string_view refused_by(std::string_view command) const noexcept {
+    if (kind_ == Kind::KeepTtl && command == "GETEX") {
+      return "Expiry::keep_ttl() is SET's KEEPTTL, which GETEX does not take: give GETEX no "
+             "Expiry to leave the TTL as it is";
+    }
+    if (kind_ == Kind::Persist && command == "SET") {
+      return "Expiry::persist() is GETEX's PERSIST, which SET does not take: SET without an "
+             "Expiry already removes the key's TTL";
+    }
+    return {};
+  }
   /// Appends the option's arguments ("EX", "10" …) to `args`.
   void append_to(detail::ArgList& args) const {
     switch (kind_) {
@@ -101,6 +114,9 @@ class StringCommands {
   /// the NX/XX condition prevented it (the server answered nil).
   Future<bool> set(std::string_view key, std::string_view value, SetOptions set_options = {},
                    CallOptions options = {}) {
+    if (const std::string_view refused = set_options.expiry.refused_by("SET"); !refused.empty()) {
+      return Future<bool>::ready_with(Error(errc::invalid_argument, std::string(refused)));
+    }
     return detail::send_built<bool>(*this, options, set_args(key, value, set_options, false));
   }
   Future<bool> set(std::string_view key, std::string_view value, CallOptions options) {
@@ -113,6 +129,10 @@ class StringCommands {
   Future<std::optional<std::string>> set_get(std::string_view key, std::string_view value,
                                              SetOptions set_options = {},
                                              CallOptions options = {}) {
+    if (const std::string_view refused = set_options.expiry.refused_by("SET"); !refused.empty()) {
+      return Future<std::optional<std::string>>::ready_with(
+          Error(errc::invalid_argument, std::string(refused)));
+    }
     return detail::send_built<std::optional<std::string>>(*this, options,
                                                           set_args(key, value, set_options, true));
   }
@@ -125,6 +145,10 @@ class StringCommands {
   /// (Expiry::persist() removes it; default: unchanged). GETEX.
   Future<std::optional<std::string>> getex(std::string_view key, Expiry expiry = {},
                                            CallOptions options = {}) {
+    if (const std::string_view refused = expiry.refused_by("GETEX"); !refused.empty()) {
+      return Future<std::optional<std::string>>::ready_with(
+          Error(errc::invalid_argument, std::string(refused)));
+    }
     detail::ArgList args({"GETEX", key}, 2);
     expiry.append_to(args);
     return detail::send_built<std::optional<std::string>>(*this, options, args);

@@ -59,6 +59,26 @@ TEST(StringCommands, SetGet) {
   EXPECT_EQ(db.last(), (Words{"SET", "k", "new", "GET", "EX", "5"}));
 }
 
+// KEEPTTL is SET's and PERSIST GETEX's: the other command refuses the option before
+// anything is sent, naming it, instead of the server's bare "ERR syntax error".
+TEST(StringCommands, AnExpiryTheCommandDoesNotTakeIsRefusedBeforeSending) {
+  RecordingSink db;
+  db.reply_with("$1\r\nv\r\n");
+  (void)db.getex("k").get();
+  const Words before = db.last();
+  const Result<std::optional<std::string>> getex = db.getex("k", Expiry::keep_ttl()).result();
+  ASSERT_FALSE(getex.has_value());
+  EXPECT_EQ(getex.error().code(), errc::invalid_argument);
+  EXPECT_NE(getex.error().message().find("Expiry::keep_ttl() is SET's KEEPTTL"), std::string::npos)
+      << getex.error().message();
+  const Result<bool> set = db.set("k", "v", {.expiry = Expiry::persist()}).result();
+  ASSERT_FALSE(set.has_value());
+  EXPECT_NE(set.error().message().find("Expiry::persist() is GETEX's PERSIST"), std::string::npos)
+      << set.error().message();
+  EXPECT_FALSE(db.set_get("k", "v", {.expiry = Expiry::persist()}).result().has_value());
+  EXPECT_EQ(db.last(), before);  // nothing sent
+}
+
 TEST(StringCommands, GetexGetdelAndCounters) {
   RecordingSink db;
   db.reply_with("$1\r\nv\r\n");
