@@ -162,6 +162,8 @@ class Multiplexer {
   /// once with abortConnect=false), or with the ConnectionError.
   static Future<std::shared_ptr<Multiplexer>> connect_async(const Config& config,
                                                             std::shared_ptr<IoPool> pool = nullptr);
+  /// The same from a configuration string or URL; a bad one throws ConfigError at once.
+  static Future<std::shared_ptr<Multiplexer>> connect_async(std::string_view configuration);
 
   ~Multiplexer();
   Multiplexer(const Multiplexer&) = delete;

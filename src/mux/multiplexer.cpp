@@ -86,6 +86,10 @@ Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(const Config& co
   return start_connect(config, std::move(pool), nullptr);
 }
 
+Future<std::shared_ptr<Multiplexer>> Multiplexer::connect_async(std::string_view configuration) {
+  return connect_async(Config::from_string(configuration));
+}
+
 Future<std::shared_ptr<Multiplexer>> Multiplexer::start_connect(const Config& config,
                                                                 std::shared_ptr<IoPool> pool,
                                                                 detail::ConnectWatch* watch) {

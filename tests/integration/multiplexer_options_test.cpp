@@ -196,6 +196,9 @@ TEST(MultiplexerOptionsTest, ConnectAsyncCompletesWithMultiplexer) {
   auto result = failing.result();
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().code(), errc::connection_failed);
+  // From a configuration string, as connect() takes one; a bad one throws at once.
+  EXPECT_TRUE(Multiplexer::connect_async(server.address() + ",name=async").get()->is_connected());
+  EXPECT_THROW((void)Multiplexer::connect_async("localhost:6379,nosuchoption=1"), ConfigError);
 }
 
 // A minimal fire-and-forget coroutine type for the test.

@@ -102,6 +102,9 @@ void print_error(std::string_view text) {
   static const std::regex kConnectOptions(
       R"( within syncTimeout=(\d+ ms) \(connectTimeout=\d+ ms, connectRetry=\d+\))");
   line = std::regex_replace(line, kConnectOptions, " within $1");
+  // "… timed out after 5000 ms (TLS handshake; connectTimeout=5000)": the time says it.
+  static const std::regex kConnectTimeout(R"(; connectTimeout=\d+\))");
+  line = std::regex_replace(line, kConnectTimeout, ")");
   replace_all(line, "; raise syncTimeout, or use abortConnect=false to connect in the background",
               "; is the server up, and is this its port (its tls-port with --tls)?");
   // Advice for applications on connecting in the background means nothing to a command line
