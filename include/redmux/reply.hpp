@@ -136,12 +136,7 @@ std::ostream& operator<<(std::ostream& os, const Reply& reply);
 /// The generic owning value. An error at the root is errc::server_error, like every type.
 template <>
 struct ReplyTraits<Reply> {
-  static Result<Reply> convert(NodeSpan reply) {
-    if (!reply.empty() && detail::is_error(reply[0])) {
-      return Error(errc::server_error, std::string(reply[0].value));
-    }
-    return Reply::from_nodes(reply);
-  }
+  static Result<Reply> convert(NodeSpan reply) { return convert(reply, {}); }
   /// The same, keeping the RESP3 attributes that came with the reply.
   static Result<Reply> convert(NodeSpan reply, NodeSpan attributes) {
     if (!reply.empty() && detail::is_error(reply[0])) {

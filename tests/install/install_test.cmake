@@ -79,3 +79,19 @@ if(NOT run_output MATCHES "redmux ${EXPECTED_VERSION}: ")
   message(FATAL_ERROR "install test: pkg-config consumer printed unexpected output:\n${run_output}")
 endif()
 message(STATUS "install test passed: ${prefix}")
+
+# 3. The Bookstore example built on its own against the prefix, as docs/bookstore.md shows
+# (skipped, as its CMakeLists says, without cpp-httplib and nlohmann-json).
+run("configure the bookstore example" ${CMAKE_COMMAND} -S ${BOOKSTORE_DIR}
+  -B ${WORK_DIR}/bookstore -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX}
+  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+if(run_output MATCHES "bookstore example: skipped")
+  message(STATUS "bookstore example: skipped (no cpp-httplib or nlohmann-json here)")
+else()
+  run("build the bookstore example" ${CMAKE_COMMAND} --build ${WORK_DIR}/bookstore)
+  run("run bookstore --help" ${WORK_DIR}/bookstore/bookstore --help)
+  if(NOT run_output MATCHES "^usage: bookstore ")
+    message(FATAL_ERROR "install test: bookstore --help printed:\n${run_output}")
+  endif()
+  message(STATUS "bookstore example built against the prefix: ${run_output}")
+endif()

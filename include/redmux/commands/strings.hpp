@@ -37,15 +37,17 @@ class Expiry {
 
   bool empty() const noexcept { return kind_ == Kind::None; }
   /// Why `command` ("SET" or "GETEX") cannot take this option (KEEPTTL is SET's, PERSIST
-  /// GETEX's): a message for an errc::invalid_argument, or empty when it can.
-  std::string_view refused_by(std::string_view command) const noexcept {
+  /// GETEX's): an errc::invalid_argument, or no error when it can.
+  Error refusal(std::string_view command) const {
     if (kind_ == Kind::KeepTtl && command == "GETEX") {
-      return "Expiry::keep_ttl() is SET's KEEPTTL, which GETEX does not take: give GETEX no "
-             "Expiry to leave the TTL as it is";
+      return Error(errc::invalid_argument,
+                   "Expiry::keep_ttl() is SET's KEEPTTL, which GETEX does not take: give GETEX "
+                   "no Expiry to leave the TTL as it is");
     }
     if (kind_ == Kind::Persist && command == "SET") {
-      return "Expiry::persist() is GETEX's PERSIST, which SET does not take: SET without an "
-             "Expiry already removes the key's TTL";
+      return Error(errc::invalid_argument,
+                   "Expiry::persist() is GETEX's PERSIST, which SET does not take: SET without "
+                   "an Expiry already removes the key's TTL");
     }
     return {};
   }
@@ -114,8 +116,8 @@ class StringCommands {
   /// the NX/XX condition prevented it (the server answered nil).
   Future<bool> set(std::string_view key, std::string_view value, SetOptions set_options = {},
                    CallOptions options = {}) {
-    if (const std::string_view refused = set_options.expiry.refused_by("SET"); !refused.empty()) {
-      return Future<bool>::ready_with(Error(errc::invalid_argument, std::string(refused)));
+    if (Error refused = set_options.expiry.refusal("SET")) {
+      return Future<bool>::ready_with(std::move(refused));
     }
     return detail::send_built<bool>(*this, options, set_args(key, value, set_options, false));
   }
@@ -129,9 +131,8 @@ class StringCommands {
   Future<std::optional<std::string>> set_get(std::string_view key, std::string_view value,
                                              SetOptions set_options = {},
                                              CallOptions options = {}) {
-    if (const std::string_view refused = set_options.expiry.refused_by("SET"); !refused.empty()) {
-      return Future<std::optional<std::string>>::ready_with(
-          Error(errc::invalid_argument, std::string(refused)));
+    if (Error refused = set_options.expiry.refusal("SET")) {
+      return Future<std::optional<std::string>>::ready_with(std::move(refused));
     }
     return detail::send_built<std::optional<std::string>>(*this, options,
                                                           set_args(key, value, set_options, true));
@@ -145,9 +146,8 @@ class StringCommands {
   /// (Expiry::persist() removes it; default: unchanged). GETEX.
   Future<std::optional<std::string>> getex(std::string_view key, Expiry expiry = {},
                                            CallOptions options = {}) {
-    if (const std::string_view refused = expiry.refused_by("GETEX"); !refused.empty()) {
-      return Future<std::optional<std::string>>::ready_with(
-          Error(errc::invalid_argument, std::string(refused)));
+    if (Error refused = expiry.refusal("GETEX")) {
+      return Future<std::optional<std::string>>::ready_with(std::move(refused));
     }
     detail::ArgList args({"GETEX", key}, 2);
     expiry.append_to(args);
