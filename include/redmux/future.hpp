@@ -230,10 +230,20 @@ class Future {
 };
 
 /// A future that completes when all of `futures` have, with each one's result in order.
-/// Consumes the futures.
+/// Consumes the futures. Throws InvalidArgumentError when one of them is empty.
 template <class T>
 Future<std::vector<Result<T>>> when_all(std::vector<Future<T>> futures) {
   using All = std::vector<Result<T>>;
+  // Waiting for the result fails, not hangs, while any of them waits for execute(); they
+  // may belong to several Batches, executed one at a time. An empty future among them
+  // throws here, before anything is allocated.
+  std::vector<detail::CommandState*> buffered;
+  for (Future<T>& future : futures) {
+    future.check();
+    if (detail::CommandState* command = future.state_->buffered_command()) {
+      buffered.push_back(command);
+    }
+  }
   auto* out = new detail::FutureState<All>();
   if (futures.empty()) {
     out->set(All{});
@@ -249,12 +259,12 @@ Future<std::vector<Result<T>>> when_all(std::vector<Future<T>> futures) {
   gather->remaining.store(futures.size());
   gather->out = out;
   out->add_ref();  // held by the gather until it completes
+  if (buffered.size() == 1) {
+    out->continue_buffered(buffered.front());
+  } else if (!buffered.empty()) {
+    out->continue_buffered(std::move(buffered));
+  }
   for (std::size_t i = 0; i < futures.size(); ++i) {
-    futures[i].check();
-    // Waiting for `out` fails, not hangs, while one of them waits for execute() (the first
-    // such one is named; the rest usually belong to the same Batch).
-    detail::CommandState* command = futures[i].state_->buffered_command();
-    if (command != nullptr && out->buffered_command() == nullptr) out->continue_buffered(command);
     // The state's own continuation, not then(): no chained future is needed here.
     std::exchange(futures[i].state_, nullptr)->then([gather, i](Result<T> r) {
       gather->slots[i].emplace(std::move(r));

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "redmux/command_state.hpp"
 #include "redmux/convert.hpp"
@@ -48,6 +49,9 @@ class FutureState final : public CommandState {
   FutureState() noexcept = default;
   ~FutureState() override {
     if (continues_ != nullptr) continues_->release();
+    if (continues_all_ != nullptr) {
+      for (CommandState* command : *continues_all_) command->release();
+    }
   }
 
   /// This state completes only after `command`'s does (then(), when_all()), and `command`
@@ -58,11 +62,24 @@ class FutureState final : public CommandState {
     command->add_ref();
     continues_ = command;
   }
+  /// The same for when_all() of futures from several Batches or Transactions: this state
+  /// completes only after every one of `commands` does.
+  /// REQUIRES: called at most once, before this state is shared with another thread.
+  void continue_buffered(std::vector<CommandState*> commands) {
+    for (CommandState* command : commands) command->add_ref();
+    continues_all_ = std::make_unique<std::vector<CommandState*>>(std::move(commands));
+  }
   /// The command that keeps this state from completing by waiting in a Batch or Transaction
-  /// not executed yet: this state's own, or the one it continues; null when there is none.
+  /// not executed yet: this state's own, or one it continues; null when there is none.
   CommandState* buffered_command() noexcept {
     if (buffered()) return this;
-    return continues_ != nullptr && continues_->buffered() ? continues_ : nullptr;
+    if (continues_ != nullptr && continues_->buffered()) return continues_;
+    if (continues_all_ != nullptr) {
+      for (CommandState* command : *continues_all_) {
+        if (command->buffered()) return command;
+      }
+    }
+    return nullptr;
   }
 
   void deliver(NodeSpan reply) noexcept override {
@@ -150,6 +167,7 @@ class FutureState final : public CommandState {
   std::unique_ptr<Callback> callback_;
   std::coroutine_handle<> coroutine_;
   CommandState* continues_ = nullptr;  ///< continue_buffered()'s, one reference
+  std::unique_ptr<std::vector<CommandState*>> continues_all_;  ///< when_all()'s, one each
 };
 
 /// What then(f) gives for a continuation returning R: Future<U> for R = U, Result<U> or

@@ -191,6 +191,27 @@ TEST(BatchRefusalTest, WaitingForAFutureChainedFromACommandNotExecutedFailsInste
   EXPECT_EQ(counted[0].value(), 1);
   EXPECT_EQ(counted[1].value(), 1);
 
+  // Futures of two batches: executing the first leaves the second's to wait for; waiting for
+  // the whole fails, naming a command still waiting, until the second is executed too.
+  Batch first = db.batch();
+  Batch second = db.batch();
+  std::vector<Future<long long>> across;
+  across.push_back(first.incr("c"));
+  across.push_back(second.decr("d"));
+  Future<std::vector<Result<long long>>> all = when_all(std::move(across));
+  first.execute();
+  const Result<std::vector<Result<long long>>> half = all.result();
+  ASSERT_FALSE(half.has_value());
+  EXPECT_NE(half.error().message().find("it continues DECR, which is in a Batch"),
+            std::string::npos)
+      << half.error().message();
+  ASSERT_TRUE(all.valid());
+  second.execute();
+  const std::vector<Result<long long>> both_ran = all.get();
+  ASSERT_EQ(both_ran.size(), 2u);
+  EXPECT_EQ(both_ran[0].value(), 1);
+  EXPECT_EQ(both_ran[1].value(), -1);
+
   Transaction tx = db.transaction();
   Future<long long> doubled = tx.incr("n").then([](Result<long long> n) { return 2 * n.value(); });
   EXPECT_FALSE(doubled.result().has_value());

@@ -371,6 +371,25 @@ TEST(FutureTest, WhenAllGathersInOrder) {
   for (auto* s : states) s->release();
 }
 
+// An empty future among them is refused, and nothing is left behind (the AddressSanitizer
+// build, whose states bypass the pool, reports a leak of the gathered state otherwise).
+TEST(FutureTest, WhenAllRefusesAnEmptyFuture) {
+  auto* state = new FutureState<long long>();
+  state->add_ref();
+  std::vector<Future<long long>> futures;
+  futures.emplace_back(state);
+  futures.emplace_back();
+  try {
+    (void)when_all(std::move(futures));
+    ADD_FAILURE() << "when_all accepted an empty future";
+  } catch (const RedmuxError& e) {
+    EXPECT_EQ(e.code(), errc::invalid_argument);
+  }
+  state->set(7LL);  // its future is gone; the state lives on this test's reference
+  EXPECT_TRUE(state->ready());
+  state->release();
+}
+
 // The waiter thread's state letter in /proc ('S': asleep, here on the futex).
 char thread_state(pid_t tid) {
   std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
