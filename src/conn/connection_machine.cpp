@@ -314,6 +314,9 @@ ConnectionMachine::Actions ConnectionMachine::shutdown(Clock::time_point now) {
     if (command.state) command.state->fail(not_sent_error(command, closed, errc::shut_down, ""));
   }
   release(queued);
+  // A write in progress may have reached the server, in part or whole: as at a break, it
+  // counts as written, so that none of its commands is called "not sent".
+  writer_.on_break();
   const std::uint64_t written = writer_.written();
   shared_->release_slots(pipeline_.fail_all([&](const PendingCommand& command) {
     return broken_error(command, closed, written, endpoint_text_);
