@@ -34,8 +34,11 @@ class IoPool {
 
   /// Number of io_contexts (threads for an owned pool; 1 for a wrapped context).
   std::size_t size() const noexcept;
-  /// The io_context a new connection should use (round-robin).
+  /// The io_context a new connection should use (round-robin over the connections).
   asio::io_context& next_context() noexcept;
+  /// The io_context for a timer or a task (round-robin of its own, so that what is not a
+  /// connection does not shift which thread the next connection gets).
+  asio::io_context& next_work_context() noexcept;
   /// "1 I/O thread, busy 3% over the last second" (for diagnostics).
   std::string describe() const;
 

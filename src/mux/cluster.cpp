@@ -461,7 +461,7 @@ void ClusterRouter::arm_periodic_refresh() {
   {
     std::lock_guard lock(mutex_);
     if (closed_) return;
-    if (!periodic_) periodic_ = std::make_shared<Timer>(pool_->next_context());
+    if (!periodic_) periodic_ = std::make_shared<Timer>(pool_->next_work_context());
     timer = periodic_;
   }
   const Clock::time_point now = Clock::now();
@@ -480,7 +480,7 @@ void ClusterRouter::arm_periodic_refresh() {
 }
 
 void ClusterRouter::after(std::chrono::milliseconds delay, std::function<void()> task) {
-  run_after(pool_->next_context(), delay, std::move(task));
+  run_after(pool_->next_work_context(), delay, std::move(task));
 }
 
 void ClusterRouter::park(CommandState* command, std::chrono::milliseconds delay,
@@ -500,7 +500,7 @@ void ClusterRouter::park(CommandState* command, std::chrono::milliseconds delay,
     return;
   }
   std::weak_ptr<ClusterRouter> weak = weak_from_this();
-  run_after(pool_->next_context(), delay, [weak, held, task = std::move(task)] {
+  run_after(pool_->next_work_context(), delay, [weak, held, task = std::move(task)] {
     auto self = weak.lock();
     if (!self) return;
     {

@@ -33,7 +33,7 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
     }
     groups_.push_back(std::move(group));
   }
-  held_ = std::make_shared<HeldCommands>(*this, shared_, pool_->next_context());
+  held_ = std::make_shared<HeldCommands>(*this, shared_, pool_->next_work_context());
   // failoverWait: a command that needs a primary while none is known waits for one (held)
   // instead of being refused; not under failFast, which asks for refusals at once. A single
   // server has no other to wait for.

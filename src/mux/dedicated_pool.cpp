@@ -68,7 +68,7 @@ void DedicatedPool::acquire(const Endpoint& endpoint, Clock::time_point wait_unt
     waiter->handler = std::move(handler);
     waiters_.push_back(waiter);
     lock.unlock();
-    auto timer = std::make_shared<Timer>(pool_->next_context());
+    auto timer = std::make_shared<Timer>(pool_->next_work_context());
     timer->wait_until(wait_until, [weak = weak_from_this(), waiter, timer](bool) {
       IoThreadScope scope;
       if (auto self = weak.lock()) self->expire_waiter(waiter);

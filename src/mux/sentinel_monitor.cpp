@@ -113,7 +113,7 @@ SentinelMonitor::SentinelMonitor(const Config& config, std::shared_ptr<IoPool> p
       sentinel_context_(std::make_shared<SharedContext>(sentinel_config(config), true)),
       pool_(std::move(pool)),
       tls_(std::move(tls)),
-      io_(pool_->next_context()),
+      io_(pool_->next_work_context()),
       tick_(io_),
       share_over_(io_) {}
 

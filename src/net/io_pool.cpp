@@ -105,7 +105,8 @@ struct IoPool::Impl {
     std::shared_ptr<std::atomic<bool>> finished = std::make_shared<std::atomic<bool>>(false);
   };
   std::vector<std::unique_ptr<Worker>> workers;
-  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> next{0};       ///< next_context()'s turn
+  std::atomic<std::size_t> next_work{0};  ///< next_work_context()'s turn
 };
 
 std::shared_ptr<IoPool> IoPool::create(int threads) {
@@ -193,6 +194,11 @@ std::size_t IoPool::size() const noexcept {
 
 asio::io_context& IoPool::next_context() noexcept {
   const std::size_t i = impl_->next.fetch_add(1, std::memory_order_relaxed);
+  return *impl_->workers[i % impl_->workers.size()]->context;
+}
+
+asio::io_context& IoPool::next_work_context() noexcept {
+  const std::size_t i = impl_->next_work.fetch_add(1, std::memory_order_relaxed);
   return *impl_->workers[i % impl_->workers.size()]->context;
 }
 

@@ -43,7 +43,7 @@ class StartTask {
 }  // namespace
 
 void start_on_pool(IoPool& pool, void* frame, void (*resume)(void*), void (*abandon)(void*)) {
-  asio::post(pool.next_context(), StartTask(frame, resume, abandon));
+  asio::post(pool.next_work_context(), StartTask(frame, resume, abandon));
 }
 
 }  // namespace redmux::detail

@@ -2,10 +2,12 @@
 // its own caller, per-caller order, batches, fire-and-forget, queue-full, timeouts, the
 // deadlock guard, the admin gate, configuration and handshake variants.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <future>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "redmux/redmux.hpp"
@@ -582,6 +584,33 @@ TEST(MultiplexerTest, MuxAndPoolDestroyedInAnyOrder) {
   a.reset();
   EXPECT_THROW(db.incr("n").get(), ConnectionError);  // the Database outlived its multiplexer
   b.reset();
+}
+
+// Multiplexers sharing a pool spread over its threads: each one's connection on the next
+// thread in turn, whatever else (timers) a multiplexer takes from the pool. A reply's then()
+// runs on the thread of the connection that read it (the server is paused, so none is
+// complete when then() is installed).
+TEST(MultiplexerTest, MultiplexersSharingAPoolTakeItsThreadsInTurn) {
+  RedisServer server;
+  auto pool = IoPool::create(2);
+  std::vector<std::shared_ptr<Multiplexer>> muxes;
+  for (int i = 0; i < 4; ++i) {
+    muxes.push_back(Multiplexer::connect(Config::from_string(server.address()), pool));
+  }
+  server.pause();
+  std::vector<std::promise<std::string>> threads(muxes.size());
+  for (std::size_t i = 0; i < muxes.size(); ++i) {
+    (void)muxes[i]->database().ping().then([&threads, i](Result<std::string>) {
+      char name[16] = {};
+      pthread_getname_np(pthread_self(), name, sizeof name);
+      threads[i].set_value(name);
+    });
+  }
+  server.resume();
+  std::multiset<std::string> names;
+  for (auto& thread : threads) names.insert(thread.get_future().get());
+  EXPECT_EQ(names.count("redmux-io-0"), 2u);
+  EXPECT_EQ(names.count("redmux-io-1"), 2u);
 }
 
 }  // namespace
