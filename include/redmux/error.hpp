@@ -71,6 +71,14 @@ class Error {
     error.inside_reply_ = true;
     return error;
   }
+  /// The error reply to a command that runs a script (EVAL, EVALSHA, FCALL and their
+  /// read-only forms): errc::server_error, whose words may be the script's own
+  /// (redis.error_reply) and so do not prove on their own that nothing ran.
+  static Error script_reply(std::string message) {
+    Error error(errc::server_error, std::move(message));
+    error.script_reply_ = true;
+    return error;
+  }
 
   errc code() const noexcept { return code_; }
   const std::string& message() const noexcept { return message_; }
@@ -83,7 +91,11 @@ class Error {
   /// stopped after a failed save), and the redirections MOVED, ASK and Valkey's REDIRECT;
   /// or a timeout that came before the command was written (never_ran()). False for
   /// outcome_unknown, for a timeout of a command written or being written, and for an error
-  /// reply inside a reply (inside_reply(): the command ran).
+  /// reply inside a reply (inside_reply(): the command ran). For a script (script_reply()),
+  /// READONLY, OOM, MISCONF and NOREPLICAS count only when the server says it refused a
+  /// command of the script ("… script: <sha1>, on @user_script:1."): those refuse the
+  /// script's first write, so it wrote nothing; without that, a script may have written and
+  /// then returned the words itself.
   bool safe_to_retry() const noexcept;
   /// True when redmux knows the command did not run although code() alone does not say so:
   /// a timeout while it was still queued — for a connection, for a primary (failoverWait),
@@ -98,6 +110,7 @@ class Error {
   std::string message_;
   bool never_ran_ = false;
   bool inside_reply_ = false;
+  bool script_reply_ = false;
 };
 
 /// Base of every exception redmux throws; what() is the full message.

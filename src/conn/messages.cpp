@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/script_commands.hpp"
 #include "redmux/version.hpp"
 
 namespace redmux::detail {
@@ -276,14 +277,6 @@ Error select_failed(std::string_view endpoint, std::string_view reply_text) {
                    "); commands written behind it may have run against the previous database, "
                    "so the connection was reset");
 }
-
-namespace {
-// EVAL, EVALSHA, FCALL and their read-only forms (the command table's names).
-bool runs_script(std::string_view name) noexcept {
-  return name == "EVAL" || name == "EVALSHA" || name == "EVAL_RO" || name == "EVALSHA_RO" ||
-         name == "FCALL" || name == "FCALL_RO";
-}
-}  // namespace
 
 Error dead(std::string_view endpoint, long long silent_ms, const Config& config,
            std::string_view oldest, long long oldest_age_ms) {

@@ -85,10 +85,14 @@ bool Error::safe_to_retry() const noexcept {
     case errc::server_error: {
       const std::string_view text(message_);
       const std::string_view word = text.substr(0, text.find_first_of(" \r\n"));
-      for (std::string_view refused :
-           {"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS",
-            "MOVED", "ASK", "REDIRECT", "OOM", "MISCONF"}) {
+      for (std::string_view refused : {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN",
+                                       "MOVED", "ASK", "REDIRECT"}) {
         if (word == refused) return true;
+      }
+      for (std::string_view refused : {"READONLY", "OOM", "MISCONF", "NOREPLICAS"}) {
+        // A script's refused write carries the server's locator; a script may also return
+        // these words itself, after writing.
+        if (word == refused) return !script_reply_ || text.find(" script: ") != text.npos;
       }
       return false;
     }

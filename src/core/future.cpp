@@ -11,6 +11,7 @@
 #include <ctime>
 #include <utility>
 
+#include "core/script_commands.hpp"
 #include "core/user_context_check.hpp"
 #include "redmux/version.hpp"
 
@@ -194,6 +195,7 @@ Error server_error_from(NodeSpan reply, std::string_view command_name) {
   message += " (reply to ";
   message += command_name.empty() ? std::string_view("command") : command_name;
   message += ')';
+  if (runs_script(command_name)) return Error::script_reply(std::move(message));
   return Error(errc::server_error, std::move(message));
 }
 

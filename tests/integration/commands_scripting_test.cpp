@@ -189,6 +189,26 @@ TEST_P(ScriptingTest, ScriptErrorsCarryTheirText) {
   ASSERT_FALSE(nested.has_value());
   EXPECT_EQ(nested.error().code(), errc::server_error);
   EXPECT_FALSE(nested.error().safe_to_retry()) << nested.error().message();
+  // Nor does a refusal a script returns itself, after writing.
+  const Result<long long> said = db_.eval<long long>(
+                                        "redis.call('INCR', KEYS[1]); "
+                                        "return redis.error_reply('READONLY said by the script')",
+                                        {"script:wrote"})
+                                     .result();
+  ASSERT_FALSE(said.has_value());
+  EXPECT_EQ(said.error().message().rfind("READONLY said by the script", 0), 0u);
+  EXPECT_FALSE(said.error().safe_to_retry()) << said.error().message();
+  EXPECT_EQ(db_.get("script:wrote").get(), std::optional<std::string>("1"));
+  // The server refusing the script's first write says so ("… script: <sha1>, on
+  // @user_script:1."): nothing was written, and that is safe to retry.
+  server_->cli({"CONFIG", "SET", "maxmemory", "1"});
+  const Result<long long> refused =
+      db_.eval<long long>("return redis.call('INCR', KEYS[1])", {"script:oom"}).result();
+  server_->cli({"CONFIG", "SET", "maxmemory", "0"});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message().find(" script: "), std::string::npos)
+      << refused.error().message();
+  EXPECT_TRUE(refused.error().safe_to_retry()) << refused.error().message();
   // Wrong arguments: a negative key count is the server's to refuse; a reply of the wrong
   // shape is an UnexpectedReplyError.
   EXPECT_THROW(db_.execute({"EVAL", "return 1", "-1"}).get(), ServerError);

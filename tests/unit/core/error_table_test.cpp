@@ -104,6 +104,17 @@ TEST(ErrcTableTest, ServerErrorsThatMeanTheCommandDidNotRunAreSafeToRetry) {
                           "REDIRECTED is no prefix", "NOSCRIPT No matching script"}) {
     EXPECT_FALSE(Error(errc::server_error, ran).safe_to_retry()) << ran;
   }
+  // A script's error: READONLY, OOM, MISCONF and NOREPLICAS prove nothing ran only with the
+  // server's locator (it refused the script's first write); the script may say them itself.
+  EXPECT_TRUE(Error::script_reply("OOM command not allowed when used memory > 'maxmemory'. "
+                                  "script: 5a394d, on @user_script:1. (reply to EVAL)")
+                  .safe_to_retry());
+  EXPECT_FALSE(Error::script_reply("READONLY mine (reply to EVAL)").safe_to_retry());
+  EXPECT_FALSE(Error::script_reply("NOREPLICAS mine (reply to FCALL)").safe_to_retry());
+  EXPECT_TRUE(
+      Error::script_reply("BUSY Redis is busy running a script. (reply to EVAL)").safe_to_retry());
+  EXPECT_TRUE(Error(errc::server_error, "READONLY You can't write against a read only replica.")
+                  .safe_to_retry());
   EXPECT_TRUE(Error(errc::not_sent, "x").safe_to_retry());
   EXPECT_FALSE(Error(errc::outcome_unknown, "x").safe_to_retry());
   EXPECT_FALSE(Error(errc::timeout, "x").safe_to_retry());
