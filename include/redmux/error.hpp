@@ -156,8 +156,13 @@ class QueueFullError : public RedmuxError {
 class ConnectionError : public RedmuxError {
  public:
   using RedmuxError::RedmuxError;
-  /// True when the command is known not to have reached the server (safe to retry).
-  bool never_sent() const noexcept { return code() == errc::not_sent; }
+  /// True when the command is known not to have reached the server and never will: not_sent
+  /// (a break before it was written, no primary, no node for its slot, a Batch destroyed
+  /// unexecuted) or disconnected (refused at once under backlogPolicy=failFast); safe to
+  /// retry. False for shut_down (not sent either, but this multiplexer sends nothing more).
+  bool never_sent() const noexcept {
+    return code() == errc::not_sent || code() == errc::disconnected;
+  }
 };
 class DeadlockError : public RedmuxError {
   using RedmuxError::RedmuxError;

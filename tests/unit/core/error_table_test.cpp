@@ -135,6 +135,15 @@ TEST(ErrcTableTest, ServerErrorsThatMeanTheCommandDidNotRunAreSafeToRetry) {
   } catch (const TimeoutError& e) {
     EXPECT_FALSE(e.never_sent());
   }
+  // A connection's: not sent after a break, or refused at once under failFast.
+  for (errc code : {errc::not_sent, errc::disconnected, errc::outcome_unknown, errc::shut_down}) {
+    try {
+      Error(code, "x").raise();
+    } catch (const ConnectionError& e) {
+      EXPECT_EQ(e.never_sent(), code == errc::not_sent || code == errc::disconnected)
+          << static_cast<int>(code);
+    }
+  }
 }
 
 TEST(ErrcTableTest, RaiseOnANonErrorSaysSo) {
