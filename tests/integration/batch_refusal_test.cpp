@@ -153,6 +153,29 @@ TEST(BatchRefusalTest, WaitingForACommandOfABatchOrTransactionNotExecutedFailsIn
   EXPECT_EQ(incr.get(), 1);
 }
 
+// A batch destroyed without execute(): each command fails not sent, naming itself, and
+// nothing ran.
+TEST(BatchRefusalTest, ABatchDestroyedUnexecutedFailsEachCommandByName) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  Database db = mux->database();
+  Future<long long> incr;
+  Future<bool> set;
+  {
+    Batch batch = db.batch();
+    incr = batch.incr("destroyed:n");
+    set = batch.set("destroyed:k", "v");
+  }
+  const Result<long long> counted = incr.result();
+  ASSERT_FALSE(counted.has_value());
+  EXPECT_EQ(counted.error().code(), errc::not_sent);
+  EXPECT_EQ(counted.error().message(), "INCR not sent: the batch was destroyed before execute()");
+  const Result<bool> stored = set.result();
+  ASSERT_FALSE(stored.has_value());
+  EXPECT_EQ(stored.error().message(), "SET not sent: the batch was destroyed before execute()");
+  EXPECT_EQ(server.cli({"EXISTS", "destroyed:n", "destroyed:k"}), "0");
+}
+
 // A future chained from a batched command (then(), twice; when_all()) cannot complete before
 // execute() either: waiting for it fails the same way, naming the command it continues.
 TEST(BatchRefusalTest, WaitingForAFutureChainedFromACommandNotExecutedFailsInsteadOfHanging) {
