@@ -62,8 +62,19 @@ ConnectionMachine::~ConnectionMachine() {
 }
 
 void ConnectionMachine::set_role_hook(Hook hook) {
-  role_hook_ = hook;
-  server_->set_changed_hook(std::move(hook));
+  // Said in the log first: a failover redmux follows is otherwise seen only in topology().
+  role_hook_ = [this, hook = std::move(hook)] {
+    if (observer_.logs(LogLevel::Info)) {
+      const std::string master = server_->master();
+      log(LogLevel::Info, server_->is_replica()
+                              ? "role changed: now a replica" +
+                                    (master.empty() ? std::string() : " of " + master) +
+                                    "; writes go to the primary"
+                              : std::string("role changed: now the primary; writes go here"));
+    }
+    hook();
+  };
+  server_->set_changed_hook(role_hook_);
 }
 
 Endpoint ConnectionMachine::endpoint() const {
