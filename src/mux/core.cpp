@@ -391,6 +391,13 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
           }
         }
         why.pop_back();
+      } else if (read_only && groups_.size() == 1 &&
+                 groups_.front().front()->state() == ConnectionState::Ready &&
+                 !groups_.front().front()->is_replica()) {
+        // Replicas are not discovered from a primary: a lone endpoint has none to offer.
+        why = " demands a replica, but the only endpoint listed, " +
+              groups_.front().front()->describe_endpoint() +
+              ", is not one (replicas are not discovered: list them among the endpoints)";
       }
       return Error(errc::not_allowed, std::string(info.name) + why + " (DemandReplica)");
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -176,7 +177,7 @@ TEST(ReplicasTest, PreferReplicaFallsBackToThePrimaryAndDemandReplicaFails) {
   EXPECT_EQ(write.error().code(), errc::not_allowed);
 }
 
-TEST(ReplicasTest, DemandMasterIsRefusedWhenTheOnlyEndpointIsAReplica) {
+TEST(ReplicasTest, EachDemandFlagIsRefusedByALoneServerOfTheOtherRole) {
   // One endpoint, and it is a replica: DemandMaster must not read there, as DemandReplica
   // must not read from a lone primary.
   RedisServer primary;
@@ -193,11 +194,31 @@ TEST(ReplicasTest, DemandMasterIsRefusedWhenTheOnlyEndpointIsAReplica) {
       << demanded.error().message();
   EXPECT_EQ(replica.command_calls("get"), before);  // never sent
   EXPECT_EQ(db.get("k").get(), std::nullopt);       // without the flag it reads there
+
+  // The lone primary, whose replica is not listed: DemandReplica says replicas are not
+  // discovered.
+  auto on_primary = Multiplexer::connect(primary.address());
+  Result<std::optional<std::string>> replica_read =
+      on_primary->database().get("k", Flags::DemandReplica).result();
+  ASSERT_FALSE(replica_read.has_value());
+  EXPECT_EQ(replica_read.error().code(), errc::not_allowed);
+  EXPECT_EQ(replica_read.error().message(),
+            "GET demands a replica, but the only endpoint listed, " + primary.address() +
+                ", is not one (replicas are not discovered: list them among the endpoints) "
+                "(DemandReplica)");
 }
 
 TEST(ReplicasTest, WritesFollowAFailoverWithoutAcknowledgedWritesLost) {
   ReplicaSet set;
   auto mux = Multiplexer::connect(set.config() + ",heartbeatInterval=200");
+  // Each role change is logged, where the connection that saw it says so.
+  std::mutex log_mutex;
+  std::vector<std::string> role_records;
+  mux->on_log(LogLevel::Info, [&](const LogRecord& record) {
+    if (record.message.find("role changed") == std::string_view::npos) return;
+    std::lock_guard lock(log_mutex);
+    role_records.push_back(std::string(record.endpoint) + " " + std::string(record.message));
+  });
   Database db = mux->database();
   long long acknowledged = 0;
   for (int i = 0; i < 100; ++i) acknowledged = db.incr("counter").get();
@@ -231,6 +252,16 @@ TEST(ReplicasTest, WritesFollowAFailoverWithoutAcknowledgedWritesLost) {
   EXPECT_EQ(std::stoll(set.replica1.cli({"GET", "counter"})), acknowledged);
   EXPECT_GE(acknowledged, 151);
   EXPECT_EQ(set.primary.info_field("role"), "slave");
+  const std::string promoted =
+      set.replica1.address() + " role changed: now the primary; writes go here";
+  const std::string demoted = set.primary.address() + " role changed: now a replica of 127.0.0.1:" +
+                              std::to_string(set.replica1.port()) + "; writes go to the primary";
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(log_mutex);
+    return std::count(role_records.begin(), role_records.end(), promoted) +
+               std::count(role_records.begin(), role_records.end(), demoted) ==
+           2;
+  })) << ::testing::PrintToString(role_records);
 }
 
 TEST(ReplicasTest, WritesQueuedForACrashedPrimaryGoToTheReplicaPromotedInItsPlace) {
