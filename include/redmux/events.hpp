@@ -23,7 +23,8 @@ enum class ConnectionPurpose {
 std::string_view to_string(ConnectionPurpose purpose) noexcept;
 
 enum class ConnectionEventKind {
-  Connected,  ///< first successful handshake of a connection
+  Connected,  ///< first successful handshake of a connection (those connect() made come
+              ///< before a handler installed on what it returns)
   /// A connection attempt failed, or a ready connection broke (`error` says why). A broken
   /// connection is already out of the ready state when this is reported.
   Failed,
