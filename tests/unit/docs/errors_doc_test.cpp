@@ -169,6 +169,7 @@ const std::regex kVaries(
     R"re(|invalid username-password pair or user is disabled\.|value is not an integer or out of range)re"
     R"re(|Connection refused|certificate verify failed|Server closed the connection)re"
     R"re(|The cluster is down)re"
+    R"re(|command not allowed when used memory > 'maxmemory'\.|script: [0-9a-f]*|on @user_script)re"
     R"re(|\b(idle|connecting|handshaking|ready|reconnecting|closed)\b)re"  // states
     R"re(|\b[A-Za-z]+(, [A-Za-z]+){2,},?)re");  // a generated list: "abortConnect, allowAdmin, …"
 
