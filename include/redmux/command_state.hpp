@@ -56,6 +56,9 @@ class CommandState {
   virtual void deliver(NodeSpan reply) noexcept = 0;
   /// Completes with an error. Dropped when already complete.
   virtual void fail(Error error) noexcept = 0;
+  /// For a state standing for several commands (future_state.hpp's BufferedGroup), the
+  /// first of them still waiting in a Batch or Transaction not executed; null otherwise.
+  virtual CommandState* first_buffered() const noexcept { return nullptr; }
 
   /// True once a completion has been claimed (the value may still be being written).
   bool claimed() const noexcept { return claimed_.load(std::memory_order_acquire); }

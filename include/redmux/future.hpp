@@ -132,8 +132,8 @@ class Future {
     auto* next = new detail::FutureState<U>();
     next->add_ref();  // one for the returned Future, one for the continuation below
     // Waiting for `next` must fail, not hang, while this command waits for execute().
-    if (detail::CommandState* command = state_->buffered_command()) {
-      next->continue_buffered(command);
+    if (detail::CommandState* source = state_->buffered_source()) {
+      next->continue_buffered(source);
     }
     std::exchange(state_, nullptr)
         ->then([next, callback = std::forward<F>(callback)](Result<T> result) mutable {
@@ -240,8 +240,8 @@ Future<std::vector<Result<T>>> when_all(std::vector<Future<T>> futures) {
   std::vector<detail::CommandState*> buffered;
   for (Future<T>& future : futures) {
     future.check();
-    if (detail::CommandState* command = future.state_->buffered_command()) {
-      buffered.push_back(command);
+    if (detail::CommandState* source = future.state_->buffered_source()) {
+      buffered.push_back(source);
     }
   }
   auto* out = new detail::FutureState<All>();
@@ -262,7 +262,9 @@ Future<std::vector<Result<T>>> when_all(std::vector<Future<T>> futures) {
   if (buffered.size() == 1) {
     out->continue_buffered(buffered.front());
   } else if (!buffered.empty()) {
-    out->continue_buffered(std::move(buffered));
+    auto* group = new detail::BufferedGroup(std::move(buffered));
+    out->continue_buffered(group);  // takes a reference of its own
+    group->release();
   }
   for (std::size_t i = 0; i < futures.size(); ++i) {
     // The state's own continuation, not then(): no chained future is needed here.

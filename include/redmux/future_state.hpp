@@ -43,15 +43,38 @@ inline bool is_error_reply(NodeSpan reply) noexcept {
          (reply[0].type == ReplyType::SimpleError || reply[0].type == ReplyType::BulkError);
 }
 
+/// The commands a when_all() of futures from several Batches or Transactions waits for, one
+/// reference each: its state continues the group (continue_buffered()), and
+/// buffered_command() looks through it. Never completed itself.
+class BufferedGroup final : public CommandState {
+ public:
+  explicit BufferedGroup(std::vector<CommandState*> commands) noexcept
+      : commands_(std::move(commands)) {
+    for (CommandState* command : commands_) command->add_ref();
+  }
+  ~BufferedGroup() override {
+    for (CommandState* command : commands_) command->release();
+  }
+  void deliver(NodeSpan) noexcept override {}
+  void fail(Error) noexcept override {}
+  CommandState* first_buffered() const noexcept override {
+    for (CommandState* command : commands_) {
+      if (command->buffered()) return command;
+      if (CommandState* inner = command->first_buffered()) return inner;  // a group in it
+    }
+    return nullptr;
+  }
+
+ private:
+  std::vector<CommandState*> commands_;
+};
+
 template <class T>
 class FutureState final : public CommandState {
  public:
   FutureState() noexcept = default;
   ~FutureState() override {
     if (continues_ != nullptr) continues_->release();
-    if (continues_all_ != nullptr) {
-      for (CommandState* command : *continues_all_) command->release();
-    }
   }
 
   /// This state completes only after `command`'s does (then(), when_all()), and `command`
@@ -62,24 +85,23 @@ class FutureState final : public CommandState {
     command->add_ref();
     continues_ = command;
   }
-  /// The same for when_all() of futures from several Batches or Transactions: this state
-  /// completes only after every one of `commands` does.
-  /// REQUIRES: called at most once, before this state is shared with another thread.
-  void continue_buffered(std::vector<CommandState*> commands) {
-    for (CommandState* command : commands) command->add_ref();
-    continues_all_ = std::make_unique<std::vector<CommandState*>>(std::move(commands));
+  /// What a state made from this one (then(), when_all()) continues while any of it waits
+  /// for execute(): this state, or what it continues (a command, or a BufferedGroup); null
+  /// when none does.
+  CommandState* buffered_source() noexcept {
+    if (buffered()) return this;
+    if (continues_ != nullptr &&
+        (continues_->buffered() || continues_->first_buffered() != nullptr)) {
+      return continues_;
+    }
+    return nullptr;
   }
   /// The command that keeps this state from completing by waiting in a Batch or Transaction
   /// not executed yet: this state's own, or one it continues; null when there is none.
   CommandState* buffered_command() noexcept {
     if (buffered()) return this;
-    if (continues_ != nullptr && continues_->buffered()) return continues_;
-    if (continues_all_ != nullptr) {
-      for (CommandState* command : *continues_all_) {
-        if (command->buffered()) return command;
-      }
-    }
-    return nullptr;
+    if (continues_ == nullptr) return nullptr;
+    return continues_->buffered() ? continues_ : continues_->first_buffered();
   }
 
   void deliver(NodeSpan reply) noexcept override {
@@ -167,7 +189,6 @@ class FutureState final : public CommandState {
   std::unique_ptr<Callback> callback_;
   std::coroutine_handle<> coroutine_;
   CommandState* continues_ = nullptr;  ///< continue_buffered()'s, one reference
-  std::unique_ptr<std::vector<CommandState*>> continues_all_;  ///< when_all()'s, one each
 };
 
 /// What then(f) gives for a continuation returning R: Future<U> for R = U, Result<U> or

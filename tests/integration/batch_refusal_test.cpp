@@ -234,6 +234,24 @@ TEST(BatchRefusalTest, WaitingForAFutureChainedFromACommandNotExecutedFailsInste
   ASSERT_EQ(both_ran.size(), 2u);
   EXPECT_EQ(both_ran[0].value(), 1);
   EXPECT_EQ(both_ran[1].value(), -1);
+  // And a continuation of such a when_all() the same.
+  Batch third = db.batch();
+  Batch fourth = db.batch();
+  std::vector<Future<long long>> later;
+  later.push_back(third.incr("c"));
+  later.push_back(fourth.decr("d"));
+  Future<std::size_t> counted_later =
+      when_all(std::move(later)).then([](Result<std::vector<Result<long long>>> all) {
+        return all.value().size();
+      });
+  third.execute();
+  const Result<std::size_t> early_count = counted_later.result();
+  ASSERT_FALSE(early_count.has_value());
+  EXPECT_NE(early_count.error().message().find("it continues DECR, which is in a Batch"),
+            std::string::npos)
+      << early_count.error().message();
+  fourth.execute();
+  EXPECT_EQ(counted_later.get(), 2u);
 
   Transaction tx = db.transaction();
   Future<long long> doubled = tx.incr("n").then([](Result<long long> n) { return 2 * n.value(); });
