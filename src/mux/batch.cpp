@@ -4,6 +4,7 @@
 
 #include "redmux/database.hpp"
 
+#include "conn/messages.hpp"
 #include "mux/cluster.hpp"
 #include "mux/core.hpp"
 #include "resp/encoder.hpp"
@@ -62,14 +63,13 @@ struct BatchBuffer {
   }
 
   /// Fails every command with errc::not_sent: "<NAME> not sent: <why>".
-  void fail_all(std::string_view why) {
+  void fail_all(const Error& why) {
     unmark_buffered();
     std::size_t slots = 0;
     auto fail = [&](std::vector<PendingCommand>& list) {
       for (PendingCommand& command : list) {
         if (command.state) {
-          command.state->fail(
-              Error(errc::not_sent, std::string(command.name) + " not sent: " + std::string(why)));
+          command.state->fail(not_sent_error(command, why, errc::not_sent, ""));
           command.state->release();
         }
         slots += command.counted ? 1 : 0;
@@ -246,7 +246,7 @@ Batch& Batch::operator=(Batch&&) noexcept = default;
 
 Batch::~Batch() {
   if (buffer_ && buffer_->size() > 0) {
-    buffer_->fail_all("the batch was destroyed before execute()");
+    buffer_->fail_all(Error(errc::not_sent, "the batch was destroyed before execute()"));
   }
 }
 

@@ -107,6 +107,12 @@ struct IoPool::Impl {
   std::vector<std::unique_ptr<Worker>> workers;
   std::atomic<std::size_t> next{0};       ///< next_context()'s turn
   std::atomic<std::size_t> next_work{0};  ///< next_work_context()'s turn
+
+  /// The worker whose turn `turns` says it is (round-robin), moving it on.
+  asio::io_context& take_turn(std::atomic<std::size_t>& turns) noexcept {
+    const std::size_t i = turns.fetch_add(1, std::memory_order_relaxed);
+    return *workers[i % workers.size()]->context;
+  }
 };
 
 std::shared_ptr<IoPool> IoPool::create(int threads) {
@@ -193,13 +199,11 @@ std::size_t IoPool::size() const noexcept {
 }
 
 asio::io_context& IoPool::next_context() noexcept {
-  const std::size_t i = impl_->next.fetch_add(1, std::memory_order_relaxed);
-  return *impl_->workers[i % impl_->workers.size()]->context;
+  return impl_->take_turn(impl_->next);
 }
 
 asio::io_context& IoPool::next_work_context() noexcept {
-  const std::size_t i = impl_->next_work.fetch_add(1, std::memory_order_relaxed);
-  return *impl_->workers[i % impl_->workers.size()]->context;
+  return impl_->take_turn(impl_->next_work);
 }
 
 std::shared_ptr<IoPool::Load> IoPool::load_of(asio::io_context& context) noexcept {
