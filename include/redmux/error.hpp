@@ -102,10 +102,12 @@ class Error {
   /// for a dedicated connection, or in a Batch or Transaction not executed.
   bool never_ran() const noexcept { return never_ran_; }
 
-  /// Throws the typed exception that matches code(). REQUIRES: code() != errc::ok.
+  /// Throws the typed exception that matches code(); the exception's error() gives this
+  /// Error back, safe_to_retry() included. REQUIRES: code() != errc::ok.
   [[noreturn]] void raise() const;
 
  private:
+  friend class RedmuxError;
   errc code_ = errc::ok;
   std::string message_;
   bool never_ran_ = false;
@@ -117,11 +119,36 @@ class Error {
 class RedmuxError : public std::runtime_error {
  public:
   RedmuxError(errc code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  /// The exception Error::raise() throws for `error`: it keeps what the code alone does not
+  /// say (never_ran(), an error inside a reply, a script's error), so error() gives it back.
+  explicit RedmuxError(const Error& error)
+      : std::runtime_error(error.message()),
+        code_(error.code_),
+        never_ran_(error.never_ran_),
+        inside_reply_(error.inside_reply_),
+        script_reply_(error.script_reply_) {}
   errc code() const noexcept { return code_; }
   std::error_code error_code() const noexcept { return make_error_code(code_); }
+  /// The Error this exception stands for: code, message and what safe_to_retry() needs.
+  Error error() const {
+    Error error(code_, what());
+    error.never_ran_ = never_ran_;
+    error.inside_reply_ = inside_reply_;
+    error.script_reply_ = script_reply_;
+    return error;
+  }
+  /// Error::safe_to_retry() of error(): the command certainly did not run.
+  bool safe_to_retry() const { return error().safe_to_retry(); }
+
+ protected:
+  /// Marks a timeout that came before its command was written (TimeoutError).
+  void set_never_ran(bool never_ran) noexcept { never_ran_ = never_ran; }
 
  private:
   errc code_;
+  bool never_ran_ = false;
+  bool inside_reply_ = false;
+  bool script_reply_ = false;
 };
 
 /// The server replied with an error (`-ERR …`, `-WRONGTYPE …`, a bulk error).
@@ -140,7 +167,10 @@ class UnexpectedReplyError : public RedmuxError {
 class TimeoutError : public RedmuxError {
  public:
   TimeoutError(errc code, const std::string& message, bool never_sent = false)
-      : RedmuxError(code, message), never_sent_(never_sent) {}
+      : RedmuxError(code, message), never_sent_(never_sent) {
+    set_never_ran(never_sent);
+  }
+  explicit TimeoutError(const Error& error) : RedmuxError(error), never_sent_(error.never_ran()) {}
   /// True when it timed out before it was written: it did not run and never will (safe to
   /// retry; Error::never_ran()).
   bool never_sent() const noexcept { return never_sent_; }
@@ -185,8 +215,9 @@ class TransactionAbortedError : public RedmuxError {
 };
 
 namespace detail {
-/// The Error for an exception a then() continuation or a Task threw: a RedmuxError keeps its
-/// code and message (so `r.value()` inside a continuation passes a failure on unchanged); any
+/// The Error for an exception a then() continuation or a Task threw: a RedmuxError gives its
+/// error() (so `r.value()` inside a continuation passes a failure on unchanged, safe_to_retry()
+/// included); any
 /// other exception is errc::handler_failed, "`who` threw: what()".
 Error error_from_exception(std::exception_ptr exception, std::string_view who);
 }  // namespace detail

@@ -13,11 +13,7 @@ using Raise = void (*)(const Error& error);
 
 template <class Exception>
 [[noreturn]] void raise_as(const Error& error) {
-  throw Exception(error.code(), error.message());
-}
-template <>
-[[noreturn]] void raise_as<TimeoutError>(const Error& error) {
-  throw TimeoutError(error.code(), error.message(), error.never_ran());
+  throw Exception(error);
 }
 
 /// What stands for an errc: its message (error_category().message()) and the exception
@@ -103,7 +99,8 @@ bool Error::safe_to_retry() const noexcept {
 
 void Error::raise() const {
   if (const Raise raise = info_of(code_).raise) raise(*this);
-  throw RedmuxError(code_, message_.empty() ? "redmux: raise() on a non-error" : message_);
+  if (message_.empty()) throw RedmuxError(code_, "redmux: raise() on a non-error");
+  throw RedmuxError(*this);
 }
 
 namespace detail {
@@ -111,10 +108,8 @@ namespace detail {
 Error error_from_exception(std::exception_ptr exception, std::string_view who) {
   try {
     std::rethrow_exception(std::move(exception));
-  } catch (const TimeoutError& e) {
-    return e.never_sent() ? Error::never_ran(e.code(), e.what()) : Error(e.code(), e.what());
   } catch (const RedmuxError& e) {
-    return Error(e.code(), e.what());
+    return e.error();
   } catch (const std::exception& e) {
     return Error(errc::handler_failed, std::string(who) + " threw: " + e.what());
   } catch (...) {
@@ -134,8 +129,8 @@ std::string ServerError::prefix() const {
 namespace redmux {
 
 std::string_view to_string(ConnectionEventKind kind) noexcept {
-  static constexpr std::string_view kNames[] = {"connected", "failed", "reconnecting", "restored",
-                                                "auth refused"};
+  static constexpr std::string_view kNames[] = {"connected", "failed",       "reconnecting",
+                                                "restored",  "auth refused", "role changed"};
   return detail::name_of(kind, kNames);
 }
 

@@ -146,6 +146,32 @@ TEST(ErrcTableTest, ServerErrorsThatMeanTheCommandDidNotRunAreSafeToRetry) {
   }
 }
 
+TEST(ErrcTableTest, AnExceptionGivesBackTheErrorItWasRaisedFrom) {
+  // What the code alone does not say survives raise() and a then() continuation's rethrow:
+  // a script's own READONLY and an error inside a reply stay unsafe to retry.
+  const Error kinds[] = {Error::script_reply("READONLY mine (reply to EVAL)"),
+                         Error::inside_reply("OOM command not allowed (reply to EXEC)"),
+                         Error::script_reply("OOM command not allowed when used memory > "
+                                             "'maxmemory'. script: 5a394d, on @user_script:1."),
+                         Error::never_ran(errc::timeout, "x: command was still queued")};
+  for (const Error& error : kinds) {
+    try {
+      error.raise();
+    } catch (const RedmuxError& e) {
+      EXPECT_EQ(e.safe_to_retry(), error.safe_to_retry()) << error.message();
+      EXPECT_EQ(e.error().never_ran(), error.never_ran()) << error.message();
+      const Error passed_on = detail::error_from_exception(std::current_exception(), "a then()");
+      EXPECT_EQ(passed_on.code(), error.code());
+      EXPECT_EQ(passed_on.message(), error.message());
+      EXPECT_EQ(passed_on.safe_to_retry(), error.safe_to_retry()) << error.message();
+    }
+  }
+  EXPECT_FALSE(kinds[0].safe_to_retry());
+  EXPECT_FALSE(kinds[1].safe_to_retry());
+  EXPECT_TRUE(kinds[2].safe_to_retry());
+  EXPECT_TRUE(kinds[3].safe_to_retry());
+}
+
 TEST(ErrcTableTest, RaiseOnANonErrorSaysSo) {
   try {
     Error().raise();
