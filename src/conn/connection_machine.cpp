@@ -62,16 +62,16 @@ ConnectionMachine::~ConnectionMachine() {
 }
 
 void ConnectionMachine::set_role_hook(Hook hook) {
-  // Said in the log first: a failover redmux follows is otherwise seen only in topology().
+  // Reported first (an event, and a log line): a failover redmux follows is otherwise seen
+  // only in topology().
   role_hook_ = [this, hook = std::move(hook)] {
-    if (observer_.logs(LogLevel::Info)) {
-      const std::string master = server_->master();
-      log(LogLevel::Info, server_->is_replica()
-                              ? "role changed: now a replica" +
-                                    (master.empty() ? std::string() : " of " + master) +
-                                    "; writes go to the primary"
-                              : std::string("role changed: now the primary; writes go here"));
-    }
+    ConnectionEvent event;
+    event.kind = ConnectionEventKind::RoleChanged;
+    event.endpoint = endpoint_text_;
+    event.purpose = purpose_;
+    event.primary = !server_->is_replica();
+    if (!event.primary) event.master = server_->master();
+    shared_->report_event(event);
     hook();
   };
   server_->set_changed_hook(role_hook_);
@@ -123,6 +123,11 @@ void ConnectionMachine::set_phase(Phase phase) noexcept {
   // The client-side cache lives as long as one ready session: what the server tracked for
   // the session ends with it (invalidations sent meanwhile are lost).
   if (cache_ && phase_ == Phase::Ready && phase != Phase::Ready) cache_->set_active(false);
+  if (phase == Phase::Ready && phase_ != Phase::Ready) {
+    // A new session: the failure it recovered from is no longer why it is down.
+    std::lock_guard lock(endpoint_mutex_);
+    last_failure_.clear();
+  }
   phase_ = phase;
   shown_phase_.store(phase, std::memory_order_relaxed);
   state_.store(kStateOf[static_cast<std::size_t>(phase)], std::memory_order_release);

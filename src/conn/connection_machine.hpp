@@ -142,7 +142,8 @@ class ConnectionMachine {
   Endpoint endpoint() const;
   std::string describe_endpoint() const;
   /// Why the last connection attempt failed, or why the last session broke; empty when
-  /// neither happened yet. Kept while ready again: status shows it only when not ready.
+  /// neither happened yet, or since the last session began (a recovered failure is not why
+  /// the connection is down later, closed by close() say).
   std::string last_failure() const;
   /// Any thread: where the current attempt is, for connect()'s syncTimeout message — "in its
   /// TLS handshake, unanswered so far (is this the server's TLS port (tls-port)?)", "waiting

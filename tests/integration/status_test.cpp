@@ -109,6 +109,9 @@ TEST(StatusTest, AReadyConnectionShowsNoPastFailure) {
   EXPECT_TRUE(status.per_connection.at(0).last_failure.empty())
       << status.per_connection.at(0).last_failure;
   EXPECT_EQ(mux->status_text().find("last failure"), std::string::npos) << mux->status_text();
+  // Nor once closed: the failure it recovered from is not the reason it is down.
+  mux->close();
+  EXPECT_EQ(mux->status_text().find("last failure"), std::string::npos) << mux->status_text();
 }
 
 TEST(StatusTest, CommandsPerWriteCountsRedmuxsOwnCommandsSoNeverReadsBelowOne) {
