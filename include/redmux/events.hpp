@@ -34,6 +34,11 @@ enum class ConnectionEventKind {
   /// credentials) was refused or could not be built: `error` names the user and what the
   /// server said, never the secret. The connection keeps its session; it is not retried.
   AuthRefused,
+  /// The server behind a ready connection changed its role, as the connection learned from
+  /// its probe, a READONLY reply or a reconnect (a failover among the servers listed, a
+  /// REPLICAOF by hand): `primary` says whether it is now the primary, `master` names the
+  /// primary a replica now follows. Writes go to the new primary from now on.
+  RoleChanged,
 };
 
 std::string_view to_string(ConnectionEventKind kind) noexcept;
@@ -47,6 +52,8 @@ struct ConnectionEvent {
   Error error;      ///< Failed, AuthRefused: the cause; otherwise empty
   int attempt = 0;  ///< Failed / Reconnecting: attempts in the current series (1 = first)
   std::chrono::milliseconds delay{0};  ///< Reconnecting: backoff before the next attempt
+  bool primary = false;  ///< RoleChanged: the server is now a primary (false: a replica)
+  std::string master;    ///< RoleChanged to a replica: "host:port" of its primary, if it said
 };
 
 }  // namespace redmux

@@ -203,6 +203,15 @@ class SharedContext {
     const LogLevel level = bad ? LogLevel::Warning : LogLevel::Info;
     if (!observer_.logs(level)) return;
     try {
+      if (event.kind == ConnectionEventKind::RoleChanged) {
+        observer_.log(level, event.endpoint,
+                      event.primary
+                          ? std::string("role changed: now the primary; writes go here")
+                          : "role changed: now a replica" +
+                                (event.master.empty() ? std::string() : " of " + event.master) +
+                                "; writes go to the primary");
+        return;
+      }
       // An interactive connection is "connection"; the others say what they are for.
       std::string text = event.purpose == ConnectionPurpose::Interactive ||
                                  event.purpose == ConnectionPurpose::ClusterNode

@@ -219,6 +219,14 @@ TEST(ReplicasTest, WritesFollowAFailoverWithoutAcknowledgedWritesLost) {
     std::lock_guard lock(log_mutex);
     role_records.push_back(std::string(record.endpoint) + " " + std::string(record.message));
   });
+  // And reported as an event: which server, and its new role.
+  std::vector<std::string> role_events;
+  mux->on_connection_event([&](const ConnectionEvent& event) {
+    if (event.kind != ConnectionEventKind::RoleChanged) return;
+    std::lock_guard lock(log_mutex);
+    role_events.push_back(event.endpoint + (event.primary ? " primary" : " replica of ") +
+                          event.master);
+  });
   Database db = mux->database();
   long long acknowledged = 0;
   for (int i = 0; i < 100; ++i) acknowledged = db.incr("counter").get();
@@ -262,6 +270,16 @@ TEST(ReplicasTest, WritesFollowAFailoverWithoutAcknowledgedWritesLost) {
                std::count(role_records.begin(), role_records.end(), demoted) ==
            2;
   })) << ::testing::PrintToString(role_records);
+  std::lock_guard lock(log_mutex);
+  EXPECT_EQ(std::count(role_events.begin(), role_events.end(), set.replica1.address() + " primary"),
+            1)
+      << ::testing::PrintToString(role_events);
+  EXPECT_EQ(std::count(role_events.begin(), role_events.end(),
+                       set.primary.address() +
+                           " replica of 127.0.0.1:" + std::to_string(set.replica1.port())),
+            1)
+      << ::testing::PrintToString(role_events);
+  EXPECT_EQ(to_string(ConnectionEventKind::RoleChanged), "role changed");
 }
 
 TEST(ReplicasTest, WritesQueuedForACrashedPrimaryGoToTheReplicaPromotedInItsPlace) {
