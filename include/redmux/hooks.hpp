@@ -47,7 +47,9 @@ struct CommandPhases {
 
 /// One command, once it ended. Only callers' commands are reported (not redmux's own PING,
 /// SELECT, ROLE …, nor fire-and-forget ones, which no one waits for), each as the server
-/// answered it.
+/// answered it; a command refused at the call (queue full, failFast, closed, admin …) on the
+/// caller's thread, with no server and error_type "queue_full", "connection_error" or
+/// "refused".
 struct CommandEvent {
   static constexpr std::string_view db_system_name = "redis";  ///< db.system.name
   std::string_view operation_name;  ///< db.operation.name: "GET", "CLIENT KILL"
@@ -57,8 +59,8 @@ struct CommandEvent {
   CommandOutcome outcome = CommandOutcome::Value;
   /// db.response.status_code: the error reply's prefix ("WRONGTYPE", "ERR"); empty otherwise.
   std::string_view response_status_code;
-  /// error.type: the status code for a server error, "timeout", "connection_error"; empty
-  /// for a value.
+  /// error.type: the status code for a server error, "timeout", "connection_error";
+  /// "queue_full" or "refused" for a refusal at the call; empty for a value.
   std::string_view error_type;
   std::string_view error_message;  ///< the server's or redmux's message; empty for a value
   std::size_t bytes_written = 0;   ///< its request on the wire

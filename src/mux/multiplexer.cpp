@@ -5,6 +5,7 @@
 #include "mux/connect_watch.hpp"
 #include "mux/core.hpp"
 #include "mux/dedicated_pool.hpp"
+#include "mux/refusal_report.hpp"
 #include "mux/sentinel_connect.hpp"
 #include "pubsub/hub.hpp"
 #if REDMUX_WITH_TLS
@@ -18,7 +19,11 @@ namespace detail {
 
 Error submit_command(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
                      CommandState* state) {
-  return core.submit(db, options, args, state);
+  Error error = core.submit(db, options, args, state);
+  if (error) [[unlikely]] {
+    return reported_refusal(core, db, args, state, std::move(error));
+  }
+  return error;
 }
 
 }  // namespace detail

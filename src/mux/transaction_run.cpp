@@ -5,6 +5,7 @@
 #include "mux/cluster.hpp"
 #include "mux/core.hpp"
 #include "mux/dedicated_pool.hpp"
+#include "observe/unanswered.hpp"
 #include "resp/encoder.hpp"
 #include "topology/slot.hpp"
 
@@ -433,29 +434,9 @@ void TransactionRun::report(const std::optional<TransactionResult>& result,
       }
     } else {
       event.error_message = error.message();
-      switch (error.code()) {
-        case errc::timeout:
-          event.outcome = CommandOutcome::Timeout;
-          event.error_type = "timeout";
-          break;
-        case errc::queue_full:
-          event.outcome = CommandOutcome::ConnectionError;
-          event.error_type = "queue_full";
-          break;
-        case errc::not_sent:
-        case errc::outcome_unknown:
-        case errc::connection_failed:
-        case errc::authentication_failed:
-        case errc::disconnected:
-        case errc::shut_down:
-          event.outcome = CommandOutcome::ConnectionError;
-          event.error_type = "connection_error";
-          break;
-        default:  // refused before it was sent (CROSSSLOT, a database the server lacks …)
-          event.outcome = CommandOutcome::ConnectionError;
-          event.error_type = "refused";
-          break;
-      }
+      const Unanswered how = unanswered(error);
+      event.outcome = how.outcome;
+      event.error_type = how.error_type;
     }
     Observer& observer = work_.core->shared().observer();
     event.created = created_;

@@ -1,4 +1,5 @@
 #include "observe/observer.hpp"
+#include "observe/unanswered.hpp"
 
 #include <algorithm>
 #include <map>
@@ -24,6 +25,25 @@ std::string_view to_string(LogLevel level) noexcept {
 }
 
 namespace detail {
+
+Unanswered unanswered(const Error& error) noexcept {
+  switch (error.code()) {
+    case errc::timeout:
+      return {CommandOutcome::Timeout, "timeout"};
+    case errc::queue_full:
+      return {CommandOutcome::ConnectionError, "queue_full"};
+    case errc::not_sent:
+    case errc::outcome_unknown:
+    case errc::connection_failed:
+    case errc::authentication_failed:
+    case errc::disconnected:
+    case errc::shut_down:
+      return {CommandOutcome::ConnectionError, "connection_error"};
+    default:  // refused before it was sent (CROSSSLOT, a database the server lacks …)
+      return {CommandOutcome::ConnectionError, "refused"};
+  }
+}
+
 namespace {
 
 /// A hook that runs longer than this counts as slow (status(): slow_hooks).

@@ -122,6 +122,70 @@ TEST(ObservabilityTest, TheCommandHookSeesEachCommandWithItsFieldsAndPhasesInOrd
   EXPECT_GE(written.load(), 2u);
 }
 
+TEST(ObservabilityTest, TheCommandHookSeesACommandRefusedAtTheCallOnTheCallersThread) {
+  // A queue full, an admin command without allowAdmin, a closed multiplexer: each refusal
+  // reaches the hook as it is made, with no server (nothing was sent anywhere).
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() +
+                                  ",defaultDatabase=2,maxQueuedCommands=1,asyncTimeout=10000");
+  struct Refused {
+    std::string name;
+    int db = -1;
+    std::string address;
+    int port = 0;
+    CommandOutcome outcome{};
+    std::string error_type;
+    std::string message;
+    bool on_caller = false;
+  };
+  std::mutex mutex;
+  std::vector<Refused> refused;
+  const std::thread::id caller = std::this_thread::get_id();
+  mux->on_command([&](const CommandEvent& event) {
+    if (event.outcome == CommandOutcome::Value) return;
+    std::lock_guard lock(mutex);
+    refused.push_back({std::string(event.operation_name), event.db_namespace,
+                       std::string(event.server_address), event.server_port, event.outcome,
+                       std::string(event.error_type), std::string(event.error_message),
+                       std::this_thread::get_id() == caller});
+    EXPECT_EQ(event.phases.created, event.phases.delivered);
+    EXPECT_EQ(event.phases.written, CommandPhases::TimePoint{});
+  });
+  Database db = mux->database();
+  server.pause();
+  Future<long long> accepted = db.incr("n");
+  EXPECT_THROW(db.incr("n").get(), QueueFullError);
+  server.resume();
+  EXPECT_EQ(accepted.get(), 1);
+  EXPECT_THROW(db.send<Reply>(CallOptions(), std::vector<Arg>{"FLUSHALL"}).get(), AdminModeError);
+  // The same refusals when a Batch or a Transaction is given the command.
+  Batch batch = db.batch();
+  EXPECT_THROW(batch.send<Reply>(CallOptions(), std::vector<Arg>{"FLUSHALL"}).get(),
+               AdminModeError);
+  Transaction transaction = db.transaction();
+  EXPECT_THROW(transaction.send<Reply>(CallOptions(), std::vector<Arg>{"SELECT", "1"}).get(),
+               NotAllowedError);
+  mux->close();
+  EXPECT_THROW(db.get("n").get(), ConnectionError);
+  std::lock_guard lock(mutex);
+  const std::pair<const char*, const char*> expected[] = {{"INCR", "queue_full"},
+                                                          {"FLUSHALL", "refused"},
+                                                          {"FLUSHALL", "refused"},
+                                                          {"SELECT", "refused"},
+                                                          {"GET", "connection_error"}};
+  ASSERT_EQ(refused.size(), std::size(expected));
+  for (std::size_t i = 0; i < std::size(expected); ++i) {
+    EXPECT_EQ(refused[i].name, expected[i].first);
+    EXPECT_EQ(refused[i].error_type, expected[i].second) << refused[i].name;
+    EXPECT_EQ(refused[i].outcome, CommandOutcome::ConnectionError) << refused[i].name;
+    EXPECT_EQ(refused[i].db, 2) << refused[i].name;
+    EXPECT_EQ(refused[i].address, "") << refused[i].name;
+    EXPECT_EQ(refused[i].port, 0) << refused[i].name;
+    EXPECT_FALSE(refused[i].message.empty()) << refused[i].name;
+    EXPECT_TRUE(refused[i].on_caller) << refused[i].name;
+  }
+}
+
 TEST(ObservabilityTest, EachConnectionSaysWhatItsWritesCarriedAndWhenItLastReadAndWrote) {
   RedisServer server;
   auto mux = Multiplexer::connect(server.address());
