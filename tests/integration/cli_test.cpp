@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -323,6 +324,18 @@ TEST_F(CliTest, AFlagAndTheConfigurationOfDashUThatDisagreeAreRefused) {
                          "--cacert", "/b.pem", "PING"},
                         60s);
   EXPECT_NE(r.err.find("--cacert and the sslCaFile= of -u disagree"), std::string::npos) << r.err;
+  // One file named two ways agrees: the CLI goes on (and the TLS handshake with this plain
+  // server fails instead).
+  const std::string dir = ::testing::TempDir() + "cli-cacert-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/ca.pem") << "not a certificate\n";
+  r = test::run_process(
+      {kCli, "-u", "rediss://" + server.address() + "?sslCaFile=" + dir + "/ca.pem", "--cacert",
+       dir + "/./ca.pem", "PING"},
+      60s);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err.find("disagree"), std::string::npos) << r.err;
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(CliTest, PasswordFromFlagOrEnvironment) {

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <regex>
@@ -282,9 +283,15 @@ Result<Config> build_config(const Options& o) {
                                  {"--cert", "sslCert", o.cert, &Config::ssl_cert},
                                  {"--key", "sslKey", o.key, &Config::ssl_key},
                                  {"--sni", "sslHost", o.sni, &Config::ssl_host}};
+  // Two names of one file agree (a relative and an absolute path, a link); --sni is a name.
+  const auto same = [](const PathFlag& path, const std::string& given) {
+    if (given == path.value) return true;
+    std::error_code error;
+    return path.flag != "--sni" && std::filesystem::equivalent(given, path.value, error);
+  };
   for (const PathFlag& path : path_flags) {
     if (path.value.empty()) continue;
-    if (gives(path.option) && config.*path.field != path.value) {
+    if (gives(path.option) && !same(path, config.*path.field)) {
       return disagree(path.flag, std::string(path.option) + "=");
     }
     config.*path.field = path.value;
