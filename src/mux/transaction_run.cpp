@@ -403,7 +403,10 @@ void TransactionRun::finish(std::optional<TransactionResult> result, const Error
                          "not run: the transaction did not commit: " + result->reason));
     result_->set(std::move(*result));
   } else {
-    work_.fail_all(Error(error.code(), "transaction failed: " + error.message()));
+    // A timeout before anything of the transaction ran says so for each command too.
+    std::string message = "transaction failed: " + error.message();
+    work_.fail_all(error.never_ran() ? Error::never_ran(error.code(), std::move(message))
+                                     : Error(error.code(), std::move(message)));
     result_->fail(error);
   }
 }
