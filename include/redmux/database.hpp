@@ -36,6 +36,11 @@ class MuxCore;
 /// (fire-and-forget). Returns the refusal, if the command was refused before sending.
 Error submit_command(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
                      CommandState* state);
+/// Reports `error`, the refusal at the call of the command `args` for database `db` (-1: the
+/// default), to the command hook when one is installed (src/mux/refusal_report.cpp). Only for
+/// a command with a caller waiting (`state`): a fire-and-forget one is not reported.
+void report_refusal(MuxCore& core, int db, std::span<const Arg> args, const CommandState* state,
+                    const Error& error) noexcept;
 }  // namespace detail
 
 class Database : public Commands<Database>, public BlockingCommands<Database> {
@@ -53,7 +58,9 @@ class Database : public Commands<Database>, public BlockingCommands<Database> {
   template <class T>
   Future<T> send(const CallOptions& options, std::span<const Arg> args) {
     return detail::send_through<T>(options, [&](detail::CommandState* state) {
-      return detail::submit_command(*core_, db_, options, args, state);
+      Error error = detail::submit_command(*core_, db_, options, args, state);
+      if (error && state) [[unlikely]] detail::report_refusal(*core_, db_, args, state, error);
+      return error;
     });
   }
 

@@ -7,7 +7,6 @@
 #include "conn/messages.hpp"
 #include "mux/cluster.hpp"
 #include "mux/core.hpp"
-#include "mux/refusal_report.hpp"
 #include "resp/encoder.hpp"
 
 namespace redmux {
@@ -102,7 +101,8 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
   auto refuse = [&](Error error, bool slot_taken) {
     if (slot_taken) core.shared().release_slots(1);
     if (state) state->fail(error);
-    return reported_refusal(core, buffer.db, args, state, std::move(error));
+    report_refusal(core, buffer.db, args, state, error);
+    return error;
   };
   if (Error error = core.check_allowed(info, args, MuxCore::Site::Batch))
     return refuse(std::move(error), false);

@@ -5,7 +5,6 @@
 #include "mux/connect_watch.hpp"
 #include "mux/core.hpp"
 #include "mux/dedicated_pool.hpp"
-#include "mux/refusal_report.hpp"
 #include "mux/sentinel_connect.hpp"
 #include "pubsub/hub.hpp"
 #if REDMUX_WITH_TLS
@@ -19,11 +18,7 @@ namespace detail {
 
 Error submit_command(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
                      CommandState* state) {
-  Error error = core.submit(db, options, args, state);
-  if (error) [[unlikely]] {
-    return reported_refusal(core, db, args, state, std::move(error));
-  }
-  return error;
+  return core.submit(db, options, args, state);
 }
 
 }  // namespace detail

@@ -1,4 +1,6 @@
-#include "mux/refusal_report.hpp"
+// The command hook's event of a caller's command refused at the call, before any connection
+// queued it (docs/observability.md): one event on the caller's thread, with no server.
+#include "redmux/database.hpp"
 
 #include "commands/command_table.hpp"
 #include "mux/core.hpp"
@@ -6,10 +8,10 @@
 
 namespace redmux::detail {
 
-Error reported_refusal(MuxCore& core, int db, std::span<const Arg> args, const CommandState* state,
-                       Error error) noexcept {
+void report_refusal(MuxCore& core, int db, std::span<const Arg> args, const CommandState* state,
+                    const Error& error) noexcept {
   Observer& observer = core.shared().observer();
-  if (state == nullptr || !observer.wants_events()) return error;
+  if (state == nullptr || !observer.wants_events()) return;
   CommandEvent event;
   event.operation_name = command_info(args).name;
   event.db_namespace = db < 0 ? core.shared().config().default_database : db;
@@ -20,7 +22,6 @@ Error reported_refusal(MuxCore& core, int db, std::span<const Arg> args, const C
   event.phases.created = observer.now();
   event.phases.delivered = event.phases.created;
   observer.command_done(event);
-  return error;
 }
 
 }  // namespace redmux::detail

@@ -6,7 +6,6 @@
 
 #include "core/enum_names.hpp"
 #include "mux/core.hpp"
-#include "mux/refusal_report.hpp"
 #include "mux/transaction_run.hpp"
 #include "redmux/database.hpp"
 #include "resp/encoder.hpp"
@@ -134,7 +133,8 @@ Error transaction_add(TransactionBuffer* target, const CallOptions&, std::span<c
   if (Error error = buffer.core->check_allowed(info, args, MuxCore::Site::Transaction)) {
     if (state) state->fail(error);
     if (!buffer.refused) buffer.refused = error;
-    return reported_refusal(*buffer.core, buffer.db, args, state, std::move(error));
+    report_refusal(*buffer.core, buffer.db, args, state, error);
+    return error;
   }
   if (buffer.core->cluster()) {
     std::vector<std::size_t> at;
