@@ -41,7 +41,12 @@ Error ConnectionMachine::refusal_of(std::string_view name) const {
 }
 
 SubmissionQueue::Pushed ConnectionMachine::submit_batch(int db, std::string_view bytes,
-                                                        std::span<PendingCommand> commands) {
+                                                        std::span<PendingCommand> commands,
+                                                        bool fail_fast) {
+  if (fail_fast && fails_fast()) {
+    for (PendingCommand& command : commands) refuse(command, true);
+    return SubmissionQueue::Pushed::Closed;
+  }
   const SubmissionQueue::Pushed pushed = queue_.push_batch(db, bytes, commands);
   if (pushed != SubmissionQueue::Pushed::Closed) return pushed;
   std::size_t slots = 0;

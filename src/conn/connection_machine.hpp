@@ -191,14 +191,19 @@ class ConnectionMachine {
   /// for Forward (nothing queued: a cluster command whose slot this node lost), hand the
   /// command to the cluster router.
   SubmissionQueue::Pushed submit(int db, std::span<const Arg> args, PendingCommand command) {
-    const bool fail_fast =
-        config_.backlog_policy == BacklogPolicy::FailFast && state() != ConnectionState::Ready;
-    if (fail_fast) return refuse(command, true);
+    if (fails_fast()) return refuse(command, true);
     const SubmissionQueue::Pushed pushed = queue_.push(db, args, command);
     return pushed == SubmissionQueue::Pushed::Closed ? refuse(command, false) : pushed;
   }
+  /// Under failFast, commands are refused at once while the connection is not ready.
+  bool fails_fast() const noexcept {
+    return config_.backlog_policy == BacklogPolicy::FailFast && state() != ConnectionState::Ready;
+  }
+  /// Several commands queued contiguously (a Batch, a transaction, commands moved here);
+  /// refused (Closed) when the connection is closed, and with `fail_fast` (a caller's Batch)
+  /// also while it is not ready under failFast, as a lone command is.
   SubmissionQueue::Pushed submit_batch(int db, std::string_view bytes,
-                                       std::span<PendingCommand> commands);
+                                       std::span<PendingCommand> commands, bool fail_fast = false);
   /// From the ready hook only (I/O thread, before the session's first write): `commands`
   /// go out first, ahead of the backlog (SubmissionQueue::push_front()).
   void submit_first(std::string_view bytes, std::span<PendingCommand> commands);

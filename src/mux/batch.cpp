@@ -214,9 +214,10 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
   return Error();
 }
 
-/// Tells the batch hook of one part of a batch, just queued on `connection`.
+/// Tells the batch hook of one part of a batch, just queued on `connection`, or refused
+/// there (`queued` false: backlogPolicy=failFast while it is down, or closed).
 void report_batch(Observer& observer, Connection& connection, int db, std::size_t size,
-                  std::size_t bytes, Clock::time_point created) noexcept {
+                  std::size_t bytes, Clock::time_point created, bool queued) noexcept {
   try {
     const Endpoint endpoint = connection.endpoint();
     BatchEvent event;
@@ -227,6 +228,13 @@ void report_batch(Observer& observer, Connection& connection, int db, std::size_
     event.server_port = endpoint.is_unix() ? 0 : endpoint.port;
     event.batch_size = size;
     event.bytes_written = bytes;
+    std::string refusal;
+    if (!queued) {
+      refusal = connection.refusal_of("BATCH").message();
+      event.outcome = CommandOutcome::ConnectionError;
+      event.error_type = "connection_error";
+      event.error_message = refusal;
+    }
     event.created = created;
     event.ended = observer.now();
     observer.batch_done(event);
@@ -292,10 +300,11 @@ void Batch::execute() {
         [](const detail::PendingCommand& command) { return command.counted || command.tallied; });
     b.core->shared().counters().commands.fetch_add(static_cast<std::uint64_t>(accepted),
                                                    std::memory_order_relaxed);
-    part.connection->submit_batch(b.db, part.bytes, part.commands);
+    const bool queued =
+        part.connection->submit_batch(b.db, part.bytes, part.commands, /*fail_fast=*/true);
     if (report) {
       detail::report_batch(observer, *part.connection, b.db, part.commands.size(),
-                           part.bytes.size(), created);
+                           part.bytes.size(), created, queued);
     }
   }
   b.parts.clear();
@@ -305,9 +314,10 @@ void Batch::execute() {
     return;
   }
   b.core->shared().counters().commands.fetch_add(b.commands.size(), std::memory_order_relaxed);
-  b.connection->submit_batch(b.db, b.bytes, b.commands);
+  const bool queued = b.connection->submit_batch(b.db, b.bytes, b.commands, /*fail_fast=*/true);
   if (report) {
-    detail::report_batch(observer, *b.connection, b.db, b.commands.size(), b.bytes.size(), created);
+    detail::report_batch(observer, *b.connection, b.db, b.commands.size(), b.bytes.size(), created,
+                         queued);
   }
   b.written.leave_caches(b.core->cache_route());
   b.written.clear();

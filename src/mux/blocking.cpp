@@ -72,6 +72,10 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
       shared.release_slots(1);
       return refuse(std::move(routed).error());
     }
+    if ((*routed)->fails_fast()) {  // the server is down: failFast refuses at once
+      shared.release_slots(1);
+      return refuse((*routed)->refusal_of(info.name));
+    }
     target = (*routed)->endpoint();
   }
   // The arguments are views that die with the caller's expression, and the lease may come

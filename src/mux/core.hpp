@@ -104,17 +104,15 @@ class MuxCore final : public ShardRouter {
                          std::uint32_t timeout_ms) const;
   /// Hands a checked command that holds a queue slot to `connection` (which takes its own
   /// reference to `state`; null for fire-and-forget). Inline: it is on every command's path.
-  /// Returns why a fire-and-forget command was refused (a caller's future holds it).
+  /// Returns why the command was refused (a caller's future holds it too).
   [[gnu::always_inline]] Error hand_over(Connection& connection, int db, const CallOptions& options,
                                          std::span<const Arg> args, const CommandInfo& info,
                                          CommandState* state, Clock::time_point deadline,
                                          std::uint32_t timeout_ms) {
     PendingCommand command = caller_command(info, options, state, deadline, timeout_ms);
     shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
-    if (state) {  // refused: its future holds the reason
-      connection.submit(db, args, command);
-    } else if (!connection.submit(db, args, command)) {
-      return connection.refusal_of(info.name);
+    if (!connection.submit(db, args, command)) [[unlikely]] {
+      return connection.refusal_of(info.name);  // a caller's future holds it already
     }
     return Error();
   }

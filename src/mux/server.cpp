@@ -62,10 +62,8 @@ std::string known_list(const std::vector<KnownServer>& servers) {
   return out.empty() ? "none" : out;
 }
 
-}  // namespace
-
-Error submit_to_server(MuxCore& core, const Endpoint& endpoint, const CallOptions& options,
-                       std::span<const Arg> args, CommandState* state) {
+Error submit_unreported(MuxCore& core, const Endpoint& endpoint, const CallOptions& options,
+                        std::span<const Arg> args, CommandState* state) {
   const CommandInfo& info = command_info(args);
   auto refuse = [&](Error error) {
     if (state) state->fail(error);
@@ -102,6 +100,15 @@ Error submit_to_server(MuxCore& core, const Endpoint& endpoint, const CallOption
   auto [deadline, timeout_ms] = core.deadline_for(options);
   if (!core.take_slot(deadline)) return refuse(core.queue_full_error(info, deadline, timeout_ms));
   return core.hand_over(*at->connection, db, options, args, info, state, deadline, timeout_ms);
+}
+
+}  // namespace
+
+Error submit_to_server(MuxCore& core, const Endpoint& endpoint, const CallOptions& options,
+                       std::span<const Arg> args, CommandState* state) {
+  Error error = submit_unreported(core, endpoint, options, args, state);
+  if (error) report_refusal(core, -1, args, state, error);
+  return error;
 }
 
 ServerEndpoint describe_server(MuxCore& core, const Endpoint& endpoint) {

@@ -132,6 +132,10 @@ void TransactionRun::start() {
     finish(std::nullopt, routed.error());
     return;
   }
+  if ((*routed)->fails_fast()) {  // the server is down: failFast refuses at once
+    finish(std::nullopt, (*routed)->refusal_of("transaction"));
+    return;
+  }
   pool_ = core.dedicated_pool();
   pool_->acquire((*routed)->endpoint(), wait_until, "transaction",
                  [self = shared_from_this()](Result<std::shared_ptr<Connection>> leased) {

@@ -121,8 +121,9 @@ void Connection::post_rearm(Clock::time_point deadline) {
   });
 }
 
-void Connection::submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands) {
-  switch (machine_.submit_batch(db, bytes, commands)) {
+bool Connection::submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands,
+                              bool fail_fast) {
+  switch (machine_.submit_batch(db, bytes, commands, fail_fast)) {
     case SubmissionQueue::Pushed::WriteInline:
       write_inline();
       break;
@@ -142,9 +143,11 @@ void Connection::submit_batch(int db, std::string_view bytes, std::span<PendingC
       forward_hook_(db, bytes, commands);
       break;
     case SubmissionQueue::Pushed::Queued:
-    case SubmissionQueue::Pushed::Closed:
       break;
+    case SubmissionQueue::Pushed::Closed:
+      return false;
   }
+  return true;
 }
 
 void Connection::post_wake() {

@@ -62,8 +62,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool submit(int db, std::span<const Arg> args, PendingCommand command);
   /// Why a command named `name` is refused now (see submit()).
   Error refusal_of(std::string_view name) const { return machine_.refusal_of(name); }
-  /// Queues a batch contiguously (any thread).
-  void submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands);
+  /// Queues a batch contiguously (any thread). With `fail_fast` (a caller's Batch) refused
+  /// while the connection is not ready under failFast, as submit() is. False when refused
+  /// (each command's future holds why; refusal_of() says it for the whole).
+  bool submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands,
+                    bool fail_fast = false);
+  /// Under backlogPolicy=failFast, whether commands are refused now (not ready).
+  bool fails_fast() const noexcept { return machine_.fails_fast(); }
   /// From the ready hook only (its I/O thread, before the session's first write): `commands`
   /// go out ahead of the backlog held while the connection was down.
   void submit_first(std::string_view bytes, std::span<PendingCommand> commands) {

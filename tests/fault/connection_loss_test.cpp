@@ -10,6 +10,7 @@
 #include <atomic>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -133,6 +134,73 @@ INSTANTIATE_TEST_SUITE_P(Unreachable, StartDownTest,
                            }
                            return "Unknown";
                          });
+
+TEST(FailFastTest, ABatchATransactionAndABlockingCommandAreRefusedAtOnceLikeALoneCommand) {
+  // The next attempt is 5 s away: a refusal that waited for it would not come at once.
+  test::RedisServer server;
+  auto mux = fault::connect_to(server.address(),
+                               ",backlogPolicy=failFast,asyncTimeout=20000,"
+                               "reconnectBaseDelay=5000,reconnectMaxDelay=5000");
+  // Refusals at the call reach the command hook, as the caller gets them.
+  std::mutex mutex;
+  std::vector<std::string> refused;
+  mux->on_command([&](const CommandEvent& event) {
+    if (event.error_type != "connection_error" || !event.server_address.empty()) return;
+    std::lock_guard lock(mutex);
+    refused.emplace_back(event.operation_name);
+  });
+  Database db = mux->database();
+  ASSERT_EQ(db.incr("ff:n").get(), 1);
+  server.kill();
+  ASSERT_TRUE(test::wait_until([&] { return !mux->is_connected(); })) << mux->status_text();
+  auto at_once = [](auto&& call) {
+    const auto start = Clock::now();
+    auto result = call();
+    EXPECT_LT(Clock::now() - start, 1s) << "not at once (the next attempt is 5 s away)";
+    return result;
+  };
+  const Result<long long> lone = at_once([&] { return db.incr("ff:n").result(); });
+  ASSERT_FALSE(lone);
+  EXPECT_EQ(lone.error().code(), errc::disconnected) << lone.error().message();
+  std::vector<CommandOutcome> batch_outcomes;
+  mux->on_batch([&](const BatchEvent& event) {
+    if (event.kind != BatchKind::Batch) return;
+    std::lock_guard lock(mutex);
+    batch_outcomes.push_back(event.outcome);
+  });
+  Batch batch = db.batch();
+  Future<long long> batched = batch.incr("ff:n");
+  const Result<long long> in_batch = at_once([&] {
+    batch.execute();
+    return batched.result();
+  });
+  ASSERT_FALSE(in_batch);
+  EXPECT_EQ(in_batch.error().code(), errc::disconnected) << in_batch.error().message();
+  EXPECT_NE(in_batch.error().message().find("backlogPolicy=failFast"), std::string::npos)
+      << in_batch.error().message();
+  Transaction transaction = db.transaction();
+  Future<long long> transacted = transaction.incr("ff:n");
+  const Result<TransactionResult> outcome =
+      at_once([&] { return transaction.execute_async().result(); });
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().code(), errc::disconnected) << outcome.error().message();
+  const Result<long long> in_transaction = transacted.result();
+  ASSERT_FALSE(in_transaction);
+  EXPECT_TRUE(in_transaction.error().safe_to_retry()) << in_transaction.error().message();
+  const Result<Reply> blocking = at_once([&] {
+    return db.send<Reply>(CallOptions(), std::vector<Arg>{"BLPOP", "ff:q", "5"}).result();
+  });
+  ASSERT_FALSE(blocking);
+  EXPECT_EQ(blocking.error().code(), errc::disconnected) << blocking.error().message();
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(refused, (std::vector<std::string>{"INCR", "BLPOP"}));
+    EXPECT_EQ(batch_outcomes, std::vector<CommandOutcome>{CommandOutcome::ConnectionError});
+  }
+  server.restart();
+  ASSERT_TRUE(test::wait_until([&] { return mux->is_connected(); }, 15s)) << mux->status_text();
+  EXPECT_EQ(db.get("ff:n").get(), std::nullopt);  // a restarted server, and nothing ran since
+}
 
 // --- half-open connections ----------------------------------------------------------------
 
