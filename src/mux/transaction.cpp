@@ -7,6 +7,7 @@
 #include "core/enum_names.hpp"
 #include "mux/core.hpp"
 #include "mux/transaction_run.hpp"
+#include "observe/unanswered.hpp"
 #include "redmux/database.hpp"
 #include "resp/encoder.hpp"
 
@@ -272,9 +273,25 @@ Future<TransactionResult> Transaction::execute_async() {
     TransactionResult result;
     result.outcome = TransactionOutcome::Rejected;
     result.reason = "a command was refused before sending: " + buffer.refused->message();
+    const std::size_t size = buffer.commands.size();
     buffer.fail_all(Error(errc::transaction_aborted,
                           "not run: another command of the transaction was refused (" +
                               buffer.refused->message() + ")"));
+    detail::Observer& observer = buffer.core->shared().observer();
+    if (observer.wants_batches()) {  // its event, as for one that ran: no server, no bytes
+      BatchEvent event;
+      event.kind = BatchKind::Transaction;
+      event.operation_name = "MULTI";
+      event.db_namespace = buffer.db;
+      event.batch_size = size;
+      const detail::Unanswered how = detail::unanswered(*buffer.refused);
+      event.outcome = how.outcome;
+      event.error_type = how.error_type;
+      event.error_message = result.reason;
+      event.created = observer.now();
+      event.ended = event.created;
+      observer.batch_done(event);
+    }
     return Future<TransactionResult>::ready_with(std::move(result));
   }
   auto* out = new detail::FutureState<TransactionResult>();

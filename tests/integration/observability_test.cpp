@@ -165,6 +165,26 @@ TEST(ObservabilityTest, TheCommandHookSeesACommandRefusedAtTheCallOnTheCallersTh
   Transaction transaction = db.transaction();
   EXPECT_THROW(transaction.send<Reply>(CallOptions(), std::vector<Arg>{"SELECT", "1"}).get(),
                NotAllowedError);
+  // Executed, such a transaction sends nothing; the batch hook hears of it all the same.
+  std::vector<std::string> batches;  // kind, error type, size, server, message
+  mux->on_batch([&](const BatchEvent& event) {
+    std::lock_guard lock(mutex);
+    batches.push_back(std::string(to_string(event.kind)) + " " + std::string(event.error_type) +
+                      " " + std::to_string(event.batch_size) + " [" +
+                      std::string(event.server_address) + "] " + std::string(event.error_message));
+  });
+  Future<long long> not_run = transaction.incr("n");
+  EXPECT_EQ(transaction.execute().outcome, TransactionOutcome::Rejected);
+  EXPECT_THROW(not_run.get(), TransactionAbortedError);
+  {
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(batches.size(), 1u);
+    EXPECT_EQ(batches[0].rfind("transaction refused 1 [] a command was refused before sending: ",
+                               0),
+              0u)
+        << batches[0];
+    EXPECT_NE(batches[0].find("SELECT"), std::string::npos) << batches[0];
+  }
   mux->close();
   EXPECT_THROW(db.get("n").get(), ConnectionError);
   std::lock_guard lock(mutex);
