@@ -71,7 +71,7 @@ void ConnectionMachine::set_role_hook(Hook hook) {
     event.purpose = purpose_;
     event.primary = !server_->is_replica();
     if (!event.primary) event.master = server_->master();
-    shared_->report_event(event);
+    shared_->report_role_change(event);
     hook();
   };
   server_->set_changed_hook(role_hook_);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -154,6 +155,22 @@ class SharedContext {
     on_topology_event_ =
         std::make_shared<std::function<void(const ConnectionEvent&)>>(std::move(observer));
   }
+  /// Reports a server's change of role (ConnectionEventKind::RoleChanged) once: several
+  /// connections to one server (connectionsPerEndpoint, a subscription, dedicated ones)
+  /// each learn it, and only the first to differ from what was last reported is told.
+  void report_role_change(const ConnectionEvent& event) noexcept {
+    try {
+      std::string role = event.primary ? std::string("primary") : "replica of " + event.master;
+      {
+        std::lock_guard lock(callback_mutex_);
+        std::string& last = reported_roles_[event.endpoint];
+        if (last == role) return;
+        last = std::move(role);
+      }
+      report_event(event);
+    } catch (...) {  // out of memory: routing follows the role all the same
+    }
+  }
   /// Reports a connection event (on the connection's I/O thread).
   void report_event(const ConnectionEvent& event) noexcept {
     log_event(event);
@@ -252,6 +269,8 @@ class SharedContext {
   std::mutex room_mutex_;
   std::condition_variable room_;
   mutable std::mutex callback_mutex_;
+  /// The role last reported per endpoint (report_role_change()), under callback_mutex_.
+  std::map<std::string, std::string, std::less<>> reported_roles_;
   std::string close_note_;
   std::shared_ptr<std::function<void(const Error&)>> on_error_;
   std::shared_ptr<std::function<void(const ConnectionEvent&)>> on_event_;

@@ -39,17 +39,23 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
   // server has no other to wait for.
   several_servers_ = groups_.size() > 1;
   may_hold_ = several_servers_ && cfg.failover_wait && cfg.backlog_policy == BacklogPolicy::Queue;
-  // A failover seen on one endpoint (a replica promoted, a primary demoted) asks every other
-  // endpoint its role at once, instead of waiting for its READONLY reply or periodic check;
-  // commands waiting for a primary may go now.
+  // A failover seen on one connection (a replica promoted, a primary demoted) asks every
+  // other connection its role at once — the other endpoints' and, under
+  // connectionsPerEndpoint, the same server's — instead of waiting for its READONLY reply or
+  // periodic check; commands waiting for a primary may go now. `watched` is each endpoint's
+  // first connection, by server index (set_locator below).
   auto watched = std::make_shared<std::vector<std::weak_ptr<Connection>>>();
-  for (auto& group : groups_) watched->push_back(group.front());
+  auto everyone = std::make_shared<std::vector<std::weak_ptr<Connection>>>();
+  for (auto& group : groups_) {
+    watched->push_back(group.front());
+    everyone->insert(everyone->end(), group.begin(), group.end());
+  }
   std::weak_ptr<HeldCommands> held = held_;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     for (std::size_t i = 0; i < groups_[g].size(); ++i) {
       Connection& connection = *groups_[g][i];
-      connection.set_role_hook([watched, held](Connection& changed) {
-        for (const auto& weak : *watched) {
+      connection.set_role_hook([everyone, held](Connection& changed) {
+        for (const auto& weak : *everyone) {
           auto other = weak.lock();
           if (other && other.get() != &changed) other->check_role();
         }

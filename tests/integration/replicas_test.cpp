@@ -282,6 +282,51 @@ TEST(ReplicasTest, WritesFollowAFailoverWithoutAcknowledgedWritesLost) {
   EXPECT_EQ(to_string(ConnectionEventKind::RoleChanged), "role changed");
 }
 
+TEST(ReplicasTest, EveryConnectionToAServerLearnsItsNewRoleAndTheChangeIsReportedOnce) {
+  // Two connections per server: the one that sees the failover asks the other at once (a
+  // primary's own probe is 30 s away), and the change is one event however many learn it.
+  ReplicaSet set;
+  auto mux = Multiplexer::connect(set.config() + ",connectionsPerEndpoint=2");
+  std::mutex mutex;
+  std::vector<std::string> events;
+  mux->on_connection_event([&](const ConnectionEvent& event) {
+    if (event.kind != ConnectionEventKind::RoleChanged) return;
+    std::lock_guard lock(mutex);
+    events.push_back(event.endpoint + (event.primary ? " primary" : " replica of " + event.master));
+  });
+  Database db = mux->database();
+  ASSERT_EQ(db.incr("n").get(), 1);
+  set.replica1.cli({"REPLICAOF", "NO", "ONE"});
+  replicate(set.primary, set.replica1);
+  replicate(set.replica2, set.replica1);
+  auto roles_of = [&](const RedisServer& server) {
+    std::vector<ConnectionStatus::Role> roles;
+    for (const ConnectionStatus& one : mux->status().per_connection) {
+      if (one.endpoint == server.address() && one.purpose == ConnectionStatus::Purpose::Interactive)
+        roles.push_back(one.role);
+    }
+    return roles;
+  };
+  using Role = ConnectionStatus::Role;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return roles_of(set.primary) == std::vector<Role>{Role::Replica, Role::Replica} &&
+               roles_of(set.replica1) == std::vector<Role>{Role::Primary, Role::Primary};
+      },
+      10s))
+      << mux->status_text();
+  ASSERT_TRUE(wait_until([&] { return db.incr("n").result().has_value(); }, 10s));
+  std::lock_guard lock(mutex);
+  const std::vector<std::string> expected = {
+      set.replica1.address() + " primary",
+      set.primary.address() + " replica of 127.0.0.1:" + std::to_string(set.replica1.port())};
+  for (const std::string& one : expected) {
+    EXPECT_EQ(std::count(events.begin(), events.end(), one), 1)
+        << one << " in " << ::testing::PrintToString(events);
+  }
+  EXPECT_EQ(events.size(), 2u) << ::testing::PrintToString(events);
+}
+
 TEST(ReplicasTest, WritesQueuedForACrashedPrimaryGoToTheReplicaPromotedInItsPlace) {
   // The primary crashes; writes queue on its connection (reconnecting). A replica is then
   // promoted by hand: those writes, never sent, go to it once its new role is seen, instead
