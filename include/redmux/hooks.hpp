@@ -47,9 +47,10 @@ struct CommandPhases {
 
 /// One command, once it ended. Only callers' commands are reported (not redmux's own PING,
 /// SELECT, ROLE …, nor fire-and-forget ones, which no one waits for), each as the server
-/// answered it; a command refused at the call (queue full, failFast, closed, admin …) on the
-/// caller's thread, with no server and error_type "queue_full", "connection_error" or
-/// "refused".
+/// answered it; a transaction's MULTI and EXEC count as its caller's. A command refused at
+/// the call (queue full, failFast, closed, admin …) is reported on the caller's thread, with
+/// no server and error_type "queue_full", "connection_error" or "refused"; the commands of a
+/// Batch or transaction that never reached a server are told of by its BatchEvent alone.
 struct CommandEvent {
   static constexpr std::string_view db_system_name = "redis";  ///< db.system.name
   std::string_view operation_name;  ///< db.operation.name: "GET", "CLIENT KILL"

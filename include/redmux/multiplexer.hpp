@@ -217,8 +217,9 @@ class Multiplexer {
   /// now; empty unless latencyHistograms=true.
   Latencies latencies() const;
   /// Called (on an I/O thread; must not block) when a caller's command ends: its reply was
-  /// delivered, it timed out, or its connection broke (redmux/hooks.hpp). Replaces any
-  /// earlier hook; an empty function removes it. No hook installed costs nothing.
+  /// delivered, it timed out, or its connection broke; and on the caller's thread when it is
+  /// refused at the call (redmux/hooks.hpp). Replaces any earlier hook; an empty function
+  /// removes it. No hook installed costs nothing.
   void on_command(CommandHook hook);
   /// Called (on an I/O thread; must not block) for each write to a socket: how many
   /// commands and bytes it carried. Replaces any earlier hook.
