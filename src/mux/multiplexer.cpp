@@ -307,6 +307,26 @@ ConnectionStatus describe(const detail::Connection& connection, ConnectionStatus
   return out;
 }
 
+/// The subscription and dedicated connections do not ask their server's role after their
+/// handshake (a subscribed RESP2 connection cannot), so after a failover theirs would be the
+/// role from before. The connections commands are routed over learn a change at once (and
+/// a cluster node's role is the slot map's): each of the others shows the role of a ready
+/// one to the same server.
+void learn_roles_from_routed(std::vector<ConnectionStatus>& connections) {
+  using Purpose = ConnectionStatus::Purpose;
+  for (ConnectionStatus& other : connections) {
+    if (other.purpose == Purpose::Interactive || other.purpose == Purpose::ClusterNode) continue;
+    for (const ConnectionStatus& routed : connections) {
+      if ((routed.purpose == Purpose::Interactive || routed.purpose == Purpose::ClusterNode) &&
+          routed.endpoint == other.endpoint && routed.state == ConnectionStatus::State::Ready &&
+          routed.role != ConnectionStatus::Role::Unknown) {
+        other.role = routed.role;
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 MultiplexerStatus Multiplexer::status() const {
@@ -353,6 +373,7 @@ MultiplexerStatus Multiplexer::status() const {
   for (const auto& connection : core_->dedicated_pool()->connections()) {
     s.per_connection.push_back(describe(*connection, Purpose::Dedicated));
   }
+  learn_roles_from_routed(s.per_connection);
   // Held by the multiplexer until a primary is known (Sentinel): accepted, not yet queued.
   s.queued = core_->held_count();
   for (const ConnectionStatus& one : s.per_connection) {

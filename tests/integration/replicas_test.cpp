@@ -327,6 +327,56 @@ TEST(ReplicasTest, EveryConnectionToAServerLearnsItsNewRoleAndTheChangeIsReporte
   EXPECT_EQ(events.size(), 2u) << ::testing::PrintToString(events);
 }
 
+TEST(ReplicasTest, TheSubscriptionAndDedicatedConnectionsShowTheirServersRoleAfterAFailover) {
+  // Neither asks its server's role after its handshake; status() shows what the connections
+  // commands are routed over know now, not the role from before the failover.
+  ReplicaSet set;
+  auto mux = Multiplexer::connect(set.config());
+  Database db = mux->database();
+  Subscription subscription = mux->subscriber().subscribe("news", [](const Message&) {});
+  subscription.confirmed().get();
+  ASSERT_EQ(db.blpop("nothing", 50ms).get(), std::nullopt);
+  using Role = ConnectionStatus::Role;
+  using Purpose = ConnectionStatus::Purpose;
+  // endpoint and role of each subscription and dedicated connection
+  auto others = [&] {
+    std::vector<std::pair<std::string, Role>> out;
+    for (const ConnectionStatus& one : mux->status().per_connection) {
+      if (one.purpose == Purpose::Subscription || one.purpose == Purpose::Dedicated)
+        out.emplace_back(one.endpoint, one.role);
+    }
+    return out;
+  };
+  // The subscription rides the first endpoint listed, a replica; the blocking command the
+  // primary.
+  auto role_at = [&](const RedisServer& server) -> Role {
+    return server.address() == set.primary.address() ? Role::Primary : Role::Replica;
+  };
+  const auto before = others();
+  ASSERT_EQ(before.size(), 2u) << mux->status_text();
+  for (const auto& [endpoint, role] : before) {
+    const RedisServer& server = endpoint == set.primary.address()    ? set.primary
+                                : endpoint == set.replica1.address() ? set.replica1
+                                                                     : set.replica2;
+    EXPECT_EQ(role, role_at(server)) << mux->status_text();
+  }
+  set.replica1.cli({"REPLICAOF", "NO", "ONE"});
+  replicate(set.primary, set.replica1);
+  replicate(set.replica2, set.replica1);
+  // Each now has its server's new role: the promoted replica1 primary, the others replicas.
+  auto swapped = [&] {
+    const auto now = others();
+    if (now.size() != before.size()) return false;
+    for (const auto& [endpoint, role] : now) {
+      if (role != (endpoint == set.replica1.address() ? Role::Primary : Role::Replica)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  ASSERT_TRUE(wait_until(swapped, 10s)) << mux->status_text();
+}
+
 TEST(ReplicasTest, WritesQueuedForACrashedPrimaryGoToTheReplicaPromotedInItsPlace) {
   // The primary crashes; writes queue on its connection (reconnecting). A replica is then
   // promoted by hand: those writes, never sent, go to it once its new role is seen, instead
