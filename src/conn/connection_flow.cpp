@@ -6,6 +6,7 @@
 #include "conn/break_policy.hpp"
 #include "conn/connection_machine.hpp"
 #include "conn/messages.hpp"
+#include "core/reply_hint.hpp"
 #include "resp/classify.hpp"
 
 namespace redmux::detail {
@@ -362,10 +363,32 @@ bool ConnectionMachine::on_reply(NodeSpan reply) {
     if (resp::says_role_changed(reply)) {
       probe_role();
       if (redirect_hook_ && follow_redirect(reply[0].value)) return true;
+      if (const std::string hint = write_refused_hint(reply[0].value); !hint.empty()) {
+        const ReplyHint scope(hint);
+        return deliver_reply(reply);
+      }
     } else if (at_sentinel_ && explain_sentinel_refusal(reply[0].value)) {
       return true;
     }
   }
+  return deliver_reply(reply);
+}
+
+std::string ConnectionMachine::write_refused_hint(std::string_view reply) const {
+  // Several endpoints: a write goes to the one that is the primary, so a READONLY means a
+  // failover under way, which redmux follows. A lone endpoint gets every command, whatever
+  // its role: say why a write cannot run there.
+  if (!reply.starts_with("READONLY") || config_.endpoints.size() != 1 ||
+      !config_.service_name.empty() || !server_->is_replica()) {
+    return {};
+  }
+  const std::string master = server_->master();
+  return endpoint_text_ + ", the only endpoint listed, is a replica" +
+         (master.empty() ? std::string() : " of " + master) +
+         ": list the primary among the endpoints for writes to go there";
+}
+
+bool ConnectionMachine::deliver_reply(NodeSpan reply) {
   if (observer_.watching() && !pipeline_.empty()) [[unlikely]] {
     const PendingCommand front = pipeline_.front();
     // A command that timed out (its caller no longer waits) was reported then: its late

@@ -340,6 +340,11 @@ class ConnectionMachine {
 
   // data path (connection_flow.cpp)
   bool on_reply(NodeSpan reply);
+  /// on_reply() past the error replies it explains: to the command in flight, observed.
+  bool deliver_reply(NodeSpan reply);
+  /// What a READONLY reply does not say: the lone endpoint listed is a replica (whose
+  /// primary) — "" when that is not the case.
+  std::string write_refused_hint(std::string_view reply) const;
   void on_push(NodeSpan push);
   void write_more();
   void absorb_inline_writes();

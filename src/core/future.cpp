@@ -11,6 +11,7 @@
 #include <ctime>
 #include <utility>
 
+#include "core/reply_hint.hpp"
 #include "core/script_commands.hpp"
 #include "core/user_context_check.hpp"
 #include "redmux/version.hpp"
@@ -190,10 +191,29 @@ Error unexecuted_error(const char* operation, std::string_view command, bool con
                    "first (the future stays valid)");
 }
 
+namespace {
+thread_local std::string_view t_reply_hint;
+}  // namespace
+
+ReplyHint::ReplyHint(std::string_view hint) noexcept
+    : previous_(std::exchange(t_reply_hint, hint)) {}
+
+ReplyHint::~ReplyHint() {
+  t_reply_hint = previous_;
+}
+
+std::string_view ReplyHint::current() noexcept {
+  return t_reply_hint;
+}
+
 Error server_error_from(NodeSpan reply, std::string_view command_name) {
   std::string message(reply.empty() ? std::string_view("ERR") : reply[0].value);
   message += " (reply to ";
   message += command_name.empty() ? std::string_view("command") : command_name;
+  if (!t_reply_hint.empty()) {
+    message += "; ";
+    message += t_reply_hint;
+  }
   message += ')';
   if (runs_script(command_name)) return Error::script_reply(std::move(message));
   return Error(errc::server_error, std::move(message));

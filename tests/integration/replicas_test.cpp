@@ -377,6 +377,30 @@ TEST(ReplicasTest, TheSubscriptionAndDedicatedConnectionsShowTheirServersRoleAft
   ASSERT_TRUE(wait_until(swapped, 10s)) << mux->status_text();
 }
 
+TEST(ReplicasTest, AWriteToALoneReplicaSaysThePrimaryIsNotListed) {
+  // One endpoint gets every command, whatever its role: the server's READONLY, with what
+  // redmux knows and the server does not say.
+  RedisServer primary;
+  RedisServer replica;
+  replicate(replica, primary);
+  ASSERT_TRUE(wait_until([&] { return in_sync(replica); }, 20s));
+  auto mux = Multiplexer::connect(replica.address());
+  Database db = mux->database();
+  Result<bool> write = db.set("k", "v").result();
+  ASSERT_FALSE(write.has_value());
+  const std::string message = write.error().message();
+  EXPECT_EQ(write.error().code(), errc::server_error) << message;
+  EXPECT_TRUE(message.starts_with("READONLY ")) << message;
+  EXPECT_NE(message.find("(reply to SET; " + replica.address() +
+                         ", the only endpoint listed, is a replica of " + primary.address() +
+                         ": list the primary among the endpoints"),
+            std::string::npos)
+      << message;
+  EXPECT_TRUE(write.error().safe_to_retry()) << message;
+  // Reads still go to it, as to any lone endpoint; the reply to them is untouched.
+  EXPECT_EQ(db.get("k").get(), std::nullopt);
+}
+
 TEST(ReplicasTest, WritesQueuedForACrashedPrimaryGoToTheReplicaPromotedInItsPlace) {
   // The primary crashes; writes queue on its connection (reconnecting). A replica is then
   // promoted by hand: those writes, never sent, go to it once its new role is seen, instead
