@@ -45,9 +45,36 @@ ClientCache::ClientCache(std::size_t max_bytes, std::chrono::milliseconds max_tt
 
 ClientCache::~ClientCache() = default;
 
+namespace {
+
+// What glibc's malloc holds for a request of `size` bytes: the request and an 8-byte header,
+// rounded up to 16, and 32 at least.
+constexpr std::size_t heap_block(std::size_t size) noexcept {
+  return size == 0 ? 0 : std::max<std::size_t>(32, (size + 8 + 15) & ~std::size_t{15});
+}
+
+// A std::string's heap block for `size` bytes: none up to 15 (held inline); else the bytes
+// and a NUL. One built at its size (`exact`) asks for that; one assigned or reserved from
+// empty asks for at least 30, twice the inline capacity (libstdc++'s growth).
+constexpr std::size_t string_block(std::size_t size, bool exact) noexcept {
+  if (size <= 15) return 0;
+  return heap_block((exact ? size : std::max<std::size_t>(size, 30)) + 1);
+}
+
+}  // namespace
+
 std::size_t ClientCache::charge_of(std::size_t key_size, std::size_t identity_size,
                                    std::size_t nodes, std::size_t payload) noexcept {
-  return sizeof(Entry) + key_size + identity_size + nodes * sizeof(Node) + payload;
+  // Every block the entry holds, and its key's: the map node (a next pointer, the key and
+  // its entries, the cached hash), the key's bytes (built at their size), its bucket, the
+  // vector of its entries (one pointer; a key read several ways is charged it once per
+  // entry), the entry, its identity and payload (assigned and reserved from empty) and its
+  // nodes.
+  constexpr std::size_t kMapNode = sizeof(void*) + sizeof(Map::value_type) + sizeof(std::size_t);
+  return heap_block(kMapNode) + string_block(key_size, true) + sizeof(void*) +
+         heap_block(sizeof(std::unique_ptr<Entry>)) + heap_block(sizeof(Entry)) +
+         string_block(identity_size, false) + heap_block(nodes * sizeof(Node)) +
+         string_block(payload, false);
 }
 
 void ClientCache::identity_of(int db, std::span<const Arg> args, std::string& out) {

@@ -12,7 +12,8 @@
 //     dropped (counted as refused).
 //   - the server's TTL: the read is sent after a PTTL of its key in the same write; the
 //     entry lives at most that long from when the read was queued, and never past maxTtl.
-//   - memory: bytes() is the exact sum of every entry's charge (charge_of()); a store that
+//   - memory: bytes() is the exact sum of every entry's charge (charge_of(): the heap blocks
+//     the entry and its key hold, as glibc's malloc sizes them); a store that
 //     would pass the bound evicts least recently used entries first; a reply larger than
 //     the whole bound is not stored.
 //   - a write through the same multiplexer calls invalidate() for its keys before and after
@@ -122,7 +123,9 @@ class ClientCache {
   /// The identity of a read under `db`: what lookup() and the fill functions compare.
   static void identity_of(int db, std::span<const Arg> args, std::string& out);
   /// What an entry of `key_size` key bytes, `identity_size` identity bytes and a reply of
-  /// `nodes` nodes and `payload` payload bytes adds to bytes().
+  /// `nodes` nodes and `payload` payload bytes adds to bytes(): every heap block it and its
+  /// key hold (the map node, the key's bytes, bucket and entry list, the entry, its identity,
+  /// nodes and payload), each as glibc's malloc sizes it.
   static std::size_t charge_of(std::size_t key_size, std::size_t identity_size, std::size_t nodes,
                                std::size_t payload) noexcept;
 

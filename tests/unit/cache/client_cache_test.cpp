@@ -1,7 +1,9 @@
 #include "cache/client_cache.hpp"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -134,8 +136,7 @@ TEST_F(ClientCacheTest, InvalidateWhereDropsTheChosenKeysWithTheirFillsAndKeepsT
   const ClientCache::Lookup pending = look(filling, t0);
   cache.note_ttl(filling.key, filling.identity, pending.ticket, -1);
   const std::uint64_t invalidations = cache.tally().invalidations;
-  EXPECT_EQ(cache.invalidate_where([](std::string_view key) {
-    return key.starts_with("{a}"); }),
+  EXPECT_EQ(cache.invalidate_where([](std::string_view key) { return key.starts_with("{a}"); }),
             3u);
   EXPECT_EQ(cache.tally().invalidations, invalidations + 3);
   EXPECT_FALSE(
@@ -240,6 +241,47 @@ TEST_F(ClientCacheTest, MemoryIsCountedExactlyAndBoundedByEvictingTheLeastRecent
   small.note_ttl(h.key, h.identity, lookup.ticket, -1);
   EXPECT_FALSE(small.complete_fill(h.key, h.identity, lookup.ticket, huge.nodes(), t0));
   EXPECT_EQ(small.bytes(), ClientCache::charge_of(1, b.identity.size(), 0, 0));
+}
+
+// bytes() is what the cache holds on the heap, as the allocator itself counts it (mallinfo2,
+// glibc) around filling a cache: small entries, where the blocks' headers, the key's map node
+// and the entry's fixed size outweigh the data, and large ones.
+TEST(ClientCacheMemoryTest, BytesIsWhatTheAllocatorHoldsForTheEntries) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's allocator keeps counts of its own";
+#endif
+  struct Shape {
+    std::string key_prefix;
+    std::size_t value_size;
+  };
+  for (const Shape& shape : {Shape{"k", 3}, Shape{"u:", 16}, Shape{"user:profile:", 100},
+                             Shape{"user:profile:0123456789:", 1000}}) {
+    constexpr int kEntries = 20000;
+    std::vector<Read> reads;
+    reads.reserve(kEntries);
+    for (int i = 0; i < kEntries; ++i) reads.emplace_back(shape.key_prefix + std::to_string(i));
+    const std::string value(shape.value_size, 'v');
+    const Parsed reply("$" + std::to_string(value.size()) + "\r\n" + value + "\r\n");
+    ClientCache cache(std::size_t{1} << 30, 60s);
+    cache.set_active(true);
+    CachedReply out;
+    const Clock::time_point t0 = Clock::now();
+    const auto heap = [] {
+      const struct mallinfo2 info = ::mallinfo2();
+      return static_cast<double>(info.uordblks + info.hblkhd);
+    };
+    const double before = heap();
+    for (const Read& read : reads) {
+      const ClientCache::Lookup lookup = cache.lookup(read.db, read.args, read.key, t0, out);
+      cache.note_ttl(read.key, read.identity, lookup.ticket, -1);
+      ASSERT_TRUE(cache.complete_fill(read.key, read.identity, lookup.ticket, reply.nodes(), t0));
+    }
+    const double ratio = (heap() - before) / static_cast<double>(cache.bytes());
+    EXPECT_GT(ratio, 0.9) << shape.key_prefix << " " << shape.value_size << " bytes";
+    EXPECT_LT(ratio, 1.1) << shape.key_prefix << " " << shape.value_size << " bytes";
+    std::printf("%s…, %zu-byte values: the allocator holds %.3f x bytes()\n",
+                shape.key_prefix.c_str(), shape.value_size, ratio);
+  }
 }
 
 TEST_F(ClientCacheTest, AFailedFillLeavesNothingBehind) {
