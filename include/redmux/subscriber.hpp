@@ -37,6 +37,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "redmux/error.hpp"
@@ -226,6 +227,24 @@ class Subscriber {
   MessageQueue ssubscribe_queue(const std::vector<std::string>& shard_channels,
                                 MessageQueueOptions options = {});
 
+  /// The same for one name: subscribe_queue("jobs"), psubscribe_queue(pattern) with a
+  /// std::string … (A braced list, {"a", "b"}, takes the overloads above.)
+  template <class Name>
+    requires std::is_convertible_v<const Name&, std::string_view>
+  MessageQueue subscribe_queue(const Name& channel, MessageQueueOptions options = {}) {
+    return subscribe_queue(one_name(channel), std::move(options));
+  }
+  template <class Name>
+    requires std::is_convertible_v<const Name&, std::string_view>
+  MessageQueue psubscribe_queue(const Name& pattern, MessageQueueOptions options = {}) {
+    return psubscribe_queue(one_name(pattern), std::move(options));
+  }
+  template <class Name>
+    requires std::is_convertible_v<const Name&, std::string_view>
+  MessageQueue ssubscribe_queue(const Name& shard_channel, MessageQueueOptions options = {}) {
+    return ssubscribe_queue(one_name(shard_channel), std::move(options));
+  }
+
   /// Ends every handler and queue on `channel` (they become inactive) and sends UNSUBSCRIBE.
   /// Returns the number of subscriptions ended.
   std::size_t unsubscribe(std::string_view channel);
@@ -237,6 +256,7 @@ class Subscriber {
   SubscriberStatus status() const;
 
  private:
+  static std::vector<std::string> one_name(std::string_view name) { return {std::string(name)}; }
   friend class Multiplexer;
   Subscriber(std::shared_ptr<detail::ShardRouter> shards,
              std::shared_ptr<detail::SubscriptionHub> hub);

@@ -255,6 +255,30 @@ TEST(PubSubTest, UnsubscribeStopsDelivery) {
   EXPECT_EQ(inbox.size(), 1u);
 }
 
+TEST(PubSubTest, AQueueOnOneNameTakesTheNameAlone) {
+  // subscribe_queue("jobs") as well as subscribe_queue({"jobs", "alerts"}); a braced list
+  // still takes the list overloads (two names, not a string built from two pointers).
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  Subscriber subscriber = mux->subscriber();
+  const std::string pattern = "alone.*";
+  MessageQueue one = subscriber.subscribe_queue("alone");
+  MessageQueue matching = subscriber.psubscribe_queue(pattern, {.capacity = 10});
+  MessageQueue two = subscriber.psubscribe_queue({"pair-a", "pair-b"});
+  one.confirmed().get();
+  matching.confirmed().get();
+  two.confirmed().get();
+  EXPECT_EQ(db.publish("alone", "1").get(), 1);
+  EXPECT_EQ(db.publish("alone.x", "2").get(), 1);
+  EXPECT_EQ(db.publish("pair-b", "3").get(), 1);
+  EXPECT_EQ(one.pop().payload, "1");
+  const Message matched = matching.pop();
+  EXPECT_EQ(matched.pattern, "alone.*");
+  EXPECT_EQ(matched.payload, "2");
+  EXPECT_EQ(two.pop().payload, "3");
+}
+
 TEST(PubSubTest, MoveAssignmentEndsWhatTheTargetHeld) {
   RedisServer server;
   auto mux = connect_to(server);
