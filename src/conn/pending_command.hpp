@@ -37,10 +37,16 @@ enum class PendingKind : std::uint8_t {
 /// Where the multiplexer may place a caller's command again when the connection it was queued
 /// on loses its server (Sentinel; mux/held_commands.hpp). Set by the router.
 enum class ReplicaUse : std::uint8_t {
-  None,    ///< the primary only: a write, or a read under PreferMaster or DemandMaster
-  Prefer,  ///< a read under PreferReplica: a replica in sync, else the primary
-  Demand,  ///< a read under DemandReplica: a replica in sync only
+  None,      ///< the primary only: a write, any command not read-only, or a DemandMaster read
+  Prefer,    ///< a read under PreferReplica: a replica in sync, else the primary
+  Demand,    ///< a read under DemandReplica: a replica in sync only
+  Fallback,  ///< a read under PreferMaster: the primary; a replica while none is known
 };
+/// The command goes to the primary when one is known, and so keeps its place behind the
+/// commands waiting for one (a caller's read after its write).
+constexpr bool for_primary(ReplicaUse use) noexcept {
+  return use == ReplicaUse::None || use == ReplicaUse::Fallback;
+}
 
 /// Which setting the deadline came from, so that a timeout names the one to raise.
 enum class TimeoutSource : std::uint8_t {

@@ -407,19 +407,35 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
       }
       return Error(errc::not_allowed, std::string(info.name) + why + " (DemandReplica)");
     }
-    const bool needs_primary = info.is(CommandFlag::Write) || has_flag(flags, Flags::DemandMaster);
+    // Only a read-only command may run on a replica: a write, and any other (EVAL, which may
+    // write; PUBLISH; the EXEC of a transaction …), needs the primary.
+    const bool needs_primary = !read_only || has_flag(flags, Flags::DemandMaster);
     if (roles.primary == none && needs_primary && hold) {
       *hold = true;  // failoverWait: it waits for a primary (held_commands.hpp)
       return static_cast<Connection*>(nullptr);
     }
     if (has_flag(flags, Flags::DemandMaster) && roles.primary == none) {
+      const Connection& lone = *groups_.front().front();
+      if (groups_.size() == 1 && lone.state() == ConnectionState::Ready) {
+        // A primary is not discovered from its replica: a lone endpoint has none to offer.
+        const std::string master = lone.master();
+        return Error(
+            errc::not_allowed,
+            std::string(info.name) + " demands the primary, but the only endpoint listed, " +
+                lone.describe_endpoint() + ", is a replica" +
+                (master.empty() ? std::string() : " of " + master) +
+                " (a primary is not discovered: list it among the endpoints) (DemandMaster)");
+      }
       return Error(errc::not_allowed, std::string(info.name) +
                                           " demands the primary, but none is known (DemandMaster)");
     }
-    if (roles.primary == none && info.is(CommandFlag::Write)) {
-      // A write never goes to a replica. Not sent, so safe to retry (a failover in progress
-      // ends with a primary).
-      return Error(errc::not_sent, std::string(info.name) + " writes, but " + why_no_primary() +
+    if (roles.primary == none && needs_primary) {
+      // Not to a replica. Not sent, so safe to retry (a failover in progress ends with a
+      // primary).
+      const char* what = info.is(CommandFlag::Write)
+                             ? " writes, but "
+                             : " is not read-only and needs the primary, but ";
+      return Error(errc::not_sent, std::string(info.name) + what + why_no_primary() +
                                        "; not sent: retry once it ends");
     }
     g = roles.primary == none ? 0 : roles.primary;
@@ -613,9 +629,7 @@ Error MuxCore::submit_to_servers(int db, const CallOptions& options, std::span<c
   command.keep_for_redirect =
       state && !hold && info.is(CommandFlag::Write) && (*connection)->redirects();
   if (info.is(CommandFlag::ReadOnly)) {  // where else it may run (held_commands.hpp)
-    command.replica_use = has_flag(options.flags, Flags::DemandReplica)   ? ReplicaUse::Demand
-                          : has_flag(options.flags, Flags::PreferReplica) ? ReplicaUse::Prefer
-                                                                          : ReplicaUse::None;
+    command.replica_use = replica_use_of(options.flags);
   }
   shared_->counters().commands.fetch_add(1, std::memory_order_relaxed);
   if (hold) {

@@ -33,6 +33,14 @@ class DedicatedPool;
 class SentinelMonitor;
 class SubscriptionHub;
 
+/// Where a read-only command under `flags` may run (held_commands.hpp).
+constexpr ReplicaUse replica_use_of(Flags flags) noexcept {
+  if (has_flag(flags, Flags::DemandReplica)) return ReplicaUse::Demand;
+  if (has_flag(flags, Flags::PreferReplica)) return ReplicaUse::Prefer;
+  if (has_flag(flags, Flags::DemandMaster)) return ReplicaUse::None;
+  return ReplicaUse::Fallback;
+}
+
 class MuxCore final : public ShardRouter {
  public:
   /// `tls`: the TLS settings every connection uses when config.ssl (null otherwise).

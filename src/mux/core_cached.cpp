@@ -88,9 +88,7 @@ Error MuxCore::submit_cached(int db, const CallOptions& options, std::span<const
   }
   PendingCommand read = caller_command(info, options, state, deadline, timeout_ms);
   if (several_servers_) {  // where else it may run (held_commands.hpp)
-    read.replica_use = has_flag(options.flags, Flags::DemandReplica)   ? ReplicaUse::Demand
-                       : has_flag(options.flags, Flags::PreferReplica) ? ReplicaUse::Prefer
-                                                                       : ReplicaUse::None;
+    read.replica_use = replica_use_of(options.flags);
   }
   cache_route_.build_fill(cache, lookup.ticket, db, args, key_index, now, read, /*cluster=*/false,
                           bytes, commands);

@@ -11,6 +11,12 @@ long long ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
 }
 
+// A caller's command, or a fire-and-forget one (given asyncTimeout by append_locked()): held
+// until its deadline at most.
+bool waits_until_deadline(const PendingCommand& command) noexcept {
+  return command.kind == PendingKind::Caller || command.kind == PendingKind::FireAndForget;
+}
+
 }  // namespace
 
 HeldCommands::HeldCommands(MuxCore& core, std::shared_ptr<SharedContext> shared,
@@ -48,8 +54,8 @@ void HeldCommands::hold(int db, std::span<const Arg> args, PendingCommand comman
     if (entry.command.counted) shared_->release_slots(1);
     return;
   }
-  const bool for_primary = entry.command.replica_use == ReplicaUse::None;
-  const bool behind_others = flushing_ || (for_primary && primary_waiters_.load() != 0);
+  const bool primary_bound = for_primary(entry.command.replica_use);
+  const bool behind_others = flushing_ || (primary_bound && primary_waiters_.load() != 0);
   append_locked(std::move(entry));
   if (behind_others) {
     // It cannot go before those waiting ahead of it: no need to look at every entry again.
@@ -104,7 +110,16 @@ void HeldCommands::try_again() {
 }
 
 void HeldCommands::append_locked(Entry entry) {
-  if (entry.command.replica_use == ReplicaUse::None) {
+  PendingCommand& command = entry.command;
+  if (command.kind == PendingKind::FireAndForget && command.deadline == Clock::time_point::max()) {
+    // No deadline once sent; while held, asyncTimeout, as a caller's: a write that can never
+    // go would keep every command bound for the primary behind it for ever.
+    const auto timeout = shared_->config().async_timeout;
+    command.deadline = Clock::now() + timeout;
+    command.timeout_ms = static_cast<std::uint32_t>(timeout.count());
+    command.timeout_source = TimeoutSource::AsyncTimeout;
+  }
+  if (for_primary(entry.command.replica_use)) {
     primary_waiters_.fetch_add(1, std::memory_order_acq_rel);
   }
   entries_.push_back(std::move(entry));
@@ -113,7 +128,7 @@ void HeldCommands::append_locked(Entry entry) {
 void HeldCommands::recount_locked() {
   std::size_t waiting = flushing_ ? 1 : 0;
   for (const Entry& entry : entries_) {
-    if (entry.command.replica_use == ReplicaUse::None) ++waiting;
+    if (for_primary(entry.command.replica_use)) ++waiting;
   }
   primary_waiters_.store(waiting, std::memory_order_release);
 }
@@ -131,8 +146,8 @@ void HeldCommands::flush(std::unique_lock<std::mutex>& lock) {
     std::deque<Entry> kept;
     bool primary_blocked = false;  // one waits for the primary: those behind it wait too
     for (Entry& entry : entries_) {
-      const bool for_primary = entry.command.replica_use == ReplicaUse::None;
-      if (for_primary && primary_blocked) {
+      const bool primary_bound = for_primary(entry.command.replica_use);
+      if (primary_bound && primary_blocked) {
         kept.push_back(std::move(entry));
         continue;
       }
@@ -140,7 +155,7 @@ void HeldCommands::flush(std::unique_lock<std::mutex>& lock) {
       if (target.connection != nullptr) {
         placed.emplace_back(std::move(target.connection), std::move(entry));
       } else if (target.wait) {
-        primary_blocked = primary_blocked || for_primary;
+        primary_blocked = primary_blocked || primary_bound;
         kept.push_back(std::move(entry));
       } else {
         after.push_back([this, command = entry.command, error = std::move(target.error)] {
@@ -157,6 +172,10 @@ void HeldCommands::flush(std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     // In order: a placed command never overtakes one placed before it on the same connection.
     for (auto& [connection, entry] : placed) {
+      // Placed: a fire-and-forget command has no deadline any more, as one never held.
+      if (entry.command.kind == PendingKind::FireAndForget) {
+        entry.command.deadline = Clock::time_point::max();
+      }
       connection->submit_batch(entry.command.db, entry.bytes,
                                std::span<PendingCommand>(&entry.command, 1));
     }
@@ -173,7 +192,7 @@ void HeldCommands::expire_locked(Clock::time_point now, After& after) {
   std::string last_message;  // the last timeout's, for the log
   for (Entry& entry : entries_) {
     const PendingCommand& command = entry.command;
-    if (command.kind != PendingKind::Caller || command.deadline > now) {
+    if (!waits_until_deadline(command) || command.deadline > now) {
       kept.push_back(std::move(entry));
       continue;
     }
@@ -192,8 +211,12 @@ void HeldCommands::expire_locked(Clock::time_point now, After& after) {
     Error error = command.resends == 0 ? Error::never_ran(errc::timeout, std::move(message))
                                        : Error(errc::timeout, std::move(message));
     after.push_back([this, command, error = std::move(error)] {
-      command.state->fail(error);
-      command.state->release();
+      if (command.state) {
+        command.state->fail(error);
+        command.state->release();
+      } else {
+        shared_->report_error(error);  // fire-and-forget: nobody else hears of it
+      }
       if (command.counted) shared_->release_slots(1);
     });
   }
@@ -225,7 +248,7 @@ void HeldCommands::arm_locked() {
   // The next deadline, or the next look at the roles while commands wait for a primary.
   Clock::time_point at = Clock::now() + kRoleCheck;
   for (const Entry& entry : entries_) {
-    if (entry.command.kind == PendingKind::Caller) at = std::min(at, entry.command.deadline);
+    if (waits_until_deadline(entry.command)) at = std::min(at, entry.command.deadline);
   }
   if (at >= timer_at_) return;
   timer_at_ = at;

@@ -62,7 +62,7 @@ HeldCommands::Target MuxCore::place_held(const HeldCommands::Entry& entry) {
     const auto& group = groups_[g];
     return group[entry.index % group.size()];
   };
-  if (use != ReplicaUse::None && roles.replica != none) {
+  if ((use == ReplicaUse::Prefer || use == ReplicaUse::Demand) && roles.replica != none) {
     target.connection = at(roles.replica);
   } else if (use == ReplicaUse::Demand) {
     // As route() refuses DemandReplica when no replica is connected: at once, not after the
@@ -76,7 +76,9 @@ HeldCommands::Target MuxCore::place_held(const HeldCommands::Entry& entry) {
                                   "sync (DemandReplica); safe to retry");
   } else if (roles.primary != none) {
     target.connection = at(roles.primary);
-  } else if (use == ReplicaUse::Prefer || !shared_->config().failover_wait) {
+  } else if (use == ReplicaUse::Fallback && roles.replica != none) {
+    target.connection = at(roles.replica);  // a PreferMaster read, nothing waiting ahead of it
+  } else if (use != ReplicaUse::None || !shared_->config().failover_wait) {
     target.connection = at(0);  // where route() sends it while no primary is known
   } else {
     target.wait = true;

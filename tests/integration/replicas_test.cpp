@@ -190,8 +190,10 @@ TEST(ReplicasTest, EachDemandFlagIsRefusedByALoneServerOfTheOtherRole) {
   Result<std::optional<std::string>> demanded = db.get("k", Flags::DemandMaster).result();
   ASSERT_FALSE(demanded.has_value());
   EXPECT_EQ(demanded.error().code(), errc::not_allowed) << demanded.error().message();
-  EXPECT_NE(demanded.error().message().find("DemandMaster"), std::string::npos)
-      << demanded.error().message();
+  EXPECT_EQ(demanded.error().message(),
+            "GET demands the primary, but the only endpoint listed, " + replica.address() +
+                ", is a replica of " + primary.address() +
+                " (a primary is not discovered: list it among the endpoints) (DemandMaster)");
   EXPECT_EQ(replica.command_calls("get"), before);  // never sent
   EXPECT_EQ(db.get("k").get(), std::nullopt);       // without the flag it reads there
 
@@ -477,6 +479,117 @@ TEST(ReplicasTest, WritesAreRefusedWhenEveryEndpointIsAReplicaUnlessTheyWait) {
   EXPECT_EQ(replica1.command_calls("set"), 1);
   EXPECT_EQ(replica2.command_calls("set"), 0);
   EXPECT_EQ(waiting->topology().waiting_for_primary, 0u);
+}
+
+/// A primary with two replicas, the multiplexer given the replicas only: no primary known.
+struct ReplicasOnly {
+  RedisServer primary;
+  RedisServer replica1;
+  RedisServer replica2;
+  ReplicasOnly() {
+    primary.cli({"SET", "k", "old"});
+    replicate(replica1, primary);
+    replicate(replica2, primary);
+    EXPECT_TRUE(wait_until([&] { return in_sync(replica1) && in_sync(replica2); }, 20s));
+  }
+  std::string config() const { return replica1.address() + "," + replica2.address(); }
+  long long calls(std::string_view command) const {
+    return replica1.command_calls(command) + replica2.command_calls(command);
+  }
+};
+
+TEST(ReplicasTest, AFireAndForgetWriteWaitsForAPrimaryNoLongerThanAsyncTimeout) {
+  // It has no deadline once sent; held for a primary it has asyncTimeout, else every
+  // command bound for the primary (a default read too) would wait behind it for ever.
+  ReplicasOnly set;
+  auto mux = Multiplexer::connect(set.config() + ",asyncTimeout=500");
+  std::mutex mutex;
+  std::vector<Error> errors;
+  mux->on_error([&](const Error& error) {
+    std::lock_guard lock(mutex);
+    errors.push_back(error);
+  });
+  Database db = mux->database();
+  db.incr("n", Flags::FireAndForget);
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::optional<std::string>> read =
+      db.get("k", CallOptions(Flags::None, std::chrono::milliseconds(5000))).result();
+  ASSERT_TRUE(read.has_value()) << read.error().message();
+  EXPECT_EQ(*read, "old");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  {
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].code(), errc::timeout);
+    EXPECT_TRUE(errors[0].safe_to_retry());
+    EXPECT_NE(errors[0].message().find("INCR after"), std::string::npos) << errors[0].message();
+    EXPECT_NE(errors[0].message().find("waited for a primary"), std::string::npos)
+        << errors[0].message();
+  }
+  EXPECT_GE(mux->status().timeouts, 1u);
+  EXPECT_EQ(mux->topology().waiting_for_primary, 0u);
+  // Reported timed out: it never runs, not even once a primary is known.
+  set.replica1.cli({"REPLICAOF", "NO", "ONE"});
+  ASSERT_TRUE(wait_until([&] { return db.incr("m").result().has_value(); }, 10s));
+  EXPECT_EQ(set.replica1.cli({"GET", "n"}), "");
+  EXPECT_EQ(set.calls("incr"), set.replica1.command_calls("incr"));
+  EXPECT_EQ(set.primary.command_calls("incr"), 0);
+}
+
+TEST(ReplicasTest, AReadHeldBehindAWriteThatTimedOutGoesToAReplica) {
+  // A default (PreferMaster) read waits behind a write held for a primary (a caller's read
+  // after its write); once nothing waits ahead of it, a replica serves it.
+  ReplicasOnly set;
+  auto mux = Multiplexer::connect(set.config());
+  Database db = mux->database();
+  auto write = db.set("k", "new", CallOptions(Flags::None, std::chrono::milliseconds(300)));
+  auto read = db.get("k", CallOptions(Flags::None, std::chrono::milliseconds(4000)));
+  Result<bool> written = write.result();
+  ASSERT_FALSE(written.has_value());
+  EXPECT_EQ(written.error().code(), errc::timeout) << written.error().message();
+  const auto timed_out = std::chrono::steady_clock::now();
+  Result<std::optional<std::string>> value = read.result();
+  ASSERT_TRUE(value.has_value()) << value.error().message();
+  EXPECT_EQ(*value, "old");
+  EXPECT_LT(std::chrono::steady_clock::now() - timed_out, 1500ms);
+  EXPECT_EQ(set.calls("set"), 0);
+}
+
+TEST(ReplicasTest, ACommandThatIsNotReadOnlyNeedsThePrimaryAsAWriteDoes) {
+  // EVAL may write, and a transaction's EXEC is not read-only: neither goes to a replica
+  // while no primary is known.
+  ReplicasOnly set;
+  auto refusing = Multiplexer::connect(set.config() + ",failoverWait=false");
+  Database db = refusing->database();
+  Result<long long> script =
+      db.eval<long long>("return redis.call('INCR', KEYS[1])", {"n"}).result();
+  ASSERT_FALSE(script.has_value());
+  EXPECT_EQ(script.error().code(), errc::not_sent) << script.error().message();
+  EXPECT_TRUE(script.error().safe_to_retry());
+  EXPECT_NE(script.error().message().find(
+                "EVAL is not read-only and needs the primary, but every endpoint is a replica"),
+            std::string::npos)
+      << script.error().message();
+  Transaction tx = db.transaction();
+  auto incr = tx.incr("n");
+  Result<TransactionResult> ran = tx.execute_async().result();
+  ASSERT_FALSE(ran.has_value());
+  EXPECT_EQ(ran.error().code(), errc::not_sent) << ran.error().message();
+  EXPECT_TRUE(ran.error().safe_to_retry());
+  EXPECT_FALSE(incr.result().has_value());
+  // Read-only ones still run on a replica.
+  EXPECT_EQ(
+      db.eval_ro<std::optional<std::string>>("return redis.call('GET', KEYS[1])", {"k"}).get(),
+      "old");
+  // Under failoverWait (the default) the script waits for a primary instead.
+  auto waiting = Multiplexer::connect(set.config() + ",asyncTimeout=300");
+  Result<long long> waited =
+      waiting->database().eval<long long>("return redis.call('INCR', KEYS[1])", {"n"}).result();
+  ASSERT_FALSE(waited.has_value());
+  EXPECT_EQ(waited.error().code(), errc::timeout) << waited.error().message();
+  EXPECT_NE(waited.error().message().find("waited for a primary"), std::string::npos)
+      << waited.error().message();
+  EXPECT_EQ(set.calls("eval") + set.calls("exec") + set.calls("multi"), 0);
 }
 
 TEST(ReplicasTest, AWriteThatWaitedForAPrimaryAndWasSentIsNeverReportedAsNotSent) {
