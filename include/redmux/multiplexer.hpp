@@ -68,8 +68,10 @@ struct ConnectionStatus {
   using Purpose = ConnectionPurpose;
   enum class State { Idle, Connecting, Handshaking, Ready, Reconnecting, Closed };
   /// The server's role: from its handshake and role probes, or for a cluster node from the
-  /// slot map (Unknown: not connected yet, or not in the map). A subscription or dedicated
-  /// connection shows what a ready connection commands are routed over knows of its server.
+  /// slot map (Unknown: never connected, or not in the map). A connection that is not ready
+  /// shows the role it last learnt (topology() says "unknown" for a server not connected).
+  /// A subscription or dedicated connection shows what a ready connection commands are
+  /// routed over knows of its server.
   enum class Role { Unknown, Primary, Replica };
 
   std::string endpoint;  ///< "host:port" or the Unix socket path
