@@ -31,6 +31,16 @@ bool in_sync(const RedisServer& replica) {
   return replica.info_field("master_link_status") == "up";
 }
 
+/// A primary and one replica of it, in sync.
+struct PrimaryAndReplica {
+  RedisServer primary;
+  RedisServer replica;
+  PrimaryAndReplica() {
+    replicate(replica, primary);
+    EXPECT_TRUE(wait_until([&] { return in_sync(replica); }, 20s));
+  }
+};
+
 struct ReplicaSet {
   RedisServer primary;
   RedisServer replica1;
@@ -129,10 +139,9 @@ TEST(ReplicasTest, AReplicaOfAnotherPrimaryThanTheOneWrittenToGetsNoReads) {
 }
 
 TEST(ReplicasTest, PreferReplicaFallsBackToThePrimaryAndDemandReplicaFails) {
-  RedisServer primary;
-  RedisServer replica;
-  replicate(replica, primary);
-  ASSERT_TRUE(wait_until([&] { return in_sync(replica); }, 20s));
+  PrimaryAndReplica servers;
+  RedisServer& primary = servers.primary;
+  RedisServer& replica = servers.replica;
   auto mux = Multiplexer::connect(primary.address() + "," + replica.address() +
                                   ",abortConnect=false,connectTimeout=500");
   Database db = mux->database();
@@ -180,10 +189,9 @@ TEST(ReplicasTest, PreferReplicaFallsBackToThePrimaryAndDemandReplicaFails) {
 TEST(ReplicasTest, EachDemandFlagIsRefusedByALoneServerOfTheOtherRole) {
   // One endpoint, and it is a replica: DemandMaster must not read there, as DemandReplica
   // must not read from a lone primary.
-  RedisServer primary;
-  RedisServer replica;
-  replicate(replica, primary);
-  ASSERT_TRUE(wait_until([&] { return in_sync(replica); }, 20s));
+  PrimaryAndReplica set;
+  RedisServer& primary = set.primary;
+  RedisServer& replica = set.replica;
   auto mux = Multiplexer::connect(replica.address());
   Database db = mux->database();
   const long long before = replica.command_calls("get");
@@ -382,10 +390,9 @@ TEST(ReplicasTest, TheSubscriptionAndDedicatedConnectionsShowTheirServersRoleAft
 TEST(ReplicasTest, AWriteToALoneReplicaSaysThePrimaryIsNotListed) {
   // One endpoint gets every command, whatever its role: the server's READONLY, with what
   // redmux knows and the server does not say.
-  RedisServer primary;
-  RedisServer replica;
-  replicate(replica, primary);
-  ASSERT_TRUE(wait_until([&] { return in_sync(replica); }, 20s));
+  PrimaryAndReplica set;
+  RedisServer& primary = set.primary;
+  RedisServer& replica = set.replica;
   auto mux = Multiplexer::connect(replica.address());
   Database db = mux->database();
   Result<bool> write = db.set("k", "v").result();
@@ -407,10 +414,9 @@ TEST(ReplicasTest, WritesQueuedForACrashedPrimaryGoToTheReplicaPromotedInItsPlac
   // The primary crashes; writes queue on its connection (reconnecting). A replica is then
   // promoted by hand: those writes, never sent, go to it once its new role is seen, instead
   // of waiting for a server that is the primary no more until their timeout.
-  RedisServer primary;
-  RedisServer replica;
-  replicate(replica, primary);
-  ASSERT_TRUE(wait_until([&] { return in_sync(replica); }, 20s));
+  PrimaryAndReplica set;
+  RedisServer& primary = set.primary;
+  RedisServer& replica = set.replica;
   auto mux = Multiplexer::connect(primary.address() + "," + replica.address() +
                                   ",asyncTimeout=20000,reconnectBaseDelay=5000,"
                                   "reconnectMaxDelay=5000");
