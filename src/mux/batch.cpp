@@ -21,6 +21,9 @@ struct BatchBuffer {
   std::vector<PendingCommand> commands;
   Connection* connection = nullptr;  ///< chosen by the first keyed command
   bool keyed = false;
+  /// `connection` was chosen by a read-only command, which may have picked a replica: the
+  /// first command that needs the primary routes the batch again (one batch, one connection).
+  bool chosen_by_read = false;
   /// Redis Cluster: the batch split per node, each part in the batch's order (then
   /// `commands` above is empty and the parts hold everything).
   struct Part {
@@ -83,6 +86,7 @@ struct BatchBuffer {
     parts.clear();
     connection = nullptr;
     keyed = false;
+    chosen_by_read = false;
   }
 };
 
@@ -184,11 +188,22 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
     part->commands.push_back(command);
     return Error();
   }
-  if (!buffer.connection || (has_key && !buffer.keyed)) {
+  // One batch, one connection. A command that needs the primary (a write, anything not
+  // read-only, DemandMaster) after reads that chose a replica takes the whole batch to the
+  // primary, where those reads may run too (while no primary is known it is refused, as it
+  // would be alone); a read never takes a batch such a command chose onto a replica.
+  const bool needs_primary =
+      !info.is(CommandFlag::ReadOnly) || has_flag(options.flags, Flags::DemandMaster);
+  if (!buffer.connection || (has_key && !buffer.keyed) ||
+      (buffer.chosen_by_read && needs_primary)) {
     Result<Connection*> connection = core.route(info, args, options.flags);
     if (!connection) return refuse(std::move(connection).error(), true);
-    buffer.connection = *connection;
-    buffer.keyed = has_key;
+    const bool by_reads = !buffer.connection || buffer.chosen_by_read;
+    if (by_reads || needs_primary || !(*connection)->is_replica()) {
+      buffer.connection = *connection;
+      buffer.chosen_by_read = by_reads && !needs_primary;
+    }
+    buffer.keyed = buffer.keyed || has_key;
   }
   if (Error error = core.check_database(buffer.db, *buffer.connection, info)) {
     return refuse(std::move(error), true);
@@ -325,6 +340,7 @@ void Batch::execute() {
   b.bytes.clear();
   b.connection = nullptr;
   b.keyed = false;
+  b.chosen_by_read = false;
 }
 
 Batch Database::batch() const {

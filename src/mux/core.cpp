@@ -404,8 +404,13 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
         why = " demands a replica, but the only endpoint listed, " +
               groups_.front().front()->describe_endpoint() +
               ", is not one (replicas are not discovered: list them among the endpoints)";
+        return Error(errc::not_allowed, std::string(info.name) + why + " (DemandReplica)");
       }
-      return Error(errc::not_allowed, std::string(info.name) + why + " (DemandReplica)");
+      std::string message = std::string(info.name) + why + " (DemandReplica)";
+      // A read refused for want of a replica now may find one later (one connects, or
+      // catches up): never sent, so safe to retry. A write never can.
+      return read_only ? Error::never_ran(errc::not_allowed, std::move(message))
+                       : Error(errc::not_allowed, std::move(message));
     }
     // Only a read-only command may run on a replica: a write, and any other (EVAL, which may
     // write; PUBLISH; the EXEC of a transaction …), needs the primary.
@@ -426,8 +431,10 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
                 (master.empty() ? std::string() : " of " + master) +
                 " (a primary is not discovered: list it among the endpoints) (DemandMaster)");
       }
-      return Error(errc::not_allowed, std::string(info.name) +
-                                          " demands the primary, but none is known (DemandMaster)");
+      // A failover in progress ends with a primary: never sent, so safe to retry.
+      return Error::never_ran(
+          errc::not_allowed,
+          std::string(info.name) + " demands the primary, but none is known (DemandMaster)");
     }
     if (roles.primary == none && needs_primary) {
       // Not to a replica. Not sent, so safe to retry (a failover in progress ends with a
@@ -444,6 +451,11 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
     } else if (hold && held_->holds_primary_commands()) {
       *hold = true;  // bound for the primary while others wait for it: behind them, in order
       return static_cast<Connection*>(nullptr);
+    } else if (read_only && !needs_primary && !roles.primary_ready) {
+      // PreferMaster: a read goes to a replica that may serve it while the primary is not
+      // known, or not connected (crashed, restarting), instead of queuing for it.
+      const Roles readable = this->roles(true, none);
+      if (readable.replica != none) g = readable.replica;
     }
   }
   const auto& group = groups_[g];

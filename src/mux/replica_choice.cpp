@@ -74,10 +74,12 @@ HeldCommands::Target MuxCore::place_held(const HeldCommands::Entry& entry) {
         Error(errc::not_sent, std::string(entry.command.name) + " was not sent: " + from +
                                   " is not connected and no other replica is in "
                                   "sync (DemandReplica); safe to retry");
+  } else if (use == ReplicaUse::Fallback && !roles.primary_ready && roles.replica != none) {
+    // A PreferMaster read with nothing waiting ahead of it, while the primary is not known
+    // or not connected (as route() places it).
+    target.connection = at(roles.replica);
   } else if (roles.primary != none) {
     target.connection = at(roles.primary);
-  } else if (use == ReplicaUse::Fallback && roles.replica != none) {
-    target.connection = at(roles.replica);  // a PreferMaster read, nothing waiting ahead of it
   } else if (use != ReplicaUse::None || !shared_->config().failover_wait) {
     target.connection = at(0);  // where route() sends it while no primary is known
   } else {

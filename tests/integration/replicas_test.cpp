@@ -157,9 +157,11 @@ TEST(ReplicasTest, PreferReplicaFallsBackToThePrimaryAndDemandReplicaFails) {
   ASSERT_FALSE(demanded.has_value());
   EXPECT_NE(demanded.error().message().find("DemandReplica"), std::string::npos)
       << demanded.error().message();
+  EXPECT_TRUE(demanded.error().safe_to_retry());  // never sent; a replica may come back
   // A command that is not read-only never goes to a replica; only a write is said to write.
   Result<std::string> ping = db.ping(CallOptions(Flags::DemandReplica)).result();
   ASSERT_FALSE(ping.has_value());
+  EXPECT_FALSE(ping.error().safe_to_retry());  // it never can
   EXPECT_EQ(ping.error().message(),
             "PING is not a read-only command and cannot run on a replica (DemandReplica)");
   Result<bool> set = db.set("k", "w", CallOptions(Flags::DemandReplica)).result();
@@ -462,6 +464,11 @@ TEST(ReplicasTest, WritesAreRefusedWhenEveryEndpointIsAReplicaUnlessTheyWait) {
   EXPECT_EQ(replica1.command_calls("set") + replica2.command_calls("set"), 0);  // never sent
   // Reads still work (from a replica: there is no primary to prefer).
   EXPECT_TRUE(db.get("k").result().has_value());
+  // DemandMaster is refused; never sent, and a failover ends with a primary: safe to retry.
+  Result<std::optional<std::string>> demanded = db.get("k", Flags::DemandMaster).result();
+  ASSERT_FALSE(demanded.has_value());
+  EXPECT_EQ(demanded.error().code(), errc::not_allowed);
+  EXPECT_TRUE(demanded.error().safe_to_retry()) << demanded.error().message();
 
   // The default waits for a primary, within the command's own deadline: never sent to a
   // replica, and a timeout that says so when none comes.
@@ -596,6 +603,64 @@ TEST(ReplicasTest, ACommandThatIsNotReadOnlyNeedsThePrimaryAsAWriteDoes) {
   EXPECT_NE(waited.error().message().find("waited for a primary"), std::string::npos)
       << waited.error().message();
   EXPECT_EQ(set.calls("eval") + set.calls("exec") + set.calls("multi"), 0);
+}
+
+TEST(ReplicasTest, ABatchThatWritesAfterReadsThatChoseAReplicaRunsOnThePrimary) {
+  // One batch, one connection: its write takes it to the primary, reads and all.
+  PrimaryAndReplica servers;
+  auto mux = Multiplexer::connect(servers.primary.address() + "," + servers.replica.address());
+  Database db = mux->database();
+  const long long replica_gets = servers.replica.command_calls("get");
+  Batch batch = db.batch();
+  auto read = batch.get("k", Flags::PreferReplica);
+  auto write = batch.incr("n");
+  batch.execute();
+  EXPECT_EQ(read.get(), std::nullopt);
+  Result<long long> written = write.result();
+  ASSERT_TRUE(written.has_value()) << written.error().message();
+  EXPECT_EQ(*written, 1);
+  EXPECT_EQ(servers.primary.command_calls("incr"), 1);
+  EXPECT_EQ(servers.replica.command_calls("get"), replica_gets);
+}
+
+TEST(ReplicasTest, ABatchWriteIsRefusedWhileNoPrimaryIsKnownAndItsReadsRun) {
+  ReplicasOnly set;
+  auto mux = Multiplexer::connect(set.config());
+  Database db = mux->database();
+  Batch batch = db.batch();
+  auto read = batch.get("k");
+  auto write = batch.incr("n");
+  batch.execute();
+  EXPECT_EQ(read.get(), "old");
+  Result<long long> written = write.result();
+  ASSERT_FALSE(written.has_value());
+  EXPECT_EQ(written.error().code(), errc::not_sent) << written.error().message();
+  EXPECT_NE(written.error().message().find("INCR writes, but every endpoint is a replica"),
+            std::string::npos)
+      << written.error().message();
+  EXPECT_EQ(set.calls("incr"), 0);
+}
+
+TEST(ReplicasTest, APreferMasterReadGoesToAReplicaWhileThePrimaryIsDown) {
+  // PreferMaster: the primary while it is connected; a replica meanwhile, rather than a
+  // wait for the crashed primary's reconnection.
+  PrimaryAndReplica servers;
+  servers.primary.cli({"SET", "k", "v"});
+  ASSERT_TRUE(wait_until([&] { return servers.replica.cli({"GET", "k"}) == "v"; }));
+  auto mux = Multiplexer::connect(servers.primary.address() + "," + servers.replica.address() +
+                                  ",asyncTimeout=3000,reconnectBaseDelay=5000,"
+                                  "reconnectMaxDelay=5000");
+  Database db = mux->database();
+  EXPECT_EQ(db.get("k").get(), "v");
+  EXPECT_EQ(servers.primary.command_calls("get"), 1);
+  servers.primary.kill();
+  ASSERT_TRUE(wait_until([&] { return !mux->topology().servers[0].connected; }));
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::optional<std::string>> read = db.get("k").result();
+  ASSERT_TRUE(read.has_value()) << read.error().message();
+  EXPECT_EQ(*read, "v");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  EXPECT_GE(servers.replica.command_calls("get"), 1);
 }
 
 TEST(ReplicasTest, AWriteThatWaitedForAPrimaryAndWasSentIsNeverReportedAsNotSent) {
