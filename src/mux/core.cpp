@@ -397,7 +397,7 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
           }
         }
         why.pop_back();
-      } else if (read_only && groups_.size() == 1 &&
+      } else if (read_only && groups_.size() == 1 && !sentinel_ &&
                  groups_.front().front()->state() == ConnectionState::Ready &&
                  !groups_.front().front()->is_replica()) {
         // Replicas are not discovered from a primary: a lone endpoint has none to offer.
@@ -421,8 +421,9 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
     }
     if (has_flag(flags, Flags::DemandMaster) && roles.primary == none) {
       const Connection& lone = *groups_.front().front();
-      if (groups_.size() == 1 && lone.state() == ConnectionState::Ready) {
-        // A primary is not discovered from its replica: a lone endpoint has none to offer.
+      if (groups_.size() == 1 && !sentinel_ && lone.state() == ConnectionState::Ready) {
+        // A primary is not discovered from its replica: a lone endpoint listed has none to
+        // offer (under Sentinel the endpoints are Sentinels, which name it).
         const std::string master = lone.master();
         return Error(
             errc::not_allowed,
