@@ -202,10 +202,6 @@ ReplyHint::~ReplyHint() {
   t_reply_hint = previous_;
 }
 
-std::string_view ReplyHint::current() noexcept {
-  return t_reply_hint;
-}
-
 Error server_error_from(NodeSpan reply, std::string_view command_name) {
   std::string message(reply.empty() ? std::string_view("ERR") : reply[0].value);
   message += " (reply to ";

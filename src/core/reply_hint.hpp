@@ -16,9 +16,6 @@ class ReplyHint {
   ReplyHint(const ReplyHint&) = delete;
   ReplyHint& operator=(const ReplyHint&) = delete;
 
-  /// The innermost hint alive on this thread ("" when none).
-  static std::string_view current() noexcept;
-
  private:
   std::string_view previous_;
 };

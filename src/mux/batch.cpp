@@ -192,16 +192,14 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
   // read-only, DemandMaster) after reads that chose a replica takes the whole batch to the
   // primary, where those reads may run too (while no primary is known it is refused, as it
   // would be alone); a read never takes a batch such a command chose onto a replica.
-  const bool needs_primary =
-      !info.is(CommandFlag::ReadOnly) || has_flag(options.flags, Flags::DemandMaster);
-  if (!buffer.connection || (has_key && !buffer.keyed) ||
-      (buffer.chosen_by_read && needs_primary)) {
+  const bool for_primary = needs_primary(info.is(CommandFlag::ReadOnly), options.flags);
+  if (!buffer.connection || (has_key && !buffer.keyed) || (buffer.chosen_by_read && for_primary)) {
     Result<Connection*> connection = core.route(info, args, options.flags);
     if (!connection) return refuse(std::move(connection).error(), true);
     const bool by_reads = !buffer.connection || buffer.chosen_by_read;
-    if (by_reads || needs_primary || !(*connection)->is_replica()) {
+    if (by_reads || for_primary || !(*connection)->is_replica()) {
       buffer.connection = *connection;
-      buffer.chosen_by_read = by_reads && !needs_primary;
+      buffer.chosen_by_read = by_reads && !for_primary;
     }
     buffer.keyed = buffer.keyed || has_key;
   }

@@ -414,8 +414,8 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
     }
     // Only a read-only command may run on a replica: a write, and any other (EVAL, which may
     // write; PUBLISH; the EXEC of a transaction …), needs the primary.
-    const bool needs_primary = !read_only || has_flag(flags, Flags::DemandMaster);
-    if (roles.primary == none && needs_primary && hold) {
+    const bool must_use_primary = needs_primary(read_only, flags);
+    if (roles.primary == none && must_use_primary && hold) {
       *hold = true;  // failoverWait: it waits for a primary (held_commands.hpp)
       return static_cast<Connection*>(nullptr);
     }
@@ -437,7 +437,7 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
           errc::not_allowed,
           std::string(info.name) + " demands the primary, but none is known (DemandMaster)");
     }
-    if (roles.primary == none && needs_primary) {
+    if (roles.primary == none && must_use_primary) {
       // Not to a replica. Not sent, so safe to retry (a failover in progress ends with a
       // primary).
       const char* what = info.is(CommandFlag::Write)
@@ -452,7 +452,7 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
     } else if (hold && held_->holds_primary_commands()) {
       *hold = true;  // bound for the primary while others wait for it: behind them, in order
       return static_cast<Connection*>(nullptr);
-    } else if (read_only && !needs_primary && !roles.primary_ready) {
+    } else if (read_only && !must_use_primary && !roles.primary_ready) {
       // PreferMaster: a read goes to a replica that may serve it while the primary is not
       // known, or not connected (crashed, restarting), instead of queuing for it.
       const Roles readable = this->roles(true, none);

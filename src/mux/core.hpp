@@ -41,6 +41,12 @@ constexpr ReplicaUse replica_use_of(Flags flags) noexcept {
   return ReplicaUse::Fallback;
 }
 
+/// Whether a command must run on the primary: it is not read-only (it writes, or may, as
+/// EVAL, EXEC and PUBLISH do), or its caller demands the primary.
+constexpr bool needs_primary(bool read_only, Flags flags) noexcept {
+  return !read_only || has_flag(flags, Flags::DemandMaster);
+}
+
 class MuxCore final : public ShardRouter {
  public:
   /// `tls`: the TLS settings every connection uses when config.ssl (null otherwise).
