@@ -34,7 +34,7 @@ enum class errc {
   shut_down,            ///< the multiplexer was closed
   deadlock,             ///< a blocking wait on one of redmux's own I/O threads
   admin_required,       ///< command needs allowAdmin=true
-  not_allowed,          ///< connection-state command on the shared connection, …
+  not_allowed,          ///< not allowed where sent: SELECT on the shared connection, Demand…
   invalid_config,       ///< configuration string or URL rejected
   invalid_argument,     ///< API misuse (bad argument to a typed command, …)
   transaction_aborted,  ///< the command's transaction did not commit (condition, WATCH …)

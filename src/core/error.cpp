@@ -39,7 +39,7 @@ constexpr ErrcInfo kErrcs[] = {
     {"multiplexer shut down", raise_as<ConnectionError>},
     {"blocking wait on an I/O thread", raise_as<DeadlockError>},
     {"admin command needs allowAdmin=true", raise_as<AdminModeError>},
-    {"command not allowed on a shared connection", raise_as<NotAllowedError>},
+    {"command not allowed where it was sent", raise_as<NotAllowedError>},
     {"invalid configuration", raise_as<ConfigError>},
     {"invalid argument", raise_as<InvalidArgumentError>},
     {"transaction did not commit", raise_as<TransactionAbortedError>},

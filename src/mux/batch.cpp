@@ -24,6 +24,9 @@ struct BatchBuffer {
   /// `connection` was chosen by a read-only command, which may have picked a replica: the
   /// first command that needs the primary routes the batch again (one batch, one connection).
   bool chosen_by_read = false;
+  /// A command added demands a replica (DemandReplica): the batch never moves to the
+  /// primary, and a command that needs the primary is refused.
+  bool demands_replica = false;
   /// Redis Cluster: the batch split per node, each part in the batch's order (then
   /// `commands` above is empty and the parts hold everything).
   struct Part {
@@ -87,6 +90,7 @@ struct BatchBuffer {
     connection = nullptr;
     keyed = false;
     chosen_by_read = false;
+    demands_replica = false;
   }
 };
 
@@ -192,8 +196,31 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
   // read-only, DemandMaster) after reads that chose a replica takes the whole batch to the
   // primary, where those reads may run too (while no primary is known it is refused, as it
   // would be alone); a read never takes a batch such a command chose onto a replica.
+  // A read under DemandReplica takes a batch that reads chose to a replica, and is refused
+  // in one that runs on the primary; a command that needs the primary is refused in a batch
+  // holding such a read (neither would run where it must).
   const bool for_primary = needs_primary(info.is(CommandFlag::ReadOnly), options.flags);
-  if (!buffer.connection || (has_key && !buffer.keyed) || (buffer.chosen_by_read && for_primary)) {
+  const bool for_replica = !for_primary && has_flag(options.flags, Flags::DemandReplica);
+  if (for_primary && buffer.demands_replica) {
+    return refuse(Error::never_ran(errc::not_allowed,
+                                   std::string(info.name) +
+                                       " needs the primary, but this batch holds a read that "
+                                       "demands a replica (DemandReplica), and a batch runs on "
+                                       "one connection: send them in separate batches"),
+                  true);
+  }
+  const bool on_primary = buffer.connection && !buffer.connection->is_replica();
+  if (for_replica && on_primary && !buffer.chosen_by_read) {
+    return refuse(Error::never_ran(errc::not_allowed,
+                                   std::string(info.name) +
+                                       " demands a replica (DemandReplica), but this batch "
+                                       "runs on the primary, which a command before it needs, "
+                                       "and a batch runs on one connection: send them in "
+                                       "separate batches"),
+                  true);
+  }
+  if (!buffer.connection || (has_key && !buffer.keyed) ||
+      (buffer.chosen_by_read && (for_primary || (for_replica && on_primary)))) {
     Result<Connection*> connection = core.route(info, args, options.flags);
     if (!connection) return refuse(std::move(connection).error(), true);
     const bool by_reads = !buffer.connection || buffer.chosen_by_read;
@@ -203,6 +230,7 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
     }
     buffer.keyed = buffer.keyed || has_key;
   }
+  buffer.demands_replica = buffer.demands_replica || for_replica;
   if (Error error = core.check_database(buffer.db, *buffer.connection, info)) {
     return refuse(std::move(error), true);
   }
@@ -339,6 +367,7 @@ void Batch::execute() {
   b.connection = nullptr;
   b.keyed = false;
   b.chosen_by_read = false;
+  b.demands_replica = false;
 }
 
 Batch Database::batch() const {

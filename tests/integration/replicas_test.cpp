@@ -623,6 +623,57 @@ TEST(ReplicasTest, ABatchThatWritesAfterReadsThatChoseAReplicaRunsOnThePrimary) 
   EXPECT_EQ(servers.replica.command_calls("get"), replica_gets);
 }
 
+TEST(ReplicasTest, ABatchNeverRunsADemandReplicaReadOnThePrimary) {
+  // One batch, one connection: a read that demands a replica and a command that needs the
+  // primary cannot share one; the later of the two is refused, never sent.
+  PrimaryAndReplica servers;
+  auto mux = Multiplexer::connect(servers.primary.address() + "," + servers.replica.address());
+  Database db = mux->database();
+  const long long primary_gets = servers.primary.command_calls("get");
+  const long long replica_gets = servers.replica.command_calls("get");
+  {
+    Batch batch = db.batch();
+    auto read = batch.get("k", Flags::DemandReplica);
+    auto write = batch.incr("n");
+    batch.execute();
+    EXPECT_EQ(read.get(), std::nullopt);
+    Result<long long> written = write.result();
+    ASSERT_FALSE(written.has_value());
+    EXPECT_EQ(written.error().code(), errc::not_allowed) << written.error().message();
+    EXPECT_TRUE(written.error().safe_to_retry());
+    EXPECT_NE(written.error().message().find("INCR needs the primary, but this batch holds a "
+                                             "read that demands a replica"),
+              std::string::npos)
+        << written.error().message();
+  }
+  {
+    Batch batch = db.batch();
+    auto write = batch.incr("n");
+    auto read = batch.get("k", Flags::DemandReplica);
+    batch.execute();
+    EXPECT_EQ(write.get(), 1);
+    Result<std::optional<std::string>> got = read.result();
+    ASSERT_FALSE(got.has_value());
+    EXPECT_EQ(got.error().code(), errc::not_allowed) << got.error().message();
+    EXPECT_NE(got.error().message().find("GET demands a replica (DemandReplica), but this "
+                                         "batch runs on the primary"),
+              std::string::npos)
+        << got.error().message();
+  }
+  {
+    // Reads that chose the primary (PreferMaster) follow a DemandReplica read to a replica.
+    Batch batch = db.batch();
+    auto first = batch.get("a");
+    auto second = batch.get("b", Flags::DemandReplica);
+    batch.execute();
+    EXPECT_EQ(first.get(), std::nullopt);
+    EXPECT_EQ(second.get(), std::nullopt);
+  }
+  EXPECT_EQ(servers.primary.command_calls("get"), primary_gets);
+  EXPECT_EQ(servers.replica.command_calls("get"), replica_gets + 3);
+  EXPECT_EQ(servers.primary.command_calls("incr"), 1);
+}
+
 TEST(ReplicasTest, ABatchWriteIsRefusedWhileNoPrimaryIsKnownAndItsReadsRun) {
   ReplicasOnly set;
   auto mux = Multiplexer::connect(set.config());

@@ -28,7 +28,7 @@ TEST(ErrcTableTest, EveryCodeHasItsMessage) {
       {errc::shut_down, "multiplexer shut down"},
       {errc::deadlock, "blocking wait on an I/O thread"},
       {errc::admin_required, "admin command needs allowAdmin=true"},
-      {errc::not_allowed, "command not allowed on a shared connection"},
+      {errc::not_allowed, "command not allowed where it was sent"},
       {errc::invalid_config, "invalid configuration"},
       {errc::invalid_argument, "invalid argument"},
       {errc::transaction_aborted, "transaction did not commit"},
