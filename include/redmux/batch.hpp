@@ -55,8 +55,11 @@ class Batch : public Commands<Batch> {
   /// The generic commands of every sink add to the batch like typed ones:
   /// `batch.execute({"OBJECT", "FREQ", key})`, `batch.execute("PING")`, `batch.command<T>(…)`.
   using Commands<Batch>::execute;
-  /// Sends every command added so far, contiguously, on one connection (the one the first
-  /// keyed command routes to). The batch is empty afterwards and may be reused.
+  /// Sends every command added so far, contiguously, on one connection: the one its commands
+  /// chose as they were added (the first keyed command's; among a primary and replicas, a
+  /// replica that its first reads chose, or the primary once a command needs it — see
+  /// docs/topology.md). In a Redis Cluster, one write per node. The batch is empty
+  /// afterwards and may be reused.
   void execute();
   /// Commands added and not yet executed.
   std::size_t size() const noexcept;

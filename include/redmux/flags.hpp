@@ -13,7 +13,8 @@ enum class Flags : std::uint32_t {
   /// dropped, and an error reply is counted and passed to the error callback.
   FireAndForget = 1u << 0,
   /// Routing (the default is PreferMaster): reads may use replicas under PreferReplica;
-  /// DemandMaster / DemandReplica fail when no such server is available.
+  /// DemandMaster / DemandReplica fail when no such server is available (the two together
+  /// are refused: errc::invalid_argument).
   PreferMaster = 0,
   DemandMaster = 1u << 1,
   PreferReplica = 1u << 2,

@@ -27,6 +27,9 @@ struct BatchBuffer {
   /// A command added demands a replica (DemandReplica): the batch never moves to the
   /// primary, and a command that needs the primary is refused.
   bool demands_replica = false;
+  /// A read added prefers the primary (PreferMaster, the default): a DemandReplica read does
+  /// not take the batch from the primary to a replica.
+  bool prefers_primary = false;
   /// Redis Cluster: the batch split per node, each part in the batch's order (then
   /// `commands` above is empty and the parts hold everything).
   struct Part {
@@ -91,8 +94,28 @@ struct BatchBuffer {
     keyed = false;
     chosen_by_read = false;
     demands_replica = false;
+    prefers_primary = false;
   }
 };
+
+/// The refusal of a command that cannot share the batch's one connection with the commands
+/// before it: `for_primary`, it needs the primary and the batch holds a DemandReplica read;
+/// else it demands a replica and the batch runs on the primary.
+Error batch_conflict(const CommandInfo& info, Flags flags, bool for_primary) {
+  const std::string name(info.name);
+  std::string message =
+      for_primary
+          ? name +
+                (has_flag(flags, Flags::DemandMaster) ? " demands the primary (DemandMaster)"
+                                                      : " needs the primary") +
+                ", but this batch holds a read that demands a replica (DemandReplica)"
+          : name +
+                " demands a replica (DemandReplica), but this batch runs on the primary, "
+                "which a command before it needs or prefers (a write, or a read under "
+                "PreferMaster, the default, or DemandMaster)";
+  return Error(errc::not_allowed,
+               message + "; a batch runs on one connection: send them in separate batches");
+}
 
 Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const Arg> args,
                 CommandState* state) {
@@ -195,34 +218,23 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
   // One batch, one connection. A command that needs the primary (a write, anything not
   // read-only, DemandMaster) after reads that chose a replica takes the whole batch to the
   // primary, where those reads may run too (while no primary is known it is refused, as it
-  // would be alone); a read never takes a batch such a command chose onto a replica.
-  // A read under DemandReplica takes a batch that reads chose to a replica, and is refused
-  // in one that runs on the primary; a command that needs the primary is refused in a batch
-  // holding such a read (neither would run where it must).
-  const bool for_primary = needs_primary(info.is(CommandFlag::ReadOnly), options.flags);
+  // would be alone); a read never takes a batch such a command chose onto a replica. A read
+  // under DemandReplica takes a batch that reads accepting a replica chose to a replica, and
+  // is refused in one that runs on the primary for a command that needs it or a read that
+  // prefers it (PreferMaster); a command that needs the primary is refused in a batch that
+  // holds such a read. Where a command could not run alone either, it gets that refusal.
+  const bool read_only = info.is(CommandFlag::ReadOnly);
+  const bool for_primary = needs_primary(read_only, options.flags);
   const bool for_replica = !for_primary && has_flag(options.flags, Flags::DemandReplica);
-  if (for_primary && buffer.demands_replica) {
-    return refuse(Error::never_ran(errc::not_allowed,
-                                   std::string(info.name) +
-                                       " needs the primary, but this batch holds a read that "
-                                       "demands a replica (DemandReplica), and a batch runs on "
-                                       "one connection: send them in separate batches"),
-                  true);
-  }
   const bool on_primary = buffer.connection && !buffer.connection->is_replica();
-  if (for_replica && on_primary && !buffer.chosen_by_read) {
-    return refuse(Error::never_ran(errc::not_allowed,
-                                   std::string(info.name) +
-                                       " demands a replica (DemandReplica), but this batch "
-                                       "runs on the primary, which a command before it needs, "
-                                       "and a batch runs on one connection: send them in "
-                                       "separate batches"),
-                  true);
-  }
-  if (!buffer.connection || (has_key && !buffer.keyed) ||
+  const bool kept_on_primary = !buffer.chosen_by_read || buffer.prefers_primary;
+  const bool conflict =
+      (for_primary && buffer.demands_replica) || (for_replica && on_primary && kept_on_primary);
+  if (conflict || !buffer.connection || (has_key && !buffer.keyed) ||
       (buffer.chosen_by_read && (for_primary || (for_replica && on_primary)))) {
     Result<Connection*> connection = core.route(info, args, options.flags);
     if (!connection) return refuse(std::move(connection).error(), true);
+    if (conflict) return refuse(batch_conflict(info, options.flags, for_primary), true);
     const bool by_reads = !buffer.connection || buffer.chosen_by_read;
     if (by_reads || for_primary || !(*connection)->is_replica()) {
       buffer.connection = *connection;
@@ -230,6 +242,8 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
     }
     buffer.keyed = buffer.keyed || has_key;
   }
+  buffer.prefers_primary = buffer.prefers_primary ||
+                           (read_only && replica_use_of(options.flags) == ReplicaUse::Fallback);
   buffer.demands_replica = buffer.demands_replica || for_replica;
   if (Error error = core.check_database(buffer.db, *buffer.connection, info)) {
     return refuse(std::move(error), true);
@@ -239,6 +253,9 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
   command.bytes_begin = buffer.bytes.size();
   resp::encode_command(buffer.bytes, args);
   command.bytes_end = buffer.bytes.size();
+  // Where else it may run if its connection loses its server (held_commands.hpp); settled
+  // at execute(), when the batch's connection is known.
+  if (read_only) command.replica_use = replica_use_of(options.flags);
   if (state) {
     buffer.mark_buffered(state);
     // The batch rides one connection: with several to the server, a write's keys may ride
@@ -354,6 +371,15 @@ void Batch::execute() {
     b.written.clear();
     return;
   }
+  if (!b.connection->is_replica()) {
+    // On the primary, its reads keep their place behind its writes if the primary is lost: a
+    // PreferReplica read there follows a command that needs the primary.
+    for (detail::PendingCommand& command : b.commands) {
+      if (command.replica_use == detail::ReplicaUse::Prefer) {
+        command.replica_use = detail::ReplicaUse::Fallback;
+      }
+    }
+  }
   b.core->shared().counters().commands.fetch_add(b.commands.size(), std::memory_order_relaxed);
   const bool queued = b.connection->submit_batch(b.db, b.bytes, b.commands, /*fail_fast=*/true);
   if (report) {
@@ -368,6 +394,7 @@ void Batch::execute() {
   b.keyed = false;
   b.chosen_by_read = false;
   b.demands_replica = false;
+  b.prefers_primary = false;
 }
 
 Batch Database::batch() const {

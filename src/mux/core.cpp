@@ -367,6 +367,12 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
                                            Flags flags, bool* hold) {
   if (closing())
     return Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed");
+  if (has_flag(flags, Flags::DemandMaster) && has_flag(flags, Flags::DemandReplica)) [[unlikely]] {
+    return Error(errc::invalid_argument,
+                 std::string(info.name) +
+                     " refused: Flags::DemandMaster and Flags::DemandReplica together demand "
+                     "two servers, and a command runs on one");
+  }
   if (ClusterRouter* router = cluster()) return router->route(info, args, flags);
   // Role-based choice among endpoints: a replica only when the flags allow it and the command
   // only reads; a write never goes to a replica.

@@ -120,8 +120,8 @@ bool ConditionCheck::holds(const Condition& c, NodeSpan reply) {
   return false;
 }
 
-Error transaction_add(TransactionBuffer* target, const CallOptions&, std::span<const Arg> args,
-                      CommandState* state) {
+Error transaction_add(TransactionBuffer* target, const CallOptions& options,
+                      std::span<const Arg> args, CommandState* state) {
   if (target == nullptr) {
     Error error(errc::invalid_argument, "redmux: a command added to a moved-from Transaction");
     if (state) state->fail(error);
@@ -130,8 +130,15 @@ Error transaction_add(TransactionBuffer* target, const CallOptions&, std::span<c
   TransactionBuffer& buffer = *target;
   const CommandInfo& info = command_info(args);
   // Inside MULTI a blocking command does not block (it answers at once), so it may be
-  // queued; connection-state commands would break the transaction and are refused.
-  if (Error error = buffer.core->check_allowed(info, args, MuxCore::Site::Transaction)) {
+  // queued; connection-state commands would break the transaction and are refused, and so
+  // is a command under DemandReplica: the transaction runs on the primary.
+  Error error = buffer.core->check_allowed(info, args, MuxCore::Site::Transaction);
+  if (!error && has_flag(options.flags, Flags::DemandReplica)) {
+    error = Error(errc::not_allowed, std::string(info.name) +
+                                         " demands a replica (DemandReplica), but a transaction "
+                                         "runs on the primary: send it outside the transaction");
+  }
+  if (error) {
     if (state) state->fail(error);
     if (!buffer.refused) buffer.refused = error;
     report_refusal(*buffer.core, buffer.db, args, state, error);

@@ -624,8 +624,8 @@ TEST(ReplicasTest, ABatchThatWritesAfterReadsThatChoseAReplicaRunsOnThePrimary) 
 }
 
 TEST(ReplicasTest, ABatchNeverRunsADemandReplicaReadOnThePrimary) {
-  // One batch, one connection: a read that demands a replica and a command that needs the
-  // primary cannot share one; the later of the two is refused, never sent.
+  // One batch, one connection: a read that demands a replica and a command that needs or
+  // prefers the primary cannot share one; the later of the two is refused, never sent.
   PrimaryAndReplica servers;
   auto mux = Multiplexer::connect(servers.primary.address() + "," + servers.replica.address());
   Database db = mux->database();
@@ -640,7 +640,7 @@ TEST(ReplicasTest, ABatchNeverRunsADemandReplicaReadOnThePrimary) {
     Result<long long> written = write.result();
     ASSERT_FALSE(written.has_value());
     EXPECT_EQ(written.error().code(), errc::not_allowed) << written.error().message();
-    EXPECT_TRUE(written.error().safe_to_retry());
+    EXPECT_FALSE(written.error().safe_to_retry());  // the same batch would be refused again
     EXPECT_NE(written.error().message().find("INCR needs the primary, but this batch holds a "
                                              "read that demands a replica"),
               std::string::npos)
@@ -661,17 +661,90 @@ TEST(ReplicasTest, ABatchNeverRunsADemandReplicaReadOnThePrimary) {
         << got.error().message();
   }
   {
-    // Reads that chose the primary (PreferMaster) follow a DemandReplica read to a replica.
+    // A read that prefers the primary (PreferMaster, the default) keeps the batch there.
     Batch batch = db.batch();
     auto first = batch.get("a");
     auto second = batch.get("b", Flags::DemandReplica);
     batch.execute();
     EXPECT_EQ(first.get(), std::nullopt);
+    Result<std::optional<std::string>> got = second.result();
+    ASSERT_FALSE(got.has_value());
+    EXPECT_EQ(got.error().code(), errc::not_allowed) << got.error().message();
+  }
+  {
+    // Reads that accept a replica follow a DemandReplica read there.
+    Batch batch = db.batch();
+    auto first = batch.get("a", Flags::PreferReplica);
+    auto second = batch.get("b", Flags::DemandReplica);
+    batch.execute();
+    EXPECT_EQ(first.get(), std::nullopt);
     EXPECT_EQ(second.get(), std::nullopt);
   }
-  EXPECT_EQ(servers.primary.command_calls("get"), primary_gets);
+  EXPECT_EQ(servers.primary.command_calls("get"), primary_gets + 1);
   EXPECT_EQ(servers.replica.command_calls("get"), replica_gets + 3);
   EXPECT_EQ(servers.primary.command_calls("incr"), 1);
+}
+
+TEST(ReplicasTest, ABatchOfDemandReplicaReadsWhoseReplicaIsLostIsNotSentToThePrimary) {
+  PrimaryAndReplica servers;
+  auto mux = Multiplexer::connect(servers.primary.address() + "," + servers.replica.address() +
+                                  ",asyncTimeout=3000");
+  Database db = mux->database();
+  const long long primary_gets = servers.primary.command_calls("get");
+  Batch batch = db.batch();
+  auto first = batch.get("k", Flags::DemandReplica);
+  auto second = batch.get("k2", Flags::DemandReplica);
+  servers.replica.kill();
+  ASSERT_TRUE(wait_until([&] { return !mux->topology().servers[1].connected; }));
+  batch.execute();
+  for (auto* read : {&first, &second}) {
+    Result<std::optional<std::string>> got = read->result();
+    ASSERT_FALSE(got.has_value());
+    EXPECT_EQ(got.error().code(), errc::not_sent) << got.error().message();
+    EXPECT_NE(got.error().message().find("no other replica is in sync (DemandReplica)"),
+              std::string::npos)
+        << got.error().message();
+  }
+  EXPECT_EQ(servers.primary.command_calls("get"), primary_gets);
+}
+
+TEST(ReplicasTest, DemandReplicaIsRefusedInATransactionAndWithDemandMaster) {
+  PrimaryAndReplica servers;
+  auto mux = Multiplexer::connect(servers.primary.address() + "," + servers.replica.address());
+  Database db = mux->database();
+  Transaction tx = db.transaction();
+  auto read = tx.get("k", Flags::DemandReplica);
+  auto write = tx.incr("n");
+  const TransactionResult result = tx.execute();
+  EXPECT_EQ(result.outcome, TransactionOutcome::Rejected) << result.reason;
+  EXPECT_NE(result.reason.find("GET demands a replica (DemandReplica), but a transaction runs "
+                               "on the primary"),
+            std::string::npos)
+      << result.reason;
+  EXPECT_EQ(read.result().error().code(), errc::not_allowed);
+  EXPECT_EQ(servers.primary.command_calls("incr"), 0);
+
+  Result<std::optional<std::string>> both =
+      db.get("k", Flags::DemandMaster | Flags::DemandReplica).result();
+  ASSERT_FALSE(both.has_value());
+  EXPECT_EQ(both.error().code(), errc::invalid_argument) << both.error().message();
+  EXPECT_EQ(servers.primary.command_calls("get") + servers.replica.command_calls("get"), 0);
+}
+
+TEST(ReplicasTest, ABatchConflictOnALonePrimaryNamesTheMissingReplica) {
+  // Where the read could not run alone either, its refusal says why, not the batch's.
+  RedisServer primary;
+  auto mux = Multiplexer::connect(primary.address());
+  Database db = mux->database();
+  Batch batch = db.batch();
+  auto write = batch.incr("n");
+  auto read = batch.get("k", Flags::DemandReplica);
+  batch.execute();
+  EXPECT_EQ(write.get(), 1);
+  Result<std::optional<std::string>> got = read.result();
+  ASSERT_FALSE(got.has_value());
+  EXPECT_NE(got.error().message().find("the only endpoint listed"), std::string::npos)
+      << got.error().message();
 }
 
 TEST(ReplicasTest, ABatchWriteIsRefusedWhileNoPrimaryIsKnownAndItsReadsRun) {
