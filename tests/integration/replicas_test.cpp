@@ -623,6 +623,14 @@ TEST(ReplicasTest, ABatchThatWritesAfterReadsThatChoseAReplicaRunsOnThePrimary) 
   EXPECT_EQ(servers.replica.command_calls("get"), replica_gets);
 }
 
+/// A refusal by redmux (NotAllowedError) whose message says `text`.
+template <class T>
+void expect_not_allowed(const Result<T>& result, std::string_view text) {
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code(), errc::not_allowed) << result.error().message();
+  EXPECT_NE(result.error().message().find(text), std::string::npos) << result.error().message();
+}
+
 TEST(ReplicasTest, ABatchNeverRunsADemandReplicaReadOnThePrimary) {
   // One batch, one connection: a read that demands a replica and a command that needs or
   // prefers the primary cannot share one; the later of the two is refused, never sent.
@@ -638,13 +646,10 @@ TEST(ReplicasTest, ABatchNeverRunsADemandReplicaReadOnThePrimary) {
     batch.execute();
     EXPECT_EQ(read.get(), std::nullopt);
     Result<long long> written = write.result();
-    ASSERT_FALSE(written.has_value());
-    EXPECT_EQ(written.error().code(), errc::not_allowed) << written.error().message();
+    expect_not_allowed(written,
+                       "INCR needs the primary, but this batch holds a read that "
+                       "demands a replica");
     EXPECT_FALSE(written.error().safe_to_retry());  // the same batch would be refused again
-    EXPECT_NE(written.error().message().find("INCR needs the primary, but this batch holds a "
-                                             "read that demands a replica"),
-              std::string::npos)
-        << written.error().message();
   }
   {
     Batch batch = db.batch();
@@ -652,13 +657,8 @@ TEST(ReplicasTest, ABatchNeverRunsADemandReplicaReadOnThePrimary) {
     auto read = batch.get("k", Flags::DemandReplica);
     batch.execute();
     EXPECT_EQ(write.get(), 1);
-    Result<std::optional<std::string>> got = read.result();
-    ASSERT_FALSE(got.has_value());
-    EXPECT_EQ(got.error().code(), errc::not_allowed) << got.error().message();
-    EXPECT_NE(got.error().message().find("GET demands a replica (DemandReplica), but this "
-                                         "batch runs on the primary"),
-              std::string::npos)
-        << got.error().message();
+    expect_not_allowed(read.result(),
+                       "GET demands a replica (DemandReplica), but this batch runs on the primary");
   }
   {
     // A read that prefers the primary (PreferMaster, the default) keeps the batch there.
@@ -667,9 +667,7 @@ TEST(ReplicasTest, ABatchNeverRunsADemandReplicaReadOnThePrimary) {
     auto second = batch.get("b", Flags::DemandReplica);
     batch.execute();
     EXPECT_EQ(first.get(), std::nullopt);
-    Result<std::optional<std::string>> got = second.result();
-    ASSERT_FALSE(got.has_value());
-    EXPECT_EQ(got.error().code(), errc::not_allowed) << got.error().message();
+    expect_not_allowed(second.result(), "which a command before it needs or prefers");
   }
   {
     // Reads that accept a replica follow a DemandReplica read there.
