@@ -131,7 +131,13 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
     all = connections_;
   }
   for (std::size_t i = 0; i < next->nodes.size(); ++i) {
-    set_read_only(*next->nodes[i], next->table.is_replica(i));
+    Connection& node = *next->nodes[i];
+    set_read_only(node, next->table.is_replica(i));
+    // The map says otherwise than the node last did (a graceful failover: the demoted
+    // primary asks its role only every 30 s): ask now, so that its replica reads resume.
+    if (node.state() == ConnectionState::Ready && node.is_replica() != next->table.is_replica(i)) {
+      node.check_role();
+    }
   }
   const std::vector<SlotSet> served = next->table.served();
   const SlotSet covered = next->table.covered();

@@ -55,6 +55,9 @@ class NodeCaches;
 class TlsContext;
 class Timer;
 
+/// The refusal of a keyless command under DemandReplica in a cluster (they run on primaries).
+Error keyless_demand_refused(const CommandInfo& info);
+
 class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
  public:
   ClusterRouter(std::shared_ptr<SharedContext> shared, std::shared_ptr<IoPool> pool,

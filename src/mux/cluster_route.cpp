@@ -46,10 +46,16 @@ Result<Connection*> ClusterRouter::for_slot(std::uint16_t slot, bool replica, bo
     }
     if (!chosen) chosen = pick_ready(replicas.size(), ready, turn);
     if (chosen) return node(*chosen);
+    // None serves reads: the map may be behind a graceful failover (the replica it lists
+    // is the primary now, and the demoted primary, which it lists as the primary, is a
+    // replica that no write has told of). Ask again, at most once a second.
+    if (schedule_.older_than(Clock::now(), std::chrono::seconds(1))) refresh();
     if (demand_replica) {
-      return Error(errc::not_allowed,
-                   "slot " + std::to_string(slot) +
-                       " has no connected replica in sync with its primary (DemandReplica)");
+      // Never sent, and a replica may connect or catch up: safe to retry.
+      return Error::never_ran(
+          errc::not_allowed,
+          "slot " + std::to_string(slot) +
+              " has no connected replica in sync with its primary (DemandReplica)");
     }
   }
   return current->nodes[static_cast<std::size_t>(primary)];
@@ -121,7 +127,17 @@ Result<Connection*> ClusterRouter::route(const CommandInfo& info, std::span<cons
 
 Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::size_t keys,
                                               const KeySlots& slots, Flags flags) {
+  if (Error error = demands_both(info.name, flags)) return error;
+  const bool read_only = info.is(CommandFlag::ReadOnly);
+  const ReplicaWish wish = replica_wish(read_only, flags);
+  if (wish.demand && !read_only) {
+    return Error(errc::not_allowed,
+                 std::string(info.name) +
+                     (info.is(CommandFlag::Write) ? " writes" : " is not a read-only command") +
+                     " and cannot run on a replica (DemandReplica)");
+  }
   if (keys == 0) {
+    if (wish.demand) return keyless_demand_refused(info);
     if (Connection* node = any_primary()) return node;
     return Error(errc::not_sent,
                  std::string(info.name) + " not sent: the cluster's slot map is not loaded yet");
@@ -133,15 +149,15 @@ Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::size
                      "; CROSSSLOT). Give keys that go together a common {hash tag}, e.g. "
                      "{user:42}:name and {user:42}:email");
   }
-  const bool read_only = info.is(CommandFlag::ReadOnly);
-  const ReplicaWish wish = replica_wish(read_only, flags);
-  if (wish.demand && !read_only) {
-    return Error(errc::not_allowed,
-                 std::string(info.name) +
-                     (info.is(CommandFlag::Write) ? " writes" : " is not a read-only command") +
-                     " and cannot run on a replica (DemandReplica)");
-  }
   return for_slot(slots.first, wish.replica, wish.demand);
+}
+
+Error keyless_demand_refused(const CommandInfo& info) {
+  return Error(errc::not_allowed,
+               std::string(info.name) +
+                   " has no key, and in a Redis Cluster such a command runs on primaries: "
+                   "DemandReplica cannot be met. Send it to a replica through a server handle "
+                   "(Multiplexer::server())");
 }
 
 }  // namespace redmux::detail

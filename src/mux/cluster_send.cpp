@@ -10,6 +10,7 @@
 #include "commands/command_rules.hpp"
 #include "mux/cluster.hpp"
 #include "mux/cluster_redirect.hpp"
+#include "mux/core.hpp"
 #include "resp/classify.hpp"
 #include "resp/encoder.hpp"
 #include "topology/cluster_plan.hpp"
@@ -332,6 +333,15 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
   const std::span<const std::size_t> keys = found.get();
 
   const ClusterRule& rule = info.cluster;
+  if (Error error = demands_both(info.name, flags)) return refuse(std::move(error));
+  if (keys.empty() && rule.plan != ClusterRule::Plan::Split &&
+      has_flag(flags, Flags::DemandReplica)) {
+    return refuse(info.is(CommandFlag::ReadOnly)
+                      ? keyless_demand_refused(info)
+                      : Error(errc::not_allowed, std::string(info.name) +
+                                                     " is not a read-only command and cannot "
+                                                     "run on a replica (DemandReplica)"));
+  }
   // Keyless commands that mean "the whole cluster": every primary, replies combined.
   if (keys.empty() && rule.plan == ClusterRule::Plan::EveryPrimary) {
     std::vector<Connection*> nodes = router.primaries();

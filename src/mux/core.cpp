@@ -358,6 +358,16 @@ std::string MuxCore::select_refusal(const Connection& connection) const {
   return {};
 }
 
+Error demands_both(std::string_view name, Flags flags) {
+  if (!has_flag(flags, Flags::DemandMaster) || !has_flag(flags, Flags::DemandReplica)) {
+    return Error();
+  }
+  return Error(errc::invalid_argument,
+               std::string(name) +
+                   " refused: Flags::DemandMaster and Flags::DemandReplica together demand two "
+                   "servers, and a command runs on one");
+}
+
 Result<Connection*> MuxCore::route(const CommandInfo& info, std::span<const Arg> args,
                                    Flags flags) {
   return route_command(info, args, flags, nullptr);
@@ -367,13 +377,10 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
                                            Flags flags, bool* hold) {
   if (closing())
     return Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed");
-  if (has_flag(flags, Flags::DemandMaster) && has_flag(flags, Flags::DemandReplica)) [[unlikely]] {
-    return Error(errc::invalid_argument,
-                 std::string(info.name) +
-                     " refused: Flags::DemandMaster and Flags::DemandReplica together demand "
-                     "two servers, and a command runs on one");
-  }
   if (ClusterRouter* router = cluster()) return router->route(info, args, flags);
+  if (has_flag(flags, Flags::DemandMaster) && has_flag(flags, Flags::DemandReplica)) [[unlikely]] {
+    return demands_both(info.name, flags);
+  }
   // Role-based choice among endpoints: a replica only when the flags allow it and the command
   // only reads; a write never goes to a replica.
   const bool demand_replica = has_flag(flags, Flags::DemandReplica);

@@ -47,6 +47,10 @@ constexpr bool needs_primary(bool read_only, Flags flags) noexcept {
   return !read_only || has_flag(flags, Flags::DemandMaster);
 }
 
+/// The refusal of command `name` under both DemandMaster and DemandReplica (no error
+/// otherwise): they demand two servers, and a command runs on one.
+Error demands_both(std::string_view name, Flags flags);
+
 class MuxCore final : public ShardRouter {
  public:
   /// `tls`: the TLS settings every connection uses when config.ssl (null otherwise).

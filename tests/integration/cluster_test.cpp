@@ -852,6 +852,72 @@ RedisServer* replica_of(test::LocalCluster& cluster, const RedisServer& primary)
   return fail_over(cluster, old_primary, replica);
 }
 
+TEST_F(ClusterTest, DemandReplicaReadsResumeSoonAfterAGracefulFailoverWithoutWrites) {
+  // After CLUSTER FAILOVER the map lists the promoted node as the slot's replica and the
+  // demoted one as its primary, and no write comes to say MOVED: only the reads find that
+  // the slot has no replica serving reads. They must not stay refused until the next
+  // periodic refresh (30 s).
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  const std::string key = "{resume}:k";
+  RedisServer& old_primary = cluster_->owner_of(key);
+  RedisServer* replica = replica_of(*cluster_, old_primary);
+  ASSERT_NE(replica, nullptr);
+  ASSERT_TRUE(db.set(key, "v").get());
+  const auto served = [&] {
+    Result<std::optional<std::string>> read = db.get(key, Flags::DemandReplica).result();
+    return read.has_value() && *read == std::optional<std::string>("v");
+  };
+  ASSERT_TRUE(wait_until(served));
+  ASSERT_TRUE(fail_over(*cluster_, *replica, old_primary));
+  // The longest stretch of refused reads over the next 8 s.
+  using std::chrono::steady_clock;
+  const auto start = steady_clock::now();
+  auto refused_since = steady_clock::time_point::max();
+  steady_clock::duration longest{};
+  while (steady_clock::now() - start < 8s) {
+    const bool ok = served();
+    const auto now = steady_clock::now();
+    if (!ok && refused_since == steady_clock::time_point::max()) refused_since = now;
+    if (refused_since != steady_clock::time_point::max()) {
+      longest = std::max(longest, now - refused_since);
+      if (ok) refused_since = steady_clock::time_point::max();
+    }
+    std::this_thread::sleep_for(10ms);  // a reader's pace, not an oracle
+  }
+  EXPECT_LT(longest, 4s) << "DemandReplica reads were refused for "
+                         << std::chrono::duration_cast<std::chrono::milliseconds>(longest).count()
+                         << " ms";
+  EXPECT_TRUE(served());
+  ASSERT_TRUE(roles_put_back(*cluster_, old_primary, *replica));
+}
+
+TEST_F(ClusterTest, DemandReplicaIsRefusedWhereAClusterCannotMeetIt) {
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  std::map<RedisServer*, long long> replica_reads;
+  for (RedisServer* node : cluster_->replicas()) {
+    replica_reads[node] = node->command_calls("randomkey") + node->command_calls("dbsize") +
+                          node->command_calls("get");
+  }
+  const auto code_of = [](Future<Reply> sent) {
+    Result<Reply> reply = sent.result();
+    return reply.has_value() ? errc::ok : reply.error().code();
+  };
+  EXPECT_EQ(code_of(db.command<Reply>(Flags::DemandMaster | Flags::DemandReplica, "GET", "k")),
+            errc::invalid_argument);
+  EXPECT_EQ(code_of(db.command<Reply>(Flags::DemandReplica, "PING")), errc::not_allowed);
+  EXPECT_EQ(code_of(db.command<Reply>(Flags::DemandReplica, "RANDOMKEY")), errc::not_allowed);
+  EXPECT_EQ(code_of(db.command<Reply>(Flags::DemandReplica, "DBSIZE")), errc::not_allowed);
+  // A wish, not a demand: the primaries answer.
+  EXPECT_EQ(code_of(db.command<Reply>(Flags::PreferReplica, "DBSIZE")), errc::ok);
+  for (RedisServer* node : cluster_->replicas()) {
+    EXPECT_EQ(node->command_calls("randomkey") + node->command_calls("dbsize") +
+                  node->command_calls("get"),
+              replica_reads[node]);
+  }
+}
+
 TEST_F(ClusterTest, ReplicaPromotionUnderLoadLosesNoAcknowledgedWrite) {
   auto mux = Multiplexer::connect(cluster_->seeds());
   Database db = mux->database();
