@@ -48,8 +48,11 @@ Result<Connection*> ClusterRouter::for_slot(std::uint16_t slot, bool replica, bo
     if (chosen) return node(*chosen);
     // None serves reads: the map may be behind a graceful failover (the replica it lists
     // is the primary now, and the demoted primary, which it lists as the primary, is a
-    // replica that no write has told of). Ask again, at most once a second.
-    if (schedule_.older_than(Clock::now(), std::chrono::seconds(1))) refresh();
+    // replica that no write has told of). Ask again, at most once a second (a slot with
+    // no replica at all is asked about above).
+    if (!replicas.empty() && schedule_.older_than(Clock::now(), std::chrono::seconds(1))) {
+      refresh();
+    }
     if (demand_replica) {
       // Never sent, and a replica may connect or catch up: safe to retry.
       return Error::never_ran(
