@@ -21,9 +21,16 @@ Result<Connection*> ClusterRouter::for_slot(std::uint16_t slot, bool replica, bo
   const std::vector<std::int16_t>& replicas =
       current->table.replicas[static_cast<std::size_t>(primary)];
   if (replica && replicas.empty()) {
-    // No replica known for this slot: a map loaded while the cluster was forming may lack
-    // them. Ask again now and then (not on every read of a cluster without replicas).
-    if (schedule_.older_than(Clock::now(), std::chrono::seconds(5))) refresh();
+    // No replica known for this slot: a map loaded while the cluster was forming, or during
+    // a failover, may lack them. Ask again now and then: once a second when other slots have
+    // replicas, every 5 s in a cluster without any (not on every read there).
+    const bool elsewhere =
+        std::any_of(current->table.replicas.begin(), current->table.replicas.end(),
+                    [](const auto& others) { return !others.empty(); });
+    if (schedule_.older_than(Clock::now(),
+                             elsewhere ? std::chrono::seconds(1) : std::chrono::seconds(5))) {
+      refresh();
+    }
   }
   if (replica) {
     const auto node = [&](std::size_t i) {
