@@ -226,7 +226,7 @@ Error batch_add(BatchBuffer* target, const CallOptions& options, std::span<const
   const bool read_only = info.is(CommandFlag::ReadOnly);
   const bool for_primary = needs_primary(read_only, options.flags);
   const bool for_replica = !for_primary && has_flag(options.flags, Flags::DemandReplica);
-  const bool on_primary = buffer.connection && !buffer.connection->is_replica();
+  const bool on_primary = for_replica && buffer.connection && !buffer.connection->is_replica();
   const bool kept_on_primary = !buffer.chosen_by_read || buffer.prefers_primary;
   const bool conflict =
       (for_primary && buffer.demands_replica) || (for_replica && on_primary && kept_on_primary);

@@ -55,8 +55,10 @@ class NodeCaches;
 class TlsContext;
 class Timer;
 
-/// The refusal of a keyless command under DemandReplica in a cluster (they run on primaries).
-Error keyless_demand_refused(const CommandInfo& info);
+/// The refusal of a command under DemandReplica in a cluster, where one cannot run on a
+/// replica: it is not read-only, or it has no key (keyless commands run on primaries).
+/// No error otherwise.
+Error replica_demand_refused(const CommandInfo& info, bool keyless);
 
 class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
  public:

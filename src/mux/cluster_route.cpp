@@ -137,17 +137,14 @@ Result<Connection*> ClusterRouter::route(const CommandInfo& info, std::span<cons
 
 Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::size_t keys,
                                               const KeySlots& slots, Flags flags) {
-  if (Error error = demands_both(info.name, flags)) return error;
+  if (demands_both(flags)) [[unlikely]]
+    return demands_both_error(info.name);
   const bool read_only = info.is(CommandFlag::ReadOnly);
   const ReplicaWish wish = replica_wish(read_only, flags);
-  if (wish.demand && !read_only) {
-    return Error(errc::not_allowed,
-                 std::string(info.name) +
-                     (info.is(CommandFlag::Write) ? " writes" : " is not a read-only command") +
-                     " and cannot run on a replica (DemandReplica)");
+  if (wish.demand) {
+    if (Error error = replica_demand_refused(info, keys == 0)) return error;
   }
   if (keys == 0) {
-    if (wish.demand) return keyless_demand_refused(info);
     if (Connection* node = any_primary()) return node;
     return Error(errc::not_sent,
                  std::string(info.name) + " not sent: the cluster's slot map is not loaded yet");
@@ -162,12 +159,21 @@ Result<Connection*> ClusterRouter::route_keys(const CommandInfo& info, std::size
   return for_slot(slots.first, wish.replica, wish.demand);
 }
 
-Error keyless_demand_refused(const CommandInfo& info) {
-  return Error(errc::not_allowed,
-               std::string(info.name) +
-                   " has no key, and in a Redis Cluster such a command runs on primaries: "
-                   "DemandReplica cannot be met. Send it to a replica through a server handle "
-                   "(Multiplexer::server())");
+Error replica_demand_refused(const CommandInfo& info, bool keyless) {
+  if (!info.is(CommandFlag::ReadOnly)) {
+    return Error(errc::not_allowed,
+                 std::string(info.name) +
+                     (info.is(CommandFlag::Write) ? " writes" : " is not a read-only command") +
+                     " and cannot run on a replica (DemandReplica)");
+  }
+  if (keyless) {
+    return Error(errc::not_allowed,
+                 std::string(info.name) +
+                     " has no key, and in a Redis Cluster such a command runs on primaries: "
+                     "DemandReplica cannot be met. Send it to a replica through a server handle "
+                     "(Multiplexer::server())");
+  }
+  return Error();
 }
 
 }  // namespace redmux::detail

@@ -333,14 +333,12 @@ Error submit_to_cluster(ClusterRouter& router, int db, const CommandInfo& info,
   const std::span<const std::size_t> keys = found.get();
 
   const ClusterRule& rule = info.cluster;
-  if (Error error = demands_both(info.name, flags)) return refuse(std::move(error));
-  if (keys.empty() && rule.plan != ClusterRule::Plan::Split &&
-      has_flag(flags, Flags::DemandReplica)) {
-    return refuse(info.is(CommandFlag::ReadOnly)
-                      ? keyless_demand_refused(info)
-                      : Error(errc::not_allowed, std::string(info.name) +
-                                                     " is not a read-only command and cannot "
-                                                     "run on a replica (DemandReplica)"));
+  // Checked here for the plans that do not route through route_keys() (every primary, SCAN,
+  // a split across slots).
+  if (demands_both(flags)) [[unlikely]]
+    return refuse(demands_both_error(info.name));
+  if (keys.empty() && has_flag(flags, Flags::DemandReplica)) {
+    return refuse(replica_demand_refused(info, /*keyless=*/true));
   }
   // Keyless commands that mean "the whole cluster": every primary, replies combined.
   if (keys.empty() && rule.plan == ClusterRule::Plan::EveryPrimary) {

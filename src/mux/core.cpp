@@ -358,10 +358,7 @@ std::string MuxCore::select_refusal(const Connection& connection) const {
   return {};
 }
 
-Error demands_both(std::string_view name, Flags flags) {
-  if (!has_flag(flags, Flags::DemandMaster) || !has_flag(flags, Flags::DemandReplica)) {
-    return Error();
-  }
+Error demands_both_error(std::string_view name) {
   return Error(errc::invalid_argument,
                std::string(name) +
                    " refused: Flags::DemandMaster and Flags::DemandReplica together demand two "
@@ -378,9 +375,8 @@ Result<Connection*> MuxCore::route_command(const CommandInfo& info, std::span<co
   if (closing())
     return Error(errc::shut_down, std::string(info.name) + " not sent: the multiplexer was closed");
   if (ClusterRouter* router = cluster()) return router->route(info, args, flags);
-  if (has_flag(flags, Flags::DemandMaster) && has_flag(flags, Flags::DemandReplica)) [[unlikely]] {
-    return demands_both(info.name, flags);
-  }
+  if (demands_both(flags)) [[unlikely]]
+    return demands_both_error(info.name);
   // Role-based choice among endpoints: a replica only when the flags allow it and the command
   // only reads; a write never goes to a replica.
   const bool demand_replica = has_flag(flags, Flags::DemandReplica);

@@ -47,9 +47,12 @@ constexpr bool needs_primary(bool read_only, Flags flags) noexcept {
   return !read_only || has_flag(flags, Flags::DemandMaster);
 }
 
-/// The refusal of command `name` under both DemandMaster and DemandReplica (no error
-/// otherwise): they demand two servers, and a command runs on one.
-Error demands_both(std::string_view name, Flags flags);
+/// Whether `flags` hold both DemandMaster and DemandReplica: two servers, where a command
+/// runs on one. demands_both_error() is the refusal.
+constexpr bool demands_both(Flags flags) noexcept {
+  return has_flag(flags, Flags::DemandMaster) && has_flag(flags, Flags::DemandReplica);
+}
+Error demands_both_error(std::string_view name);
 
 class MuxCore final : public ShardRouter {
  public:

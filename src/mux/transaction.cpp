@@ -133,7 +133,7 @@ Error transaction_add(TransactionBuffer* target, const CallOptions& options,
   // queued; connection-state commands would break the transaction and are refused, and so
   // is a command under DemandReplica: the transaction runs on the primary.
   Error error = buffer.core->check_allowed(info, args, MuxCore::Site::Transaction);
-  if (!error) error = demands_both(info.name, options.flags);
+  if (!error && demands_both(options.flags)) error = demands_both_error(info.name);
   if (!error && has_flag(options.flags, Flags::DemandReplica)) {
     error = Error(errc::not_allowed, std::string(info.name) +
                                          " demands a replica (DemandReplica), but a transaction "
