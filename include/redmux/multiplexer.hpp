@@ -127,7 +127,7 @@ struct MultiplexerStatus {
   std::uint64_t dead_connections = 0;  ///< declared dead (half-open, frozen) and replaced
   std::uint64_t connection_failures = 0;  ///< failed connection attempts and broken connections
   std::uint64_t loading_waits = 0;  ///< connections that waited for the server to load its data
-  std::uint64_t redirects = 0;      ///< Redis Cluster MOVED / ASK, Valkey -REDIRECT followed
+  std::uint64_t redirects = 0;      ///< MOVED / ASK, Valkey -REDIRECT followed; MASTERDOWN sent on
   /// Redis Cluster: CLUSTERDOWN / TRYAGAIN refusals waited out and sent again
   /// (retryClusterDown).
   std::uint64_t cluster_retries = 0;

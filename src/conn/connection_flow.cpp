@@ -362,6 +362,7 @@ bool ConnectionMachine::on_reply(NodeSpan reply) {
   if (is_error_reply(reply)) [[unlikely]] {
     if (resp::says_role_changed(reply)) {
       probe_role();
+      if (resp::says_master_down(reply[0].value)) server_->note_refused_stale_read();
       if (redirect_hook_ && follow_redirect(reply[0].value)) return true;
       if (const std::string hint = write_refused_hint(reply[0].value); !hint.empty()) {
         const ReplyHint scope(hint);
@@ -428,11 +429,16 @@ bool ConnectionMachine::follow_redirect(std::string_view reply) {
   // -REDIRECT host:port: the replica did not run the command (Valkey checks before it
   // executes anything), so it may go to the primary as if sent there first. Only a write
   // that kept its bytes can; anything else gets the reply as its error, as a READONLY.
+  // -MASTERDOWN: a replica that lost its primary refused the command before running it; a
+  // PreferReplica read that kept its bytes goes where else it may run, and gets the reply
+  // as its error when it cannot go anywhere now.
   constexpr std::string_view kRedirect = "REDIRECT ";
-  if (!reply.starts_with(kRedirect) || pipeline_.empty()) return false;
+  const bool redirect = reply.starts_with(kRedirect);
+  if ((!redirect && !resp::says_master_down(reply)) || pipeline_.empty()) return false;
   const PendingCommand& front = pipeline_.front();
   if (front.kind != PendingKind::Caller || !front.keep_for_redirect || front.state->claimed() ||
-      front.state->retained_command.empty()) {
+      front.state->retained_command.empty() ||
+      (!redirect && front.replica_use != ReplicaUse::Prefer)) {
     return false;
   }
   const bool too_many = front.redirects >= kMaxRedirects;
@@ -441,6 +447,7 @@ bool ConnectionMachine::follow_redirect(std::string_view reply) {
     shared_->counters().redirects.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
+  if (!redirect) return false;  // the MASTERDOWN is its error
   fail_oldest(redirect_not_followed(front, reply, endpoint_text_, too_many));
   return true;
 }

@@ -96,10 +96,11 @@ class ConnectionMachine {
   using Hook = std::function<void()>;
   /// `retargeted`: retarget() ran (else an attempt to connect failed).
   using DownHook = std::function<void(bool retargeted)>;
-  /// A caller's command answered `reply` ("REDIRECT host:port"), which did not run: true when
-  /// the hook queued it on the connection to that primary — the queued copy then owns the
-  /// command's reference and its slot; false to have it failed here. Its bytes are in
-  /// command.state->retained_command. Runs on the I/O thread.
+  /// A caller's command answered `reply` ("REDIRECT host:port", or "MASTERDOWN …" to a
+  /// PreferReplica read), which did not run: true when the hook queued it on another
+  /// connection (that primary's; for MASTERDOWN another replica's or the primary's) — the
+  /// queued copy then owns the command's reference and its slot; false to have it failed
+  /// here. Its bytes are in command.state->retained_command. Runs on the I/O thread.
   using RedirectHook = std::function<bool(std::string_view reply, const PendingCommand& command)>;
 
   /// `tls`: the transport encrypts (no inline writes then: every byte must go through TLS).
@@ -129,7 +130,8 @@ class ConnectionMachine {
   void set_down_hook(DownHook hook) { down_hook_ = std::move(hook); }
   /// This connection follows -REDIRECT through `hook`: its handshake announces CLIENT CAPA
   /// redirect to a server that knows it (handshake.hpp), and a redirected write goes to the
-  /// primary the server names (a multiplexer with a primary and replicas).
+  /// primary the server names (a multiplexer with a primary and replicas). A PreferReplica
+  /// read answered -MASTERDOWN goes through it too.
   void set_redirect_hook(RedirectHook hook) { redirect_hook_ = std::move(hook); }
 
   // --- any thread ---
@@ -368,7 +370,8 @@ class ConnectionMachine {
   void on_health_tick();
   void probe_role();
   /// A -REDIRECT answered the oldest command: true when it was handed to the redirect hook
-  /// or failed with redirect_not_followed(); false leaves the reply to the pipeline.
+  /// or failed with redirect_not_followed(); false leaves the reply to the pipeline. A
+  /// -MASTERDOWN to a PreferReplica read: true when the hook sent it elsewhere, else false.
   bool follow_redirect(std::string_view reply);
   /// A Sentinel's "unknown command" (at_sentinel_): the oldest command fails with
   /// refused_by_sentinel(); false when the reply is another or not a caller's.

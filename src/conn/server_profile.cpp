@@ -94,6 +94,7 @@ bool ServerProfile::adopt(const ServerIdentity& identity) {
 void ServerProfile::retargeted() {
   // Another server: not known to be a primary (nor a replica in sync) until it answers.
   is_replica_.store(true, std::memory_order_release);
+  refuses_stale_reads_.store(false, std::memory_order_relaxed);
   follows_.store(kNoServer, std::memory_order_release);
   {
     std::lock_guard lock(identity_mutex_);

@@ -57,6 +57,15 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   static constexpr std::size_t kNoServer = static_cast<std::size_t>(-1);
 
   bool is_replica() const noexcept { return is_replica_.load(std::memory_order_acquire); }
+  /// The server has answered -MASTERDOWN (a replica that lost its primary, under
+  /// replica-serve-stale-data no): it may refuse reads again, so PreferReplica reads sent
+  /// to it keep their bytes to go elsewhere then. Learned, not asked: CONFIG may be refused.
+  bool refuses_stale_reads() const noexcept {
+    return refuses_stale_reads_.load(std::memory_order_relaxed);
+  }
+  void note_refused_stale_read() noexcept {
+    refuses_stale_reads_.store(true, std::memory_order_relaxed);
+  }
   /// The server reports the client's own availability zone (availabilityZone=, non-empty).
   bool in_zone() const noexcept { return in_zone_.load(std::memory_order_acquire); }
   /// Whether a replica may serve reads; InSync for a primary, or when the check is off or
@@ -108,6 +117,7 @@ class ServerProfile : public std::enable_shared_from_this<ServerProfile> {
   Locator locate_;
   std::atomic<std::size_t> follows_{kNoServer};
   std::atomic<bool> is_replica_{false};
+  std::atomic<bool> refuses_stale_reads_{false};
   std::atomic<bool> in_zone_{false};
   std::atomic<ReplicaHealth> health_{ReplicaHealth::InSync};
   std::atomic<int> databases_{0};

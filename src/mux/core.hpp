@@ -178,6 +178,11 @@ class MuxCore final : public ShardRouter {
   // --- HeldCommands' questions (held_commands.hpp) ---
   /// Where a held command may go now.
   HeldCommands::Target place_held(const HeldCommands::Entry& entry);
+  /// Where a PreferReplica read that the replica of group `from` refused without running it
+  /// (-MASTERDOWN) goes instead: another replica in sync, else the primary while it is
+  /// connected; null when neither is (the caller then gets the refusal). `index`: the
+  /// connection within a group, as the read had.
+  std::shared_ptr<Connection> place_refused_read(std::size_t from, std::size_t index);
   /// Whether commands queued on `connection` (of group `group`), which is not connected,
   /// are taken off it: Sentinel moved it, or it is a replica's (or, under Sentinel, any
   /// group but the primary's).

@@ -87,6 +87,24 @@ void HeldCommands::connection_down(Connection& connection, std::size_t group, st
   flush(lock);
 }
 
+bool HeldCommands::send_refused_read(const PendingCommand& command, std::size_t group,
+                                     std::size_t index) {
+  std::shared_ptr<Connection> to;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    to = core_.place_refused_read(group, index);
+  }
+  if (!to) return false;
+  PendingCommand moved = command;  // its reference and its slot go with it
+  const std::string& bytes = command.state->retained_command;
+  moved.bytes_begin = 0;
+  moved.bytes_end = bytes.size();
+  ++moved.redirects;
+  to->submit_batch(command.db, bytes, std::span<PendingCommand>(&moved, 1));
+  return true;
+}
+
 void HeldCommands::try_again() {
   post_to(io_, [weak = weak_from_this()] {
     if (auto self = weak.lock()) {

@@ -75,6 +75,11 @@ class HeldCommands : public std::enable_shared_from_this<HeldCommands> {
   /// are taken off it if MuxCore::takes_from() says so, and placed again or held.
   void connection_down(Connection& connection, std::size_t group, std::size_t index,
                        bool retargeted);
+  /// A PreferReplica read that the replica of `group` refused without running it
+  /// (-MASTERDOWN, `command` with its bytes kept in its state): sent on at once where
+  /// MuxCore::place_refused_read() says, with its reference and its queue slot. False, and
+  /// nothing taken, when it cannot go anywhere now (or the multiplexer is closed).
+  bool send_refused_read(const PendingCommand& command, std::size_t group, std::size_t index);
   /// Something changed (a role): tries the held commands again, soon, on the I/O thread.
   void try_again();
   /// Commands held now (for the topology view).

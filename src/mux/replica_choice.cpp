@@ -88,6 +88,20 @@ HeldCommands::Target MuxCore::place_held(const HeldCommands::Entry& entry) {
   return target;
 }
 
+std::shared_ptr<Connection> MuxCore::place_refused_read(std::size_t from, std::size_t index) {
+  const std::size_t none = groups_.size();
+  const Roles roles = this->roles(/*want_replica=*/true, from);
+  std::size_t to = none;
+  if (roles.replica != none) {
+    to = roles.replica;
+  } else if (roles.primary != none && roles.primary_ready) {
+    to = roles.primary;
+  }
+  if (to == none || to == from) return nullptr;
+  const auto& group = groups_[to];
+  return group[index % group.size()];
+}
+
 bool MuxCore::takes_from(const Connection& connection, std::size_t group, bool retargeted) const {
   if (closed() || cluster() || groups_.size() < 2) return false;
   if (retargeted) return true;  // Sentinel moved it: what is queued was meant for another server

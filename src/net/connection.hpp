@@ -150,6 +150,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// True when the server said (HELLO role, ROLE, INFO) it is a replica; also from retarget()
   /// until the new server's handshake, which is not known to be a primary before it answers.
   bool is_replica() const noexcept { return machine_.server().is_replica(); }
+  /// ServerProfile::refuses_stale_reads().
+  bool refuses_stale_reads() const noexcept { return machine_.server().refuses_stale_reads(); }
   /// Its server reports the client's availability zone (availabilityZone=).
   bool in_zone() const noexcept { return machine_.server().in_zone(); }
   /// For a replica: what its last INFO replication said about serving reads

@@ -54,8 +54,7 @@ bool is_invalidation(NodeSpan push) noexcept {
 bool says_role_changed(NodeSpan reply) noexcept {
   if (reply.empty() || !is_error(reply[0])) return false;
   const std::string_view text = reply[0].value;
-  return text.starts_with("READONLY") || text.starts_with("MASTERDOWN") ||
-         text.starts_with("REDIRECT ");
+  return text.starts_with("READONLY") || says_master_down(text) || text.starts_with("REDIRECT ");
 }
 
 }  // namespace redmux::resp

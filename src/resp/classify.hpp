@@ -50,6 +50,12 @@ bool is_resp2_pubsub(NodeSpan frame) noexcept;
 /// primary).
 bool says_role_changed(NodeSpan reply) noexcept;
 
+/// The text of an error reply says a replica lost its primary and, under
+/// replica-serve-stale-data no, refused the command without running it.
+inline bool says_master_down(std::string_view error_text) noexcept {
+  return error_text.starts_with("MASTERDOWN");
+}
+
 /// The text of an error reply says the cluster cannot serve the command now and it did not
 /// run: CLUSTERDOWN (no quorum, or a slot without a primary: a failover in progress) or
 /// TRYAGAIN (a multi-key command whose keys are being migrated).

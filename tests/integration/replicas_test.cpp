@@ -884,6 +884,75 @@ TEST(ReplicasTest, ReadsStayOffAReplicaWhoseLinkToThePrimaryIsDown) {
       << mux->topology().to_string();
 }
 
+/// How many commands `server` has refused with -MASTERDOWN (INFO errorstats).
+long long master_down_refusals(const RedisServer& server) {
+  const std::string stats = server.cli({"INFO", "errorstats"});
+  constexpr std::string_view kField = "errorstat_MASTERDOWN:count=";  // absent until one
+  const std::size_t at = stats.find(kField);
+  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + kField.size()));
+}
+
+TEST(ReplicasTest, APreferReplicaReadRefusedWithMasterDownRunsOnThePrimary) {
+  // A replica with replica-serve-stale-data no refuses reads with -MASTERDOWN once it loses
+  // its primary. Until redmux's next look at the replica, reads sent there are refused
+  // without running. The first time, they fail (safe to retry); from then on redmux knows
+  // the replica may refuse, and under PreferReplica they run on the primary instead.
+  PrimaryAndReplica pair;
+  pair.replica.cli({"CONFIG", "SET", "replica-serve-stale-data", "no"});
+  auto mux = Multiplexer::connect(pair.primary.address() + "," + pair.replica.address());
+  Database db = mux->database();
+  ASSERT_TRUE(db.set("k", "v").get());
+  const test::ClosedPort closed;
+  // One round: the link is broken just before a burst of reads. redmux's role check (every
+  // second, and at once after the first MASTERDOWN) may now and then see it first, and then
+  // no read is refused: such a round is tried again. Returns the reads the replica refused.
+  auto round = [&](bool learned) -> long long {
+    replicate(pair.replica, pair.primary);
+    EXPECT_TRUE(wait_until([&] { return in_sync(pair.replica); }, 20s));
+    EXPECT_TRUE(wait_until([&] { return serves_reads_from(*mux, {pair.replica.port()}); }, 10s))
+        << mux->topology().to_string();
+    const long long refused_before = master_down_refusals(pair.replica);
+    const long long on_primary = pair.primary.command_calls("get");
+    pair.replica.cli({"REPLICAOF", "127.0.0.1", std::to_string(closed.port())});
+    std::vector<Future<std::optional<std::string>>> reads;
+    for (int i = 0; i < 200; ++i) reads.push_back(db.get("k", Flags::PreferReplica));
+    long long failed = 0;
+    for (auto& read : reads) {
+      Result<std::optional<std::string>> value = read.result();
+      if (value.has_value()) {
+        EXPECT_EQ(*value, std::optional<std::string>("v"));
+        continue;
+      }
+      ++failed;
+      EXPECT_FALSE(learned) << value.error().message();
+      EXPECT_EQ(value.error().message().rfind("MASTERDOWN", 0), 0u) << value.error().message();
+      EXPECT_TRUE(value.error().safe_to_retry()) << value.error().message();
+    }
+    const long long refused = master_down_refusals(pair.replica) - refused_before;
+    if (learned) {  // every refused read ran on the primary (and those sent after the check)
+      EXPECT_GE(pair.primary.command_calls("get") - on_primary, refused);
+    } else if (refused > 0) {
+      // The first refusal fails its read; reads issued after it may already go elsewhere.
+      EXPECT_GT(failed, 0);
+      EXPECT_LE(failed, refused);
+    }
+    return refused;
+  };
+  long long refused = 0;
+  for (int attempt = 0; attempt < 5 && refused == 0; ++attempt) refused = round(false);
+  ASSERT_GT(refused, 0) << "no read reached the replica between its link's loss and redmux's "
+                           "role check in five rounds";
+  refused = 0;
+  for (int attempt = 0; attempt < 5 && refused == 0; ++attempt) refused = round(true);
+  EXPECT_GT(refused, 0) << "no read reached the replica between its link's loss and redmux's "
+                           "role check in five rounds";
+  // DemandReplica: nowhere else to go, so the refusal (or, once the check has seen the link
+  // down, redmux's own) is the caller's, safe to retry.
+  Result<std::optional<std::string>> demanded = db.get("k", Flags::DemandReplica).result();
+  ASSERT_FALSE(demanded.has_value());
+  EXPECT_TRUE(demanded.error().safe_to_retry()) << demanded.error().message();
+}
+
 TEST(ReplicasTest, ReplicasKeepServingReadsWhileThePrimaryIsDown) {
   // A primary that fails takes its replicas' links down with it; their data is then the
   // newest there is, so replica reads keep going to them (a failover is coming) instead of
