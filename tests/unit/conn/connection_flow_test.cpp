@@ -117,6 +117,45 @@ TEST(ConnectionFlowTest, AReadonlyReplyAsksTheServerItsRoleOnce) {
   EXPECT_EQ(role_changes, 1);
 }
 
+// A replica that lost its primary refuses reads with MASTERDOWN without running them. The
+// server is then known to refuse stale reads (MuxCore keeps the bytes of PreferReplica reads
+// sent to it from then on), and a PreferReplica read that kept its bytes goes to the redirect
+// hook, which sends it elsewhere; a DemandReplica read, and one without its bytes, get the
+// refusal, safe to retry.
+TEST(ConnectionFlowTest, AMasterDownReplyHandsOnlyAPreferReplicaReadThatKeptItsBytesOn) {
+  Config config;
+  config.replica_health_check = false;
+  ScriptedRunner r(config);
+  std::vector<std::string> handed;
+  r.machine.set_redirect_hook([&](std::string_view reply, const PendingCommand& command) {
+    EXPECT_EQ(reply.rfind("MASTERDOWN", 0), 0u) << reply;
+    handed.push_back(command.state->retained_command);
+    command.state->release();  // the copy sent on would own the connection's reference
+    return true;
+  });
+  r.ready();
+  r.defer_posts = true;  // the three leave in one write
+  auto& kept = r.get("a", 5000ms, -1, ReplicaUse::Prefer, /*keep_bytes=*/true);
+  auto& demanded = r.get("b", 5000ms, -1, ReplicaUse::Demand, /*keep_bytes=*/false);
+  auto& unkept = r.get("c", 5000ms, -1, ReplicaUse::Prefer, /*keep_bytes=*/false);
+  r.run_posted();
+  r.complete_write();
+  EXPECT_FALSE(r.machine.server().refuses_stale_reads());
+  const std::string down =
+      "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n";
+  r.feed(down + down + down);
+  EXPECT_TRUE(r.machine.server().refuses_stale_reads());
+  EXPECT_EQ(handed, std::vector<std::string>{"*2\r\n$3\r\nGET\r\n$1\r\na\r\n"});
+  EXPECT_FALSE(kept.state->ready());  // handed on, not completed here
+  for (const testing::Call* refused : {&demanded, &unkept}) {
+    const Error error = error_of(*refused);
+    EXPECT_EQ(error.code(), errc::server_error);
+    EXPECT_TRUE(error.safe_to_retry()) << error.message();
+    EXPECT_EQ(error.message().rfind("MASTERDOWN", 0), 0u) << error.message();
+  }
+  EXPECT_EQ(r.counters().redirects.load(), 1u);
+}
+
 // The SELECT redmux inserted for a database switch fails: commands written behind it may
 // have run against the previous database, so the connection is reset rather than trusted.
 TEST(ConnectionFlowTest, AFailingInsertedSelectResetsTheConnection) {

@@ -225,9 +225,13 @@ class ScriptedRunner {
     now = to;
   }
 
-  /// A caller's GET, sent the way Connection::submit() sends it.
-  Call& get(std::string_view key, std::chrono::milliseconds timeout = 5000ms, int db = -1) {
+  /// A caller's GET, sent the way Connection::submit() sends it; `use` and `keep_bytes`
+  /// as MuxCore sets them for a read among replicas (PendingCommand::keep_for_redirect).
+  Call& get(std::string_view key, std::chrono::milliseconds timeout = 5000ms, int db = -1,
+            ReplicaUse use = ReplicaUse::None, bool keep_bytes = false) {
     Call call;
+    call.command.replica_use = use;
+    call.command.keep_for_redirect = keep_bytes;
     call.state = new FutureState<std::string>();  // the test's reference
     call.state->add_ref();                        // the connection's
     call.state->command_name = "GET";
