@@ -115,12 +115,7 @@ bool MuxCore::redirect_to_primary(const std::vector<std::weak_ptr<Connection>>& 
   }
   const std::size_t to = redirect_target(endpoints, *primary, from);
   if (to == endpoints.size() || !connections[to]) return false;
-  PendingCommand moved = command;  // its reference and its slot go with it
-  const std::string& bytes = command.state->retained_command;
-  moved.bytes_begin = 0;
-  moved.bytes_end = bytes.size();
-  ++moved.redirects;
-  connections[to]->submit_batch(command.db, bytes, std::span<PendingCommand>(&moved, 1));
+  connections[to]->send_on(command);  // its reference and its slot go with it
   // The replying server asks its own role again (a -REDIRECT says it changed); the one it
   // names is asked too, so routing learns of the new primary with the old one's demotion
   // rather than at its next periodic check.

@@ -96,12 +96,7 @@ bool HeldCommands::send_refused_read(const PendingCommand& command, std::size_t 
     to = core_.place_refused_read(group, index);
   }
   if (!to) return false;
-  PendingCommand moved = command;  // its reference and its slot go with it
-  const std::string& bytes = command.state->retained_command;
-  moved.bytes_begin = 0;
-  moved.bytes_end = bytes.size();
-  ++moved.redirects;
-  to->submit_batch(command.db, bytes, std::span<PendingCommand>(&moved, 1));
+  to->send_on(command);
   return true;
 }
 

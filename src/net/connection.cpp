@@ -121,6 +121,15 @@ void Connection::post_rearm(Clock::time_point deadline) {
   });
 }
 
+void Connection::send_on(const PendingCommand& refused) {
+  PendingCommand moved = refused;
+  const std::string& bytes = refused.state->retained_command;
+  moved.bytes_begin = 0;
+  moved.bytes_end = bytes.size();
+  ++moved.redirects;
+  submit_batch(refused.db, bytes, std::span<PendingCommand>(&moved, 1));
+}
+
 bool Connection::submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands,
                               bool fail_fast) {
   switch (machine_.submit_batch(db, bytes, commands, fail_fast)) {

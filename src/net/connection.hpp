@@ -67,6 +67,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// (each command's future holds why; refusal_of() says it for the whole).
   bool submit_batch(int db, std::string_view bytes, std::span<PendingCommand> commands,
                     bool fail_fast = false);
+  /// Queues a caller's command that another server refused without running it (-REDIRECT,
+  /// -MASTERDOWN), from the bytes its state kept (PendingCommand::keep_for_redirect); the
+  /// queued copy takes over its reference and its queue slot (any thread).
+  void send_on(const PendingCommand& refused);
   /// Under backlogPolicy=failFast, whether commands are refused now (not ready).
   bool fails_fast() const noexcept { return machine_.fails_fast(); }
   /// From the ready hook only (its I/O thread, before the session's first write): `commands`

@@ -154,6 +154,13 @@ TEST(ConnectionFlowTest, AMasterDownReplyHandsOnlyAPreferReplicaReadThatKeptItsB
     EXPECT_EQ(error.message().rfind("MASTERDOWN", 0), 0u) << error.message();
   }
   EXPECT_EQ(r.counters().redirects.load(), 1u);
+  // The refusals asked the server its role, once; answered, nothing is left in flight.
+  if (r.writing) r.complete_write();
+  EXPECT_EQ(r.take_wire(),
+            "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n"
+            "*2\r\n$3\r\nGET\r\n$1\r\nc\r\n*1\r\n$4\r\nROLE\r\n");
+  r.feed("*5\r\n" + bulk("slave") + bulk("10.0.0.9") + ":6379\r\n" + bulk("connected") + ":42\r\n");
+  EXPECT_TRUE(r.machine.server().is_replica());
 }
 
 // The SELECT redmux inserted for a database switch fails: commands written behind it may
