@@ -5,14 +5,22 @@
 #include "mux/core.hpp"
 #include "mux/dedicated_pool.hpp"
 #include "resp/encoder.hpp"
+#include "topology/cluster_plan.hpp"
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace redmux::detail {
 
 LeasedCommandState::LeasedCommandState(CommandState* target, std::shared_ptr<DedicatedPool> pool,
-                                       std::shared_ptr<Connection> connection) noexcept
-    : target_(target), pool_(std::move(pool)), connection_(std::move(connection)) {}
+                                       std::shared_ptr<Connection> connection,
+                                       const CommandInfo& info, int db) noexcept
+    : target_(target),
+      info_(&info),
+      db_(db),
+      pool_(std::move(pool)),
+      connection_(std::move(connection)) {}
 
 LeasedCommandState::~LeasedCommandState() {
   if (target_) target_->release();
@@ -39,6 +47,13 @@ void LeasedCommandState::fail(Error error) noexcept {
   finish(reusable);
 }
 
+bool LeasedCommandState::take_back(CommandState*& target) noexcept {
+  if (!claim()) return false;
+  target = std::exchange(target_, nullptr);
+  finish(/*reusable=*/true);  // nothing was sent on it
+  return true;
+}
+
 void LeasedCommandState::finish(bool reusable) noexcept {
   publish();
   try {
@@ -46,6 +61,41 @@ void LeasedCommandState::finish(bool reusable) noexcept {
   } catch (...) {  // out of memory while serving a waiter: that waiter's deadline fails it
   }
 }
+
+namespace {
+
+/// No connection could be leased for a blocking command: fails its state, and gives back
+/// its slot of maxQueuedCommands when it holds one.
+void refuse_unleased(MuxCore& core, CommandState* state, bool counted, Error error) {
+  if (counted) core.shared().release_slots(1);
+  if (state) {
+    state->fail(std::move(error));
+    state->release();
+  }
+}
+
+/// Sends `bytes` on `connection`, just leased, as `command` (its deadline set) through a new
+/// relay to `state`, which hands over its reference.
+void send_leased(MuxCore& core, const std::shared_ptr<DedicatedPool>& pool, const CommandInfo& info,
+                 int db, CommandState* state, std::shared_ptr<Connection> connection,
+                 const std::string& bytes, PendingCommand command, bool first_send) {
+  auto* relay = new LeasedCommandState(state, pool, connection, info, db);  // takes our reference
+  relay->command_name = info.name;
+  if (ClusterRouter* router = core.cluster()) relay->learn_redirects_with(router->weak_from_this());
+  if (Error error = db < 0 ? Error() : core.check_database(db, *connection, info)) {
+    if (command.counted) core.shared().release_slots(1);
+    relay->fail(std::move(error));  // gives the connection back
+    relay->release();
+    return;
+  }
+  command.state = relay;  // the relay's one reference moves to the connection
+  command.bytes_begin = 0;
+  command.bytes_end = bytes.size();
+  if (first_send) core.shared().counters().commands.fetch_add(1, std::memory_order_relaxed);
+  connection->submit_batch(db, bytes, std::span<PendingCommand>(&command, 1));
+}
+
+}  // namespace
 
 Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
                       const CommandInfo& info, CommandState* state, const Endpoint* endpoint) {
@@ -109,36 +159,23 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
   // which a server busy with a script would refuse.
   if (ends_busy_script(info)) db = -1;
   std::shared_ptr<DedicatedPool> pool = core.dedicated_pool();
+  PendingCommand command;
+  command.name = info.name;
+  command.kind = PendingKind::Caller;
+  // In a cluster, its slot: should the slot move before it is sent, it follows the slot to
+  // its new owner (move_unsent_dedicated_commands()).
+  if (!endpoint && core.cluster()) {
+    const KeyIndexes keys(info, args);
+    if (!keys.get().empty()) command.slot = key_slots(args, keys.get()).first;
+  }
   pool->acquire(
       *target, wait_until, info.name,
       [&core, &info, pool, db, state, block, call_timeout, reply_timeout, per_call, own_timeout,
-       bytes = std::move(bytes)](Result<std::shared_ptr<Connection>> leased) mutable {
+       command, bytes = std::move(bytes)](Result<std::shared_ptr<Connection>> leased) mutable {
         if (!leased) {
-          core.shared().release_slots(1);
-          if (state) {
-            state->fail(std::move(leased).error());
-            state->release();
-          }
+          refuse_unleased(core, state, command.counted, std::move(leased).error());
           return;
         }
-        std::shared_ptr<Connection> connection = std::move(*leased);
-        auto* relay = new LeasedCommandState(state, pool, connection);  // takes our reference
-        relay->command_name = info.name;
-        if (ClusterRouter* router = core.cluster()) {
-          relay->learn_redirects_with(router->weak_from_this());
-        }
-        if (Error error = db < 0 ? Error() : core.check_database(db, *connection, info)) {
-          core.shared().release_slots(1);
-          relay->fail(std::move(error));  // gives the connection back
-          relay->release();
-          return;
-        }
-        PendingCommand command;
-        command.name = info.name;
-        command.state = relay;  // the relay's one reference moves to the connection
-        command.kind = PendingKind::Caller;
-        command.bytes_begin = 0;
-        command.bytes_end = bytes.size();
         const Clock::time_point now = Clock::now();
         if (block) {
           command.deadline = now + *block + reply_timeout;
@@ -150,12 +187,69 @@ Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::sp
           command.timeout_ms = static_cast<std::uint32_t>(call_timeout.count());
           command.timeout_source = per_call ? TimeoutSource::Call : TimeoutSource::AsyncTimeout;
         } else {
-          command.deadline = Clock::time_point::max();  // BLPOP … 0: blocks until answered
+          command.deadline = Clock::time_point::max();  // BLPOP … 0: until answered
         }
-        core.shared().counters().commands.fetch_add(1, std::memory_order_relaxed);
-        connection->submit_batch(db, bytes, std::span<PendingCommand>(&command, 1));
+        send_leased(core, pool, info, db, state, std::move(*leased), bytes, command,
+                    /*first_send=*/true);
       });
   return Error();
+}
+
+void move_unsent_dedicated_commands(MuxCore& core, ClusterRouter& router) {
+  const std::shared_ptr<DedicatedPool>& pool = core.dedicated_pool();
+  for (const std::shared_ptr<Connection>& connection : pool->connections()) {
+    std::string bytes;
+    std::vector<PendingCommand> moved;
+    connection->reroute(router.served_elsewhere(connection->endpoint()), bytes, moved);
+    for (PendingCommand& command : moved) {
+      Result<Connection*> owner = router.for_slot(command.slot, false, false);
+      auto* relay = dynamic_cast<LeasedCommandState*>(command.state);
+      CommandState* target = nullptr;
+      if (relay == nullptr) {
+        // A transaction's step: a transaction runs where its WATCH ran, or not at all. It
+        // fails now, never sent (safe to retry), rather than at its timeout.
+        if (command.counted) core.shared().release_slots(1);
+        if (command.state) {
+          command.state->fail(Error(
+              errc::not_sent,
+              std::string(command.name) + " not sent: its slot " + std::to_string(command.slot) +
+                  " moved from " + connection->endpoint().to_string() +
+                  (owner ? " to " + (*owner)->endpoint().to_string() : std::string()) +
+                  " before it was written; nothing ran, safe to retry"));
+          command.state->release();
+        }
+        continue;
+      }
+      if (!relay->take_back(target)) {  // completed meanwhile (it timed out)
+        relay->release();
+        continue;
+      }
+      const CommandInfo& info = relay->info();
+      const int db = relay->db();
+      relay->release();  // the queue's reference
+      if (!owner) {
+        refuse_unleased(core, target, command.counted, std::move(owner).error());
+        continue;
+      }
+      // The wait for a connection there is bounded as a new command's would be.
+      const Clock::time_point wait_until =
+          std::min(command.deadline, Clock::now() + core.shared().config().async_timeout);
+      PendingCommand prototype = command;
+      prototype.state = nullptr;
+      pool->acquire(
+          (*owner)->endpoint(), wait_until, info.name,
+          [&core, &info, pool, db, target, prototype,
+           encoded = bytes.substr(command.bytes_begin, command.bytes_end - command.bytes_begin)](
+              Result<std::shared_ptr<Connection>> leased) mutable {
+            if (!leased) {
+              refuse_unleased(core, target, prototype.counted, std::move(leased).error());
+              return;
+            }
+            send_leased(core, pool, info, db, target, std::move(*leased), encoded, prototype,
+                        /*first_send=*/false);
+          });
+    }
+  }
 }
 
 }  // namespace redmux::detail

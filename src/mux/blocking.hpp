@@ -33,12 +33,21 @@ class ClusterRouter;
 /// unusable (its server side may still be busy with the command): it is then replaced.
 class LeasedCommandState final : public CommandState {
  public:
-  /// Takes over one reference to `target` (may be null: nobody waits).
+  /// Takes over one reference to `target` (may be null: nobody waits). `info` and `db`: the
+  /// command's, for sending it again elsewhere (take_back()).
   LeasedCommandState(CommandState* target, std::shared_ptr<DedicatedPool> pool,
-                     std::shared_ptr<Connection> connection) noexcept;
+                     std::shared_ptr<Connection> connection, const CommandInfo& info,
+                     int db) noexcept;
 
   void deliver(NodeSpan reply) noexcept override;
   void fail(Error error) noexcept override;
+
+  /// Its command left the leased connection's queue unsent (its slot moved to another
+  /// node): gives the connection back for reuse and hands over `target` with its
+  /// reference, to be sent elsewhere. False when the relay was completed meanwhile.
+  bool take_back(CommandState*& target) noexcept;
+  const CommandInfo& info() const noexcept { return *info_; }
+  int db() const noexcept { return db_; }
 
   /// In a Redis Cluster: the router that learns of a MOVED reply (nobody follows it here).
   void learn_redirects_with(std::weak_ptr<ClusterRouter> router) noexcept {
@@ -50,6 +59,8 @@ class LeasedCommandState final : public CommandState {
   void finish(bool reusable) noexcept;
 
   CommandState* target_;
+  const CommandInfo* info_;
+  int db_;
   std::shared_ptr<DedicatedPool> pool_;
   std::shared_ptr<Connection> connection_;
   std::weak_ptr<ClusterRouter> router_;
@@ -63,5 +74,12 @@ class LeasedCommandState final : public CommandState {
 Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
                       const CommandInfo& info, CommandState* state,
                       const Endpoint* endpoint = nullptr);
+
+/// Redis Cluster, after a new slot map: the commands still queued, unsent, on a dedicated
+/// connection to a node that no longer serves their slot (a dead primary whose replica was
+/// promoted, a migrated slot). A blocking command goes to the slot's new primary on a
+/// connection leased there, keeping its deadline; a transaction's step fails at once with
+/// errc::not_sent (a transaction runs where its WATCH ran, or not at all). Any thread.
+void move_unsent_dedicated_commands(MuxCore& core, ClusterRouter& router);
 
 }  // namespace redmux::detail

@@ -179,6 +179,18 @@ void ClusterRouter::install(const std::vector<ClusterShard>& shards) {
   }
 }
 
+std::shared_ptr<const SlotSet> ClusterRouter::served_elsewhere(const Endpoint& endpoint) const {
+  const std::shared_ptr<const SlotMap> current = map();
+  if (!current) return nullptr;
+  SlotSet elsewhere = current->table.covered();
+  const std::vector<SlotSet> served = current->table.served();
+  for (std::size_t i = 0; i < current->nodes.size() && i < served.size(); ++i) {
+    if (current->nodes[i]->endpoint() == endpoint) elsewhere &= ~served[i];
+  }
+  if (elsewhere.none()) return nullptr;
+  return std::make_shared<const SlotSet>(elsewhere);
+}
+
 void ClusterRouter::drop_moved_entries(const SlotMap* previous, const SlotMap& next) {
   if (!previous) return;
   const std::vector<SlotTable::Slots> before = previous->table.served();

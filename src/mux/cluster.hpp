@@ -95,6 +95,10 @@ class ClusterRouter : public std::enable_shared_from_this<ClusterRouter> {
   std::vector<Connection*> primaries();
   /// The connection to `endpoint`, created (and started) when there is none yet.
   Connection* connection_to(const Endpoint& endpoint);
+  /// The slots the node at `endpoint` does not serve in the current map (as their primary,
+  /// or a replica of it) while another node does: what a connection of its own to that node
+  /// (a dedicated one) must not keep queued. Null when there are none, or no map yet.
+  std::shared_ptr<const SlotSet> served_elsewhere(const Endpoint& endpoint) const;
   /// A MOVED reply: `slot` lives on `endpoint` now. Updates the map and schedules a refresh.
   void moved(const ClusterRedirect& redirect);
   /// A reply nobody follows (a transaction's, a blocking command's) from the node at

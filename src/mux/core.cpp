@@ -546,7 +546,11 @@ void MuxCore::enable_cluster(Connection& seed, std::function<void(const Error&)>
     if (cache_route_.enabled()) router->set_node_caches(cache_route_.node_caches());
     // A shard channel whose slot another node now serves (a failover, a resharding) is
     // ended, not left on a node that no longer carries its messages.
-    router->set_map_hook([this] { end_moved_shard_channels(); });
+    // A blocking command still queued for a node that lost its slot goes to the new owner.
+    router->set_map_hook([this, raw = router.get()] {
+      end_moved_shard_channels();
+      move_unsent_dedicated_commands(*this, *raw);
+    });
     cluster_ = router;
   }
   // Routing by slot starts once the map is in; until then commands keep going to the seeds.

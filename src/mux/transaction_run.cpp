@@ -60,11 +60,14 @@ Error before_exec(const Error& error) {
       "; MULTI … EXEC were not sent, so nothing of the transaction ran";
   switch (error.code()) {
     case errc::outcome_unknown:
-    case errc::not_sent:
       return Error(errc::not_sent,
                    "transaction not sent: its connection broke during the WATCH "
                    "round (" +
                        error.message() + ")" + std::string(kNothingRan) + "; safe to retry");
+    case errc::not_sent:
+      return Error(errc::not_sent, "transaction not sent: its WATCH round was not sent (" +
+                                       error.message() + ")" + std::string(kNothingRan) +
+                                       "; safe to retry");
     case errc::timeout: {
       std::string message = error.message();
       if (message.ends_with('.')) message.pop_back();  // a sentence goes on after it
@@ -126,6 +129,7 @@ void TransactionRun::start() {
         }
       }
       routed = cluster->for_slot(slot, false, false);
+      slot_ = slot;
     }
   }
   if (!routed) {
@@ -176,6 +180,7 @@ void TransactionRun::submit_round(
     command.name = ends[i].second;
     command.kind = PendingKind::Caller;
     command.counted = false;  // the transaction holds one slot for all its commands
+    command.slot = slot_;
     command.deadline = deadline;
     command.timeout_ms = static_cast<std::uint32_t>(timeout_.count());
     command.bytes_begin = begin;

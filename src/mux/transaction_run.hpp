@@ -63,6 +63,9 @@ class TransactionRun : public std::enable_shared_from_this<TransactionRun> {
   std::shared_ptr<DedicatedPool> pool_;
   std::shared_ptr<Connection> connection_;
   std::chrono::milliseconds timeout_;
+  /// In a cluster, the slot of its keys (kNoSlot without keys): a round still queued for a
+  /// node that lost it fails at once (move_unsent_dedicated_commands()).
+  std::uint16_t slot_ = kNoSlot;
   /// When start() was called, if a batch hook was installed then (else time_point{}).
   std::chrono::steady_clock::time_point created_{};
   bool slot_held_ = false;

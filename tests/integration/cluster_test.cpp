@@ -1123,6 +1123,17 @@ TEST_F(ClusterCrashTest, KilledPrimaryUnderLoadRunsNoCommandItsCallerWasToldDidN
 
   const auto killed_at = SteadyClock::now();
   victim.kill();
+  // A blocking command on the victim's slots, issued after the kill: it waits, unsent, on a
+  // dedicated connection to the dead node, and must follow its slot to the heir once the
+  // map names it, not wait out its 20 s.
+  const std::string stranded_key = on_victim[0].substr(0, on_victim[0].find('}') + 1) + ":blocked";
+  auto stranded = db.blpop(stranded_key, 0ms, CallOptions(Flags::None, 20s));
+  // A transaction there as well: it runs where its WATCH runs, or not at all, so it fails,
+  // not sent and safe to retry, once the map moves its slot — not at its 20 s timeout.
+  Transaction stranded_tx = db.transaction();
+  stranded_tx.watch(stranded_key);
+  stranded_tx.set(stranded_key + ":tx", "ran");
+  Future<TransactionResult> stranded_run = stranded_tx.execute_async();
   // The status shows the dead node, as a node of the cluster that is not ready.
   ASSERT_TRUE(wait_until(
       [&] {
@@ -1159,6 +1170,27 @@ TEST_F(ClusterCrashTest, KilledPrimaryUnderLoadRunsNoCommandItsCallerWasToldDidN
   ASSERT_TRUE(recovered) << mux->status_text();
   EXPECT_LT(recovery, 5s) << "commands queued for the dead primary waited " << recovery.count()
                           << " ms after the promotion; " << mux->status_text();
+  // The blocked pop moved to the heir: a push there ends it, long before its timeout.
+  ASSERT_TRUE(db.rpush(stranded_key, "freed").result().has_value());
+  const Result<std::optional<KeyedElement>> popped = stranded.result();
+  const auto popped_after =
+      std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - promoted_at);
+  ASSERT_TRUE(popped.has_value()) << popped.error().message() << "; " << mux->status_text();
+  EXPECT_EQ(*popped, (KeyedElement{stranded_key, "freed"}));
+  EXPECT_LT(popped_after, 10s) << "the blocked pop ended " << popped_after.count()
+                               << " ms after the promotion";
+  const Result<TransactionResult> tx_outcome = stranded_run.result();
+  const auto tx_after =
+      std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - promoted_at);
+  ASSERT_FALSE(tx_outcome.has_value());
+  EXPECT_EQ(tx_outcome.error().code(), errc::not_sent) << tx_outcome.error().message();
+  EXPECT_NE(tx_outcome.error().message().find("moved from " + victim.address() + " to " +
+                                              heir->address()),
+            std::string::npos)
+      << tx_outcome.error().message();
+  EXPECT_LT(tx_after, 10s) << "the transaction failed " << tx_after.count()
+                           << " ms after the promotion";
+  EXPECT_FALSE(db.exists(stranded_key + ":tx").get());
   // The map says who serves what now: the heir a primary, the dead node in no role.
   ASSERT_TRUE(wait_until(
       [&] {
@@ -1276,8 +1308,10 @@ TEST_F(ClusterCrashTest, KilledPrimaryUnderLoadRunsNoCommandItsCallerWasToldDidN
   std::cout << "[ crash    ] recovery after the promotion " << recovery.count()
             << " ms, restarted node dialled after " << redialled.count() << " ms, " << unknown_ran
             << " pushes of unknown outcome ran; the probe was told: "
-            << (writers[10]->errors.empty() ? "-" : writers[10]->errors.front()) << "; "
-            << mux->status_text() << '\n';
+            << (writers[10]->errors.empty() ? "-" : writers[10]->errors.front())
+            << "; the blocked pop ended " << popped_after.count() << " ms and the transaction "
+            << tx_after.count() << " ms after the promotion (" << tx_outcome.error().message()
+            << "); " << mux->status_text() << '\n';
 }
 
 TEST_F(ClusterTest, ServerHandleListsEveryNodeWithItsRoleAndReachesEachOne) {
