@@ -95,6 +95,32 @@ void send_leased(MuxCore& core, const std::shared_ptr<DedicatedPool>& pool, cons
   connection->submit_batch(db, bytes, std::span<PendingCommand>(&command, 1));
 }
 
+/// Fails `state` (handing over its reference) on `connection`'s I/O thread, where its
+/// other completions run: a transaction takes its steps' outcomes one at a time, and a
+/// step's timeout may be on its way there. Done where it stands should the I/O thread never
+/// run the task (its pool stopped).
+void fail_on_io_thread(Connection& connection, CommandState* state, Error error) {
+  class Failure {
+   public:
+    Failure(CommandState* state, Error error) noexcept : state_(state), error_(std::move(error)) {}
+    Failure(const Failure&) = delete;
+    Failure& operator=(const Failure&) = delete;
+    ~Failure() { run(); }
+    void run() noexcept {
+      if (state_ == nullptr) return;
+      CommandState* state = std::exchange(state_, nullptr);
+      state->fail(std::move(error_));
+      state->release();
+    }
+
+   private:
+    CommandState* state_;
+    Error error_;
+  };
+  auto failure = std::make_shared<Failure>(state, std::move(error));
+  connection.post([failure] { failure->run(); });
+}
+
 }  // namespace
 
 Error submit_blocking(MuxCore& core, int db, const CallOptions& options, std::span<const Arg> args,
@@ -210,13 +236,14 @@ void move_unsent_dedicated_commands(MuxCore& core, ClusterRouter& router) {
         // fails now, never sent (safe to retry), rather than at its timeout.
         if (command.counted) core.shared().release_slots(1);
         if (command.state) {
-          command.state->fail(Error(
-              errc::not_sent,
-              std::string(command.name) + " not sent: its slot " + std::to_string(command.slot) +
-                  " moved from " + connection->endpoint().to_string() +
-                  (owner ? " to " + (*owner)->endpoint().to_string() : std::string()) +
-                  " before it was written; nothing ran, safe to retry"));
-          command.state->release();
+          fail_on_io_thread(
+              *connection, command.state,
+              Error(errc::not_sent,
+                    std::string(command.name) + " not sent: its slot " +
+                        std::to_string(command.slot) + " moved from " +
+                        connection->endpoint().to_string() +
+                        (owner ? " to " + (*owner)->endpoint().to_string() : std::string()) +
+                        " before it was written; nothing ran, safe to retry"));
         }
         continue;
       }

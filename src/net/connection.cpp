@@ -61,6 +61,13 @@ void Connection::reconnect_now() {
   });
 }
 
+void Connection::post(std::function<void()> task) {
+  asio::post(io_, [self = shared_from_this(), task = std::move(task)] {
+    BusyScope busy(*self->load_);
+    task();
+  });
+}
+
 void Connection::check_role() {
   asio::post(io_, [self = shared_from_this()] {
     BusyScope busy(*self->load_);

@@ -113,6 +113,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
                std::vector<PendingCommand>& moved) {
     machine_.reroute(std::move(elsewhere), bytes, moved);
   }
+  /// Runs `task` on this connection's I/O thread, after what is already queued there (any
+  /// thread): where its commands complete, one at a time. A task still queued when the I/O
+  /// threads stop is destroyed without running.
+  void post(std::function<void()> task);
   /// Any thread: a connection waiting to reconnect tries now instead of after its backoff
   /// (the cluster announced the node again). No-op in every other state.
   void reconnect_now();
