@@ -546,7 +546,8 @@ void MuxCore::enable_cluster(Connection& seed, std::function<void(const Error&)>
     if (cache_route_.enabled()) router->set_node_caches(cache_route_.node_caches());
     // A shard channel whose slot another node now serves (a failover, a resharding) is
     // ended, not left on a node that no longer carries its messages.
-    // A blocking command still queued for a node that lost its slot goes to the new owner.
+    // A blocking command still queued on a dedicated connection to a node that lost its
+    // slot goes to the new owner; a transaction's step there fails, not sent.
     router->set_map_hook([this, raw = router.get()] {
       end_moved_shard_channels();
       move_unsent_dedicated_commands(*this, *raw);
