@@ -3,6 +3,7 @@
 #include "redmux/config.hpp"
 
 #include <arpa/inet.h>
+#include <sys/un.h>
 
 #include <algorithm>
 #include <unordered_set>
@@ -17,6 +18,8 @@ namespace config_internal {
 namespace {
 
 constexpr std::string_view kExampleEndpoint = "e.g. \"localhost:6379\"";
+// The longest Unix socket path: sockaddr_un's sun_path less its terminating NUL.
+constexpr std::size_t kMaxUnixPath = sizeof(sockaddr_un{}.sun_path) - 1;
 // An endpoint of a URL without "@", in place of its text: it may be user info.
 constexpr std::string_view kHiddenEndpoint =
     "(not shown: a URL without \"@\" reads \"user:password\" as \"host:port\"; user info goes "
@@ -26,27 +29,6 @@ bool is_host_char(char c) {
   // Refused: whitespace and the characters that delimit the string and URL forms.
   return static_cast<unsigned char>(c) > ' ' && c != ',' && c != '/' && c != '@' && c != '?' &&
          c != '#' && c != '[' && c != ']' && c != '=' && c != 0x7f;
-}
-
-// `value` as an error message quotes it: whole, or its start and its length when long (a
-// 5 MB value must not make a 5 MB message), with control bytes written as \xNN (a NUL or an
-// escape sequence printed raw would cut or garble the message on a terminal or in a log).
-std::string shown(std::string_view value) {
-  constexpr std::size_t kShown = 64;
-  std::string text;
-  for (const char c : value.substr(0, kShown)) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= ' ' && byte != 0x7f) {
-      text += c;
-      continue;
-    }
-    constexpr std::string_view kHex = "0123456789abcdef";
-    text += "\\x";
-    text += kHex[byte >> 4];
-    text += kHex[byte & 0xf];
-  }
-  if (value.size() > kShown) text += "… (" + std::to_string(value.size()) + " bytes)";
-  return text;
 }
 
 // What makes two endpoints the same: a socket path as it is, a host in any case with its port.
@@ -159,16 +141,16 @@ Result<Config> parse_string(std::string_view text, std::vector<std::string>* nam
   const OptionSpec* after_secret = nullptr;  // the unquoted secret option just before
   for (const Item& item : *items) {
     const OptionSpec* option = item.option ? find_option(item.key) : nullptr;
-    if (after_secret && (!item.option || !option)) {
-      // "password=ab,cd" reads as the password "ab" and an endpoint "cd": the text after an
-      // unquoted secret that is not an option is most likely the rest of the secret, so it
-      // is refused, and never printed.
-      return Parser::fail("the item after option \"" + std::string(after_secret->name) +
-                          "\" in configuration string is not a known option (name=value); if "
-                          "the value contains a comma, quote it: " +
-                          std::string(after_secret->name) +
-                          "=\"…\" (the item is not shown: it may be part of the secret)");
-    }
+    // "password=ab,cd" reads as the password "ab" and an endpoint "cd": the text after an
+    // unquoted secret that is not a valid option is most likely the rest of the secret, so
+    // it is refused, and never printed.
+    const OptionSpec* const secret = after_secret;
+    const auto refuse_after_secret = [secret] {
+      return after_secret_error(
+          secret->name, "configuration string",
+          "if the value contains a comma, quote it: " + std::string(secret->name) + "=\"…\"");
+    };
+    if (secret && (!item.option || !option)) return refuse_after_secret();
     after_secret = option && option->secret && !item.quoted ? option : nullptr;
     Error error;
     if (!item.option) {
@@ -185,6 +167,7 @@ Result<Config> parse_string(std::string_view text, std::vector<std::string>* nam
       }
       error = parser.add_option(item.key, item.value);
     }
+    if (error && secret) return refuse_after_secret();  // "password=ab,db=cd": "cd" not shown
     if (error) return error;
   }
   if (named) *named = parser.named();
@@ -208,28 +191,45 @@ Result<void> validate_config(const Config& config, std::string_view where) {
   }
   std::unordered_set<std::string> listed;  // a set, not a scan: 20,000 endpoints took 1.4 s
   for (const Endpoint& endpoint : config.endpoints) {
-    const std::string shown = endpoint.to_string();
+    const std::string named = endpoint.to_string();
     if (endpoint.is_unix()) {
       if (!endpoint.host.empty()) {
-        return Parser::fail("endpoint \"" + shown + "\"" + in +
+        return Parser::fail("endpoint \"" + shown(named) + "\"" + in +
                             " has both a host and a Unix socket path; set one");
       }
-      // The string form splits on ',', reads '=' as an option and trims spaces.
+      // The string form splits on ',', reads '=' as an option and trims spaces; the system
+      // takes a path of up to 107 bytes, NUL-terminated (sockaddr_un).
       const std::string& path = endpoint.unix_path;
+      const bool control = std::any_of(path.begin(), path.end(), [](char c) {
+        return static_cast<unsigned char>(c) < ' ' || c == 0x7f;
+      });
       if (path.front() != '/' || path.find_first_of(",=") != std::string::npos ||
-          trim(path) != path) {
-        return Parser::fail("invalid Unix socket path \"" + shown + "\"" + in +
-                            "; expected an absolute path without commas, \"=\" or surrounding "
-                            "spaces");
+          trim(path) != path || control) {
+        return Parser::fail("invalid Unix socket path \"" + shown(path) + "\"" + in +
+                            "; expected an absolute path without commas, \"=\", control "
+                            "characters or surrounding spaces");
+      }
+      if (path.size() > kMaxUnixPath) {
+        return Parser::fail("Unix socket path \"" + shown(path) + "\"" + in + " is " +
+                            std::to_string(path.size()) + " bytes long; the system takes at most " +
+                            std::to_string(kMaxUnixPath) +
+                            " (sockaddr_un): use a shorter path, e.g. a symbolic link to it");
       }
     } else {
-      if (Error error = check_host(endpoint.host, shown, where)) return error;
+      if (endpoint.host.find('@') != std::string::npos) {
+        // "user:password@host" set in code: what comes before "@" may be a password.
+        return Parser::fail("endpoint" + in +
+                            " has a host containing \"@\" (not shown: what comes before it may "
+                            "be a password); set Config::user and Config::password instead");
+      }
+      if (Error error = check_host(endpoint.host, named, where)) return error;
       if (endpoint.port == 0) {
-        return Parser::fail("endpoint \"" + shown + "\"" + in + " has port 0; expected 1 … 65535");
+        return Parser::fail("endpoint \"" + shown(named) + "\"" + in +
+                            " has port 0; expected 1 … 65535");
       }
     }
     if (!listed.insert(endpoint_identity(endpoint)).second) {
-      return Parser::fail("endpoint \"" + shown + "\" is listed twice" + in);
+      return Parser::fail("endpoint \"" + shown(named) + "\" is listed twice" + in);
     }
   }
 
@@ -331,6 +331,32 @@ Result<void> validate_config(const Config& config, std::string_view where) {
 }
 
 }  // namespace
+
+// A 5 MB value must not make a 5 MB message, and a NUL or an escape sequence printed raw
+// would cut or garble the message on a terminal or in a log.
+std::string shown(std::string_view value) {
+  constexpr std::size_t kShown = 64;
+  std::string text;
+  for (const char c : value.substr(0, kShown)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= ' ' && byte != 0x7f) {
+      text += c;
+      continue;
+    }
+    constexpr std::string_view kHex = "0123456789abcdef";
+    text += "\\x";
+    text += kHex[byte >> 4];
+    text += kHex[byte & 0xf];
+  }
+  if (value.size() > kShown) text += "… (" + std::to_string(value.size()) + " bytes)";
+  return text;
+}
+
+Error after_secret_error(std::string_view secret, std::string_view where, std::string_view fix) {
+  return Parser::fail("the item after option \"" + std::string(secret) + "\" in " +
+                      std::string(where) + " is not a valid option (name=value); " +
+                      std::string(fix) + " (the item is not shown: it may be part of the secret)");
+}
 
 std::string quote_if_needed(std::string_view value) {
   const bool plain = value.find_first_of(",\"") == std::string_view::npos &&

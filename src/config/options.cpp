@@ -1,4 +1,5 @@
 #include "config/options.hpp"
+#include "config/parser.hpp"
 
 #include <algorithm>
 #include <array>
@@ -411,7 +412,7 @@ std::string unknown_option_message(std::string_view key, std::string_view where)
     message = "option \"" + std::string(key) + "\" in " + std::string(where) +
               " is a StackExchange.Redis option that redmux does not support";
   } else {
-    message = "unknown option \"" + std::string(key) + "\" in " + std::string(where);
+    message = "unknown option \"" + shown(key) + "\" in " + std::string(where);
     // Suggest the nearest name when it is plausibly a typo: within a third of its length.
     const std::string lowered = to_lower(key);
     const OptionSpec* best = nullptr;

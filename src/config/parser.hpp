@@ -55,4 +55,13 @@ std::string quote_if_needed(std::string_view value);
 /// `text` without leading and trailing spaces and tabs.
 std::string_view trim(std::string_view text);
 
+/// `value` as an error message quotes it: whole, or its first 64 bytes and its length when
+/// longer, with control bytes written as \xNN.
+std::string shown(std::string_view value);
+
+/// The refusal of the item right after an unquoted secret option (`secret`) in `where`: the
+/// separator ("," or "&") most likely cut the secret, so the item, which may be the rest of
+/// it, is not shown. `fix` says how to write the separator in a secret.
+Error after_secret_error(std::string_view secret, std::string_view where, std::string_view fix);
+
 }  // namespace redmux::config_internal

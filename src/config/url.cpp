@@ -58,7 +58,38 @@ Error add_user_info(Parser& parser, std::string_view user_info) {
   return parser.add_option("password", password);
 }
 
+// One item of a URL's query, "key=value".
+Error add_query_item(Parser& parser, std::string_view item, bool tls_scheme) {
+  const std::size_t equals = item.find('=');
+  std::string key;
+  if (!percent_decode(item.substr(0, equals), key)) {
+    return Parser::fail("malformed percent-encoding in an option name of URL");
+  }
+  if (key.empty()) return Parser::fail("an option in URL has a value but no name (\"=…\")");
+  const OptionSpec* option = find_option(key);
+  if (option == nullptr) return Parser::fail(unknown_option_message(key, "URL"));
+  if (equals == std::string_view::npos) {
+    return Parser::fail("option \"" + std::string(option->name) + "\" in URL has no value; write " +
+                        std::string(option->name) + "=…");
+  }
+  std::string value;
+  if (!percent_decode(item.substr(equals + 1), value)) {
+    return Parser::fail("malformed percent-encoding in the value of option \"" +
+                        std::string(option->name) + "\" of URL");
+  }
+  if (tls_scheme && option->name == "ssl") {
+    // rediss:// already means ssl=true; saying so again is fine, contradicting it is not.
+    bool ssl = false;
+    if (parse_bool(value, ssl) && ssl) return {};
+    return Parser::fail(
+        "option \"ssl\" in URL contradicts its rediss:// scheme, which "
+        "means ssl=true; use redis:// for a plain connection");
+  }
+  return parser.add_option(key, value);
+}
+
 Error add_query(Parser& parser, std::string_view query, bool tls_scheme) {
+  const OptionSpec* after_secret = nullptr;  // the secret option just before, if any
   std::size_t start = 0;
   while (start <= query.size()) {
     std::size_t end = query.find('&', start);
@@ -66,33 +97,19 @@ Error add_query(Parser& parser, std::string_view query, bool tls_scheme) {
     const std::string_view item = query.substr(start, end - start);
     start = end + 1;
     if (item.empty()) continue;
-
-    const std::size_t equals = item.find('=');
+    if (Error error = add_query_item(parser, item, tls_scheme)) {
+      // "password=ab&cd" reads as the password "ab" and an item "cd": what follows a secret
+      // and does not parse is most likely the rest of it, so it is not shown.
+      if (after_secret) {
+        return after_secret_error(after_secret->name, "URL",
+                                  "percent-encode a \"&\" in the value as %26");
+      }
+      return error;
+    }
     std::string key;
-    if (!percent_decode(item.substr(0, equals), key)) {
-      return Parser::fail("malformed percent-encoding in an option name of URL");
-    }
-    if (key.empty()) return Parser::fail("an option in URL has a value but no name (\"=…\")");
+    percent_decode(item.substr(0, item.find('=')), key);  // it decoded above
     const OptionSpec* option = find_option(key);
-    if (option == nullptr) return Parser::fail(unknown_option_message(key, "URL"));
-    if (equals == std::string_view::npos) {
-      return Parser::fail("option \"" + std::string(option->name) +
-                          "\" in URL has no value; write " + std::string(option->name) + "=…");
-    }
-    std::string value;
-    if (!percent_decode(item.substr(equals + 1), value)) {
-      return Parser::fail("malformed percent-encoding in the value of option \"" +
-                          std::string(option->name) + "\" of URL");
-    }
-    if (tls_scheme && option->name == "ssl") {
-      // rediss:// already means ssl=true; saying so again is fine, contradicting it is not.
-      bool ssl = false;
-      if (parse_bool(value, ssl) && ssl) continue;
-      return Parser::fail(
-          "option \"ssl\" in URL contradicts its rediss:// scheme, which "
-          "means ssl=true; use redis:// for a plain connection");
-    }
-    if (Error error = parser.add_option(key, value)) return error;
+    after_secret = option && option->secret ? option : nullptr;
   }
   return {};
 }

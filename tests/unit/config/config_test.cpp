@@ -682,6 +682,12 @@ TEST(ConfigErrors, ControlBytesInABadValueAreShownEscaped) {
   EXPECT_TRUE(contains(parse_error("h:1,connectTimeout=5\x1b[2J"), "\"5\\x1b[2J\""));
   EXPECT_TRUE(contains(parse_error("h:1,connectTimeout=\x7f"), "\"\\x7f\""));
   EXPECT_FALSE(contains(parse_error("h:1,connectTimeout=5\x1b[2J"), "\x1b"));
+  // So is an unknown option's name, and a long one by its start.
+  const std::string newline = parse_error("redis://localhost?zzz%0A=1");
+  EXPECT_TRUE(contains(newline, "unknown option \"zzz\\x0a\"")) << newline;
+  const std::string long_name = parse_error("h," + std::string(300, 'q') + "=1");
+  EXPECT_TRUE(contains(long_name, "… (300 bytes)\"")) << long_name;
+  EXPECT_FALSE(contains(long_name, std::string(65, 'q'))) << long_name;
 }
 
 TEST(ConfigErrors, ADuplicateAmongTwentyThousandEndpointsIsFound) {
@@ -796,6 +802,18 @@ TEST(ConfigUrl, Unix) {
   EXPECT_TRUE(contains(parse_error("unix:///tmp/a=b"), "invalid Unix socket path"));
   EXPECT_TRUE(contains(parse_error("unix:///tmp/a%2Cb"), "invalid Unix socket path"));
   EXPECT_TRUE(contains(parse_error("unix:///tmp/a%20"), "invalid Unix socket path"));
+  // A NUL would cut the path the system sees; other control bytes are shown escaped.
+  const std::string nul = parse_error("unix:///tmp/r.sock%00junk");
+  EXPECT_TRUE(contains(nul, "invalid Unix socket path \"/tmp/r.sock\\x00junk\"")) << nul;
+  const std::string newline = parse_error("unix:///tmp/a%0Ab.sock");
+  EXPECT_TRUE(contains(newline, "\"/tmp/a\\x0ab.sock\"")) << newline;
+  // sockaddr_un holds 107 bytes and a NUL: a longer path is refused here, not found out
+  // later as a connection that never comes.
+  const std::string at_limit = "/tmp/" + std::string(102, 'a');
+  EXPECT_EQ(parse_ok("unix://" + at_limit).endpoints[0].unix_path, at_limit);
+  const std::string long_path = parse_error("unix://" + at_limit + "b");
+  EXPECT_TRUE(contains(long_path, "is 108 bytes long; the system takes at most 107")) << long_path;
+  EXPECT_TRUE(contains(long_path, "(108 bytes)")) << long_path;  // quoted by its start only
 }
 
 TEST(ConfigUrl, Malformed) {
@@ -963,6 +981,11 @@ TEST(ConfigValidate, RefusesWhatParseWouldRefuse) {
   EXPECT_TRUE(contains(broken([](Config& c) { c.endpoints[0].port = 0; }), "has port 0"));
   EXPECT_TRUE(contains(broken([](Config& c) { c.endpoints[0].host = ""; }), "has no host"));
   EXPECT_TRUE(contains(broken([](Config& c) { c.endpoints[0].host = "a b"; }), "invalid host"));
+  // "user:password@host" set in code as a host: nothing before the '@' is shown.
+  const std::string user_info =
+      broken([](Config& c) { c.endpoints[0].host = "user:CodeSecret1@host"; });
+  EXPECT_TRUE(contains(user_info, "containing \"@\"")) << user_info;
+  EXPECT_FALSE(contains(user_info, "CodeSecret1")) << user_info;
   EXPECT_TRUE(contains(broken([](Config& c) { c.endpoints[0].unix_path = "/s"; }),
                        "both a host and a Unix socket path"));
   EXPECT_TRUE(
@@ -1129,6 +1152,29 @@ TEST(ConfigSecrets, TheItemAfterAnUnquotedPasswordMustBeAnOption) {
   EXPECT_EQ(parse_ok("h,password=\"ab\",h2").endpoints.size(), 2u);
   EXPECT_EQ(parse_ok("h,password=ab,name=n").name, "n");
   EXPECT_EQ(parse_ok("h,password=ab").password, "ab");
+  // The rest of a cut password that reads as an option with a bad value is not shown either.
+  const std::string bad_value = parse_error("h,password=Hunter,connectTimeout=2xyz");
+  EXPECT_TRUE(contains(bad_value, "the item after option \"password\"")) << bad_value;
+  EXPECT_FALSE(contains(bad_value, "2xyz")) << bad_value;
+}
+
+TEST(ConfigSecrets, TheItemAfterAPasswordInAUrlQueryIsNeverShown) {
+  // An unencoded '&' cuts a query password: "Hunter&2xyz" reads as "Hunter" and an item
+  // "2xyz", which must not be quoted, whatever makes it fail.
+  for (const char* text :
+       {"redis://h?password=Hunter&2xyz", "redis://h?password=Hunter&connectTimeout=2xyz",
+        "redis://h?password=Hunter&2xyz=1", "redis://h?password=Hunter&%zz2xyz",
+        "unix:///tmp/r.sock?password=Hunter&2xyz", "redis://h?user=u&password=Hunter&ssl",
+        "redis://h?serviceName=m&sentinelPassword=Hunter&2xyz"}) {
+    const std::string message = parse_error(text);
+    EXPECT_TRUE(contains(message, "the item after option \"")) << text << " → " << message;
+    EXPECT_TRUE(contains(message, "%26")) << text << " → " << message;
+    EXPECT_FALSE(contains(message, "2xyz")) << text << " → " << message;
+    EXPECT_FALSE(contains(message, "Hunter")) << text << " → " << message;
+  }
+  // Elsewhere a bad item is named as before; a valid option after a password is fine.
+  EXPECT_TRUE(contains(parse_error("redis://h?name=n&2xyz"), "unknown option \"2xyz\""));
+  EXPECT_EQ(parse_ok("redis://h?password=Hunter%262xyz&name=n").password, "Hunter&2xyz");
 }
 
 // --- the reference page lists every option ------------------------------------------
