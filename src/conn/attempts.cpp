@@ -28,12 +28,13 @@ double reconnect_jitter() {
 }
 
 std::optional<Error> Attempts::failed(const Error& error, std::string_view endpoint,
-                                      bool first_waits) {
+                                      bool first_waits, bool for_good) {
   last_ = error;
   ++failed_;
   if (ever_ready_ || !first_waits) return std::nullopt;
   if (failed_ <= kLoggedAttempts) reasons_.push_back(last_.message());
-  const bool refused_for_good = last_.code() == errc::authentication_failed && !config_.credentials;
+  const bool refused_for_good =
+      for_good || (last_.code() == errc::authentication_failed && !config_.credentials);
   if (failed_ <= config_.connect_retry && !refused_for_good) return std::nullopt;
   return connect_error::gave_up(endpoint, failed_, config_, reasons_, last_);
 }

@@ -31,8 +31,10 @@ class Attempts {
   /// failed too, returns the error to report to that caller. A server's refusal of the
   /// configured user= and password= (authentication_failed without a credential provider)
   /// ends the series at once: the next attempt would send the same password. With a
-  /// provider, whose next answer may differ, the series goes on.
-  std::optional<Error> failed(const Error& error, std::string_view endpoint, bool first_waits);
+  /// provider, whose next answer may differ, the series goes on. Any other refusal the next
+  /// attempt would meet again (`for_good`: the SELECT of defaultDatabase) ends it too.
+  std::optional<Error> failed(const Error& error, std::string_view endpoint, bool first_waits,
+                              bool for_good = false);
   /// A ready connection broke with `cause`: the next attempt is the first of a new series,
   /// waiting as after one failure.
   void broke(const Error& cause) {

@@ -138,9 +138,11 @@ std::string ConnectionMachine::attempt_text() const {
   switch (shown_phase_.load(std::memory_order_relaxed)) {
     case Phase::Idle:
       return "not started";
-    case Phase::Connecting:
-      return failure.empty() ? "connecting (TCP), unanswered so far"
-                             : "connecting (TCP) again after: " + failure;
+    case Phase::Connecting: {
+      const std::string_view how = endpoint().is_unix() ? "(Unix socket)" : "(TCP)";
+      return failure.empty() ? "connecting " + std::string(how) + ", unanswered so far"
+                             : "connecting " + std::string(how) + " again after: " + failure;
+    }
     case Phase::Tls:
       return "in its TLS handshake, unanswered so far (is this the server's TLS port "
              "(tls-port)?)";
@@ -398,7 +400,7 @@ bool ConnectionMachine::on_handshake_reply(NodeSpan reply) {
       become_ready();
       return true;
     case Handshake::Step::Failed:
-      attempt_failed(handshake_->error());
+      attempt_failed(handshake_->error(), handshake_->refused_for_good());
       return false;
     case Handshake::Step::Loading:
       wait_for_loading();
@@ -429,13 +431,14 @@ void ConnectionMachine::probe_loading() {
   arm(IoTimer::Connect, now_ + config_.connect_timeout);
 }
 
-void ConnectionMachine::attempt_failed(Error error) {
+void ConnectionMachine::attempt_failed(Error error, bool for_good) {
   if (phase_ == Phase::Closed) return;
   ++generation_;  // completions of this attempt are stale from now on
   close_socket();
   cancel(IoTimer::Connect);
   handshake_.reset();
-  std::optional<Error> gave_up = attempts_.failed(error, endpoint_text_, first_result_ != nullptr);
+  std::optional<Error> gave_up =
+      attempts_.failed(error, endpoint_text_, first_result_ != nullptr, for_good);
   note_failure(attempts_.last_error());
   shared_->counters().connection_failures.fetch_add(1, std::memory_order_relaxed);
   report_event(ConnectionEventKind::Failed, attempts_.last_error());

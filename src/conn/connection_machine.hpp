@@ -326,7 +326,7 @@ class ConnectionMachine {
   bool on_handshake_reply(NodeSpan reply);
   void wait_for_loading();
   void probe_loading();
-  void attempt_failed(Error error);
+  void attempt_failed(Error error, bool for_good = false);
   void schedule_reconnect();
   void become_ready();
   /// `backoff`: false when the caller connects again at once (a retarget), so that no

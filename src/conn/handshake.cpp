@@ -256,6 +256,7 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
           }
           break;
         }
+        refused_for_good_ = !starts_with(text, "LOADING");
         return fail(errc::connection_failed,
                     "SELECT " + std::to_string(config_.default_database) + " on " + endpoint_ +
                         " failed: " + std::string(text) + " (check defaultDatabase=)");

@@ -67,6 +67,10 @@ class Handshake {
   const std::string& refusal() const noexcept { return refusal_; }
   /// After Failed: authentication_failed or connection_failed, saying why.
   const Error& error() const noexcept { return error_; }
+  /// After Failed: the server refused what the next attempt would ask again in the same words
+  /// (SELECT of defaultDatabase: out of range, not allowed in a cluster, an ACL), so
+  /// retrying cannot help.
+  bool refused_for_good() const noexcept { return refused_for_good_; }
   /// After Done: the server tracks keys for this session (clientCache=true, RESP3, and
   /// CLIENT TRACKING answered OK). When false, tracking_refusal() says why.
   bool tracking() const noexcept { return tracking_; }
@@ -119,6 +123,7 @@ class Handshake {
   ServerIdentity identity_;
   std::string refusal_;
   Error error_;
+  bool refused_for_good_ = false;
 };
 
 /// True when `server` knows CLIENT CAPA redirect and sends -REDIRECT: a standalone Valkey of

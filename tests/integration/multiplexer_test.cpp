@@ -517,6 +517,25 @@ TEST(MultiplexerTest, AclUserWithPasswordAndWrongPassword) {
   EXPECT_EQ(std::stoll(server.info_field("total_connections_received")), std::stoll(before) + 2);
 }
 
+TEST(MultiplexerTest, ARefusedSelectEndsTheAttemptsAtOnce) {
+  // The server has 16 databases: the next attempt would be refused the same way.
+  RedisServer server;
+  const std::string before = server.info_field("total_connections_received");
+  try {
+    Multiplexer::connect(server.address() + ",defaultDatabase=99,connectRetry=3");
+    FAIL();
+  } catch (const ConnectionError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(
+        message.find("SELECT 99 on " + server.address() + " failed: ERR DB index is out of range"),
+        std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("attempt"), std::string::npos) << message;
+  }
+  // + 1 for the refused attempt, + 1 for the redis-cli that reads INFO.
+  EXPECT_EQ(std::stoll(server.info_field("total_connections_received")), std::stoll(before) + 2);
+}
+
 TEST(MultiplexerTest, AWrongPasswordWithAbortConnectFalseIsNamedInTimeoutsNeverShown) {
   // With abortConnect=false the failed authentication is not thrown by connect(): the
   // commands that wait meanwhile must say why the connection cannot be made, and no part
