@@ -108,7 +108,8 @@ struct SubscriberStatus {
   /// Of those, names whose SUBSCRIBE-family command the server refused (an ACL channel rule):
   /// registered still, and asked for again after a reconnect
   std::size_t refused = 0;
-  std::size_t subscriptions = 0;     ///< handlers and queues (several may share a channel)
+  /// Listeners: each handler, and each name of each queue (several may share a channel)
+  std::size_t subscriptions = 0;
   std::uint64_t messages = 0;        ///< messages received from the server
   std::uint64_t delivered = 0;       ///< handler calls and queue insertions
   std::uint64_t dropped = 0;         ///< dropped by overflow policies
@@ -230,18 +231,18 @@ class Subscriber {
   /// The same for one name: subscribe_queue("jobs"), psubscribe_queue(pattern) with a
   /// std::string … (A braced list, {"a", "b"}, takes the overloads above.)
   template <class Name>
-    requires std::is_convertible_v<const Name&, std::string_view>
-  MessageQueue subscribe_queue(const Name& channel, MessageQueueOptions options = {}) {
+  requires std::is_convertible_v<const Name&, std::string_view> MessageQueue
+  subscribe_queue(const Name& channel, MessageQueueOptions options = {}) {
     return subscribe_queue(one_name(channel), std::move(options));
   }
   template <class Name>
-    requires std::is_convertible_v<const Name&, std::string_view>
-  MessageQueue psubscribe_queue(const Name& pattern, MessageQueueOptions options = {}) {
+  requires std::is_convertible_v<const Name&, std::string_view> MessageQueue
+  psubscribe_queue(const Name& pattern, MessageQueueOptions options = {}) {
     return psubscribe_queue(one_name(pattern), std::move(options));
   }
   template <class Name>
-    requires std::is_convertible_v<const Name&, std::string_view>
-  MessageQueue ssubscribe_queue(const Name& shard_channel, MessageQueueOptions options = {}) {
+  requires std::is_convertible_v<const Name&, std::string_view> MessageQueue
+  ssubscribe_queue(const Name& shard_channel, MessageQueueOptions options = {}) {
     return ssubscribe_queue(one_name(shard_channel), std::move(options));
   }
 

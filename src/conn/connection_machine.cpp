@@ -239,7 +239,18 @@ ConnectionMachine::Actions ConnectionMachine::on_read_failed(bool closed_by_peer
   const bool plain_handshake = state() == ConnectionState::Handshaking && !tls_;
   const std::string refusal =
       handshake_ && state() == ConnectionState::Handshaking ? handshake_->refusal() : std::string();
-  connection_broken(break_cause::read_failed(endpoint_text_, closed_by_peer, reason, hint,
+  std::string why(hint);
+  if (closed_by_peer && state() == ConnectionState::Ready &&
+      (purpose_ == ConnectionPurpose::Subscription ||
+       purpose_ == ConnectionPurpose::ShardSubscription)) {
+    // What closes a subscriber of a server that stays up, said where it is seen: the
+    // server's own log is the only other place.
+    why +=
+        " (a server that stays up closes a subscriber when it passes client-output-buffer-limit "
+        "pubsub — messages came faster than they were read — or on CLIENT KILL; its log says "
+        "which)";
+  }
+  connection_broken(break_cause::read_failed(endpoint_text_, closed_by_peer, reason, why,
                                              plain_handshake, reader_.unparsed(), refusal));
   return actions_;
 }

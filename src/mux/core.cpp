@@ -487,15 +487,22 @@ Result<Endpoint> MuxCore::shard_node(std::uint16_t slot) {
 }
 
 void MuxCore::end_moved_shard_channels() {
+  const auto owner_of = [this](std::uint16_t slot) -> std::optional<Endpoint> {
+    Result<Endpoint> owner = shard_node(slot);
+    if (!owner) return std::nullopt;
+    return *owner;
+  };
   for (const auto& [node, hub] : [this] {
          std::lock_guard lock(shard_hubs_mutex_);
          return shard_hubs_;
        }()) {
-    hub->end_shard_channels_elsewhere(node, [this](std::uint16_t slot) -> std::optional<Endpoint> {
-      Result<Endpoint> owner = shard_node(slot);
-      if (!owner) return std::nullopt;
-      return *owner;
-    });
+    hub->end_shard_channels_elsewhere(node, owner_of);
+  }
+  // Shard channels subscribed before the map was known rode the hub for channels and
+  // patterns, to the first endpoint: those of slots another node serves end now, said so,
+  // rather than wait there (for a seed that is down, or for its MOVED).
+  if (std::optional<Endpoint> first = hub_->node()) {
+    hub_->end_shard_channels_elsewhere(*first, owner_of, /*before_map=*/true);
   }
 }
 
@@ -556,7 +563,12 @@ void MuxCore::enable_cluster(Connection& seed, std::function<void(const Error&)>
   }
   // Routing by slot starts once the map is in; until then commands keep going to the seeds.
   router->load(seed, [this, router, done = std::move(done)](const Error& error) {
-    if (!error) cluster_raw_.store(router.get(), std::memory_order_release);
+    if (!error) {
+      cluster_raw_.store(router.get(), std::memory_order_release);
+      // The map hook ran before routing by slot started: shard channels subscribed before
+      // it (on the first endpoint) are looked at now that their owners can be named.
+      end_moved_shard_channels();
+    }
     done(error);
   });
 }

@@ -390,6 +390,13 @@ SubscriberStatus SubscriptionHub::status() const {
   return status;
 }
 
+std::optional<Endpoint> SubscriptionHub::node() const {
+  std::lock_guard lock(mutex_);
+  if (moved_to_) return moved_to_;
+  if (connection_) return connection_->endpoint();
+  return std::nullopt;
+}
+
 std::string SubscriptionHub::acl_hint() const {
   std::string endpoint;
   {

@@ -156,9 +156,13 @@ class SubscriptionHub : public std::enable_shared_from_this<SubscriptionHub> {
   /// Redis Cluster, after a new slot map (any thread): the shard channels whose slot
   /// `owner_of` says another node than `node` (this hub's) serves now are ended with
   /// errc::subscription_ended, reported like the server's own sunsubscribe. nullopt: no
-  /// node known for the slot (kept).
+  /// node known for the slot (kept). `before_map`: this is the multiplexer's hub for
+  /// channels and patterns, which took shard channels only while no slot map was known.
   void end_shard_channels_elsewhere(
-      const Endpoint& node, const std::function<std::optional<Endpoint>(std::uint16_t)>& owner_of);
+      const Endpoint& node, const std::function<std::optional<Endpoint>(std::uint16_t)>& owner_of,
+      bool before_map = false);
+  /// The server this hub's connection goes to; nullopt before it has one.
+  std::optional<Endpoint> node() const;
 
   SubscriberStatus status() const;
   /// Its subscription connection of its own, for the multiplexer's status(): null before the

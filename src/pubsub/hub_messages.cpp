@@ -174,9 +174,13 @@ void SubscriptionHub::shard_redirected(std::string_view name, NodeSpan reply) {
   std::string host;
   {
     std::lock_guard lock(mutex_);
-    if (moved_to_) {
-      where = moved_to_->to_string();
-      host = moved_to_->host;
+    // A shard hub was moved to its node; the hub for channels and patterns (which takes
+    // shard channels while no slot map is known) goes to the first endpoint.
+    std::optional<Endpoint> at = moved_to_;
+    if (!at && connection_) at = connection_->endpoint();
+    if (at) {
+      where = at->to_string();
+      host = at->host;
     }
   }
   if (shard_hooks_.redirected) shard_hooks_.redirected(reply, host);
@@ -212,7 +216,8 @@ void SubscriptionHub::end_shard_channel_locked(EntryMap::iterator it, const Erro
 }
 
 void SubscriptionHub::end_shard_channels_elsewhere(
-    const Endpoint& node, const std::function<std::optional<Endpoint>(std::uint16_t)>& owner_of) {
+    const Endpoint& node, const std::function<std::optional<Endpoint>(std::uint16_t)>& owner_of,
+    bool before_map) {
   std::vector<std::string> names;
   {
     std::lock_guard lock(mutex_);
@@ -237,12 +242,21 @@ void SubscriptionHub::end_shard_channels_elsewhere(
       // A failover promoted another node (or a resharding moved the slot and its node's
       // sunsubscribe has not come): this node's connection no longer carries the channel's
       // messages, whether it is down or up. Ended and said so, never left silent.
+      const std::string slot = std::to_string(slot_of(name));
       end_shard_channel_locked(
           it,
           Error(errc::subscription_ended,
-                describe(SubscriptionKind::ShardChannel, name) + " was ended: its slot moved to " +
-                    owner.to_string() + " (slot " + std::to_string(slot_of(name)) + ", from " +
-                    node.to_string() + ": a failover or a resharding); subscribe again"),
+                before_map
+                    ? describe(SubscriptionKind::ShardChannel, name) +
+                          " was ended: it was subscribed before the cluster's slot map was known, "
+                          "on the subscription connection to " +
+                          node.to_string() + ", and its slot " + slot + " is served by " +
+                          owner.to_string() + "; subscribe again"
+                    : describe(SubscriptionKind::ShardChannel, name) +
+                          " was ended: its slot moved to " + owner.to_string() + " (slot " + slot +
+                          ", from " + node.to_string() +
+                          ": a failover or a resharding); subscribe "
+                          "again"),
           deferred);
     }
   }

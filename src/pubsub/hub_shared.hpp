@@ -66,9 +66,10 @@ inline std::string describe(SubscriptionKind kind, std::string_view name) {
 }
 
 /// The server's refusal of one SUBSCRIBE-family command (an ACL channel rule …) fails the
-/// confirmation its name awaits; a cluster node's MOVED for an SSUBSCRIBE ends the shard
-/// channel (SubscriptionHub::shard_redirected()). Either is reported to on_error first,
-/// naming the channel (the pipeline leaves a PubSub command with a state to it). When the
+/// confirmation its name awaits, and is reported to on_error first, naming the channel (the
+/// pipeline leaves a PubSub command with a state to it); a cluster node's MOVED for an
+/// SSUBSCRIBE ends the shard channel (SubscriptionHub::shard_redirected()), reported once,
+/// as its end. When the
 /// connection breaks first it is dropped: the names are subscribed again once a connection is
 /// ready.
 class SubscribeRefusal final : public CommandState {
@@ -86,8 +87,7 @@ class SubscribeRefusal final : public CommandState {
           error = Error(error.code(), error.message() + hub->acl_hint());
         }
         if (kind_ == SubscriptionKind::ShardChannel && reply[0].value.starts_with("MOVED ")) {
-          hub->report(error);
-          hub->shard_redirected(name_, reply);
+          hub->shard_redirected(name_, reply);  // reports the channel's end, with the MOVED
         } else {
           hub->refused(kind_, name_, error);
         }

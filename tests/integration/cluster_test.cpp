@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "redmux/redmux.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/local_cluster.hpp"
 #include "support/ports.hpp"
 #include "support/process.hpp"
@@ -30,6 +31,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using test::ClusterSuite;
+using test::FaultProxy;
 using test::LocalCluster;
 using test::RedisServer;
 using test::wait_until;
@@ -499,6 +501,10 @@ TEST_F(ClusterTest, AnSsubscribeRefusedWithMovedEndsSaysWhereAndTheMapLearnsTheO
   // The slot moves behind the multiplexer's back, with nothing subscribed on it (so no
   // sunsubscribe comes): the SSUBSCRIBE goes to the old owner, which answers MOVED.
   auto mux = connect_and_settle(*cluster_);
+  std::atomic<int> reports{0};
+  mux->on_error([&](const Error& error) {
+    if (error.message().find("{unseen-move}news") != std::string::npos) reports.fetch_add(1);
+  });
   const std::string channel = "{unseen-move}news";
   RedisServer& source = cluster_->owner_of(channel);
   RedisServer& target = cluster_->another_primary(source);
@@ -509,9 +515,11 @@ TEST_F(ClusterTest, AnSsubscribeRefusedWithMovedEndsSaysWhereAndTheMapLearnsTheO
   Result<void> refused = first.confirmed().result();
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code(), errc::subscription_ended) << refused.error().message();
-  EXPECT_NE(refused.error().message().find("MOVED " + slot + " " + target.address()),
+  EXPECT_NE(refused.error().message().find("was refused by " + source.address() + " (MOVED " +
+                                           slot + " " + target.address()),
             std::string::npos)
       << refused.error().message();
+  EXPECT_TRUE(wait_until([&] { return reports.load() >= 1; }));
   EXPECT_FALSE(first.active());
   EXPECT_EQ(mux->subscriber().status().shard_channels, 0u);
 
@@ -524,8 +532,54 @@ TEST_F(ClusterTest, AnSsubscribeRefusedWithMovedEndsSaysWhereAndTheMapLearnsTheO
   EXPECT_EQ(source.cli({"PUBSUB", "SHARDNUMSUB", channel}), channel + "\n0");
   EXPECT_EQ(mux->database().spublish(channel, "after").get(), 1);
   EXPECT_TRUE(wait_until([&] { return received.load() == 1; }));
+  EXPECT_EQ(reports.load(), 1);  // the MOVED and the end it makes: one report
   again.unsubscribe();
   cluster_->reshard(slot, target, source);  // back, for the other tests
+}
+
+TEST_F(ClusterTest, AShardChannelSubscribedBeforeTheMapIsKnownEndsOnceItIsAndSaysWhere) {
+  // abortConnect=false: ssubscribe() before any slot map is known rides the connection for
+  // channels and patterns, to the first endpoint — here one that refuses every connection.
+  // Once the map comes (through the second seed, held until then), the channel ends at once,
+  // naming its owner, instead of waiting for the first endpoint; subscribing again works.
+  const std::string channel = "{before-map}news";
+  RedisServer& owner = cluster_->owner_of(channel);
+  FaultProxy down(owner.port());
+  down.set_admission(test::Admission::Refuse);
+  FaultProxy held(cluster_->another_primary(owner).port());
+  held.stall(true);
+  auto mux = Multiplexer::connect(down.address() + "," + held.address() + ",abortConnect=false");
+  std::atomic<int> ended_reports{0};
+  mux->on_error([&](const Error& error) {
+    if (error.message().find(channel) != std::string::npos) ended_reports.fetch_add(1);
+  });
+  Subscription early = mux->subscriber().ssubscribe(channel, [](const Message&) {});
+  held.stall(false);
+  Future<void> confirmation = early.confirmed();
+  ASSERT_TRUE(confirmation.wait_for(10s)) << "still waiting for the first endpoint";
+  Result<void> ended = confirmation.result();
+  ASSERT_FALSE(ended.has_value());
+  EXPECT_EQ(ended.error().code(), errc::subscription_ended);
+  const std::string slot = owner.cli({"CLUSTER", "KEYSLOT", channel});
+  EXPECT_NE(ended.error().message().find("subscribed before the cluster's slot map was known, "
+                                         "on the subscription connection to " +
+                                         down.address() + ", and its slot " + slot +
+                                         " is served by " + owner.address()),
+            std::string::npos)
+      << ended.error().message();
+  EXPECT_FALSE(early.active());
+  EXPECT_EQ(mux->subscriber().status().shard_channels, 0u);
+  EXPECT_TRUE(wait_until([&] { return ended_reports.load() >= 1; }));
+
+  std::atomic<int> received{0};
+  Subscription again =
+      mux->subscriber().ssubscribe(channel, [&](const Message&) { received.fetch_add(1); });
+  again.confirmed().get();
+  EXPECT_EQ(owner.cli({"PUBSUB", "SHARDNUMSUB", channel}), channel + "\n1");
+  EXPECT_EQ(mux->database().spublish(channel, "after").get(), 1);
+  EXPECT_TRUE(wait_until([&] { return received.load() == 1; }));
+  EXPECT_EQ(ended_reports.load(), 1);  // the end, reported once
+  again.unsubscribe();
 }
 
 TEST_F(ClusterTest, AMovedSeenByATransactionOrABlockingCommandUpdatesTheMapAtOnce) {

@@ -960,6 +960,11 @@ TEST(PubSubTest, TheSubscriptionConnectionsEventsAndLogSayWhatItIsFor) {
   std::lock_guard lock(mutex);
   for (const ConnectionEvent& event : events) {
     EXPECT_EQ(event.purpose, ConnectionPurpose::Subscription) << to_string(event.kind);
+    // The server closed it: what does that to a subscriber is named.
+    if (event.kind == ConnectionEventKind::Failed) {
+      EXPECT_NE(event.error.message().find("client-output-buffer-limit pubsub"), std::string::npos)
+          << event.error.message();
+    }
   }
   const auto said = [&](std::string_view start) {
     return std::any_of(logged.begin(), logged.end(),
