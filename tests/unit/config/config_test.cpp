@@ -1048,6 +1048,7 @@ TEST(ConfigQuoting, AQuotedValueHoldsCommasQuotesAndSpaces) {
   EXPECT_EQ(parse_ok("h,name=\"a,b\",ssl=false").name, "a,b");
   EXPECT_EQ(parse_ok("h,password=a\"b").password, "a\"b");  // a quote inside is just a quote
   EXPECT_EQ(parse_ok("h,password=a=b").password, "a=b");
+  EXPECT_EQ(parse_ok("h,password=\"a\\qb\"").password, "a\\qb");  // another escape stays
 }
 
 TEST(ConfigQuoting, ToStringQuotesWhatNeedsItAndParsesBack) {
