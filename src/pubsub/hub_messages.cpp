@@ -32,8 +32,10 @@ std::string_view policy_name(OverflowPolicy policy) noexcept {
   return "?";
 }
 
+/// `held`: a queue ended by DisconnectAndReport, the messages it still hands out.
 Error overflow_error(SubscriptionKind kind, std::string_view name, std::size_t capacity,
-                     OverflowPolicy policy, std::uint64_t dropped, bool queue) {
+                     OverflowPolicy policy, std::uint64_t dropped, bool queue,
+                     std::size_t held = 0) {
   const std::string who = queue ? "message queue" : "handler";
   std::string text = "pub/sub " + who + " on " + describe(kind, name) + ": its buffer of " +
                      std::to_string(capacity) + " messages is full (the " +
@@ -43,6 +45,9 @@ Error overflow_error(SubscriptionKind kind, std::string_view name, std::size_t c
     if (!queue) {
       text += "; " + std::to_string(dropped) +
               " messages were dropped: the one arriving and those its handler had not run yet";
+    } else {
+      text += "; 1 message was dropped, the one arriving; the " + std::to_string(held) +
+              " it holds are still handed out by pop(), which then throws this error";
     }
   } else {
     text += "messages are being dropped (overflow=" + std::string(policy_name(policy)) +
@@ -286,9 +291,14 @@ void SubscriptionHub::dispatch(SubscriptionKind kind, std::string_view name, Mes
     }
     for (const auto& state : ended) detach_locked(state, deferred);
     for (const auto& queue : ended_queues) {
+      std::size_t held = 0;
+      {
+        std::lock_guard queue_lock(queue->mutex);  // after the hub's mutex: the lock order
+        held = queue->messages.size();
+      }
       end_queue_locked(queue,
                        overflow_error(kind, name, queue->capacity,
-                                      OverflowPolicy::DisconnectAndReport, 0, /*queue=*/true),
+                                      OverflowPolicy::DisconnectAndReport, 1, /*queue=*/true, held),
                        deferred);
     }
     note_slow_handlers_locked(deferred);
@@ -362,8 +372,8 @@ void SubscriptionHub::offer_queue_locked(const std::shared_ptr<SubscriptionState
         queue.dropped.fetch_add(1, std::memory_order_relaxed);
         dropped_.fetch_add(1, std::memory_order_relaxed);
         ended.push_back(member->queue);
-        deferred.reports.push_back(
-            overflow_error(member->kind, member->name, queue.capacity, queue.overflow, 0, true));
+        deferred.reports.push_back(overflow_error(member->kind, member->name, queue.capacity,
+                                                  queue.overflow, 1, true, queue.messages.size()));
         return;
       }
       const std::uint64_t dropped = queue.dropped.fetch_add(1, std::memory_order_relaxed) + 1;
