@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
+    if (option != "--host" && option != "--port" && option != "--redis") {
+      return usage(("unknown option " + option).c_str());
+    }
     if (i + 1 >= argc) return usage(("option " + option + " needs a value").c_str());
     const std::string value = argv[++i];
     if (option == "--host") {
@@ -60,10 +63,8 @@ int main(int argc, char** argv) {
           args.port > 65535) {
         return usage(("invalid port " + value).c_str());
       }
-    } else if (option == "--redis") {
+    } else {  // --redis
       args.redis = value;
-    } else {
-      return usage(("unknown option " + option).c_str());
     }
   }
 

@@ -452,8 +452,7 @@ std::string_view connection_state_advice(const CommandInfo& info) noexcept {
   };
   for (const Advice& a : kAdvice)
     if (a.name == info.name) return a.text;
-  return "this command changes the state of its connection, which every caller shares; it is "
-         "not supported on the multiplexer";
+  return "redmux does not send it";
 }
 
 std::string_view transaction_advice(const CommandInfo& info) noexcept {

@@ -523,6 +523,19 @@ TEST_F(CliTest, SelectInAClusterGetsRedisCliAnswer) {
   for (std::size_t i = 2; i < lines.size(); ++i) {
     EXPECT_FALSE(std::regex_search(lines[i], std::regex(" -[0-9]"))) << lines[i];
   }
+  // --clients lists the named node's clients too, and says which node that is: a client
+  // connected to that node alone is there, whichever node CLIENT LIST would reach otherwise.
+  test::RawConnection only_there(named.port());
+  only_there.send("*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$13\r\nonly-on-named\r\n");
+  ASSERT_NE(only_there.read_until("+OK", 5s).find("+OK"), std::string::npos);
+  for (int i = 0; i < 3; ++i) {
+    ProcessResult clients = cli(named, {"--clients"});
+    EXPECT_EQ(clients.exit_code, 0) << clients.err;
+    EXPECT_NE(clients.err.find("the clients listed are node " + named.address() + "'s"),
+              std::string::npos)
+        << clients.err;
+    EXPECT_NE(clients.out.find("only-on-named"), std::string::npos) << clients.out;
+  }
 }
 
 TEST_F(CliTest, DatabaseFlagAndSelectAtThePrompt) {
@@ -797,6 +810,9 @@ TEST_F(CliTest, ClientsGroupsByNameAndWarnsAboutMonitor) {
 
   r = cli(server, {"--clients", "--json"});
   EXPECT_NE(r.out.find("{\"name\":\"bookstore-api\",\"clients\":2,"), std::string::npos) << r.out;
+  // The JSON holds the groups; the MONITOR's warning goes to stderr, not nowhere.
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("warning: client id="), std::string::npos) << r.err;
 }
 
 TEST_F(CliTest, LatencyModesPrintRedisCliShapes) {

@@ -35,14 +35,18 @@ int main(int argc, char** argv) {
                  "(default: $REDMUX_URL or localhost:6379)");
   app.add_flag("--json", o.json, "print one JSON object per result row instead of tables");
   app.add_option("--json-file", o.json_file, "also write the JSON rows to this file");
-  app.add_option("--threads", o.threads, "callers: threads (default 500; tour 100)");
-  app.add_option("--seconds", o.seconds, "callers: seconds per variant (default 3; tour 2)");
-  app.add_option("--window", o.window, "callers: deferred face's window (default 200)");
+  app.add_option("--threads", o.threads, "callers: threads (default 500; tour 100)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--seconds", o.seconds, "callers: seconds per variant (default 3; tour 2)")
+      ->check(CLI::Range(0.001, 86400.0));
+  app.add_option("--window", o.window, "callers: deferred face's window (default 200)")
+      ->check(CLI::Range(1, 10000000));
   app.add_option("--commands", o.commands,
                  "modes: INCR counts (default 10000,100000; tour 10000); conn-per-request: "
                  "requests (200); baseline: redis-benchmark -n (1000000); burst: INCRs "
                  "(100000); trap: requests (500)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(CLI::Range(1LL, 1000000000LL));
   app.add_option("--client", o.client, "burst: redmux or hiredis")
       ->check(CLI::IsMember({"redmux", "hiredis"}));
   app.add_flag("--counting-hook", o.counting_hook,
@@ -53,7 +57,8 @@ int main(int argc, char** argv) {
                "p50/p99 of INCR until delivered (hist_p50_us, hist_p99_us) beside the bench's");
   app.add_option("--repeat", o.repeat,
                  "modes, callers: run every variant N times, interleaved, and report the "
-                 "median run by ops/s (default 1)");
+                 "median run by ops/s (default 1)")
+      ->check(CLI::Range(1, 1000));
   app.add_option("--keys", o.keys,
                  "callers: counters the threads share, thread t INCRs counter t mod N (default "
                  "1; use e.g. 64 against a cluster so the load spreads over its primaries)")
@@ -129,7 +134,8 @@ int main(int argc, char** argv) {
       "cluster", "callers on --url vs a cluster (--cluster-url), 200 threads, --keys 64");
   auto* tour = app.add_subcommand(
       "tour", "every experiment at demo sizes, or the seeds' with --full (scripts/demo)");
-  auto* all = app.add_subcommand("all", "every experiment at full size, with the baselines");
+  auto* all = app.add_subcommand(
+      "all", "conn-per-request, modes (both sizes), callers and trap, with the baselines");
 
   CLI11_PARSE(app, argc, argv);
 

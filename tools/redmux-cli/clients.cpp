@@ -43,6 +43,34 @@ std::vector<ClientGroup> group_clients(const std::vector<ClientInfo>& clients) {
   return groups;
 }
 
+std::vector<std::string> client_warnings(const std::vector<ClientInfo>& clients,
+                                         long long omem_warn) {
+  std::vector<std::string> lines;
+  for (const ClientInfo& client : clients) {
+    const bool big = client.omem > omem_warn;
+    const bool monitor = is_monitor(client);
+    if (!big && !monitor) continue;
+    std::string out = "warning: client id=" + std::to_string(client.id) + " addr=" + client.addr +
+                      " name=" + (client.name.empty() ? "(unnamed)" : client.name) +
+                      " cmd=" + client.cmd + " omem=" + std::to_string(client.omem) + " (" +
+                      human_bytes(client.omem) + ")";
+    if (big) {
+      out += ": its unread output is held in the server's memory (above " + human_bytes(omem_warn) +
+             ")";
+    }
+    if (monitor) {
+      out += big ? "; " : ": ";
+      out +=
+          "a MONITOR client: every command is copied to it, and if it stops reading the "
+          "server buffers the output without limit (client-output-buffer-limit normal 0 0 0); "
+          "end it with CLIENT KILL ID " +
+          std::to_string(client.id);
+    }
+    lines.push_back(std::move(out));
+  }
+  return lines;
+}
+
 std::string format_clients(const std::vector<ClientInfo>& clients, long long omem_warn) {
   const std::vector<ClientGroup> groups = group_clients(clients);
   std::size_t name_width = 4;
@@ -57,27 +85,7 @@ std::string format_clients(const std::vector<ClientInfo>& clients, long long ome
   }
   out += "total: " + std::to_string(clients.size()) + " client" + (clients.size() == 1 ? "" : "s") +
          "\n";
-  for (const ClientInfo& client : clients) {
-    const bool big = client.omem > omem_warn;
-    const bool monitor = is_monitor(client);
-    if (!big && !monitor) continue;
-    out += "warning: client id=" + std::to_string(client.id) + " addr=" + client.addr +
-           " name=" + (client.name.empty() ? "(unnamed)" : client.name) + " cmd=" + client.cmd +
-           " omem=" + std::to_string(client.omem) + " (" + human_bytes(client.omem) + ")";
-    if (big) {
-      out += ": its unread output is held in the server's memory (above " + human_bytes(omem_warn) +
-             ")";
-    }
-    if (monitor) {
-      out += big ? "; " : ": ";
-      out +=
-          "a MONITOR client: every command is copied to it, and if it stops reading the "
-          "server buffers the output without limit (client-output-buffer-limit normal 0 0 0); "
-          "end it with CLIENT KILL ID " +
-          std::to_string(client.id);
-    }
-    out += "\n";
-  }
+  for (const std::string& line : client_warnings(clients, omem_warn)) out += line + "\n";
   return out;
 }
 

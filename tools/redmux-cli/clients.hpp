@@ -22,8 +22,12 @@ struct ClientGroup {
 /// Groups by name, largest group first (then by name).
 std::vector<ClientGroup> group_clients(const std::vector<ClientInfo>& clients);
 
-/// The table and, after it, one "warning:" line per client whose omem exceeds `omem_warn`
+/// One "warning: …" line (without its newline) per client whose omem exceeds `omem_warn`
 /// bytes or that is a MONITOR (flag O, or last command "monitor").
+std::vector<std::string> client_warnings(const std::vector<ClientInfo>& clients,
+                                         long long omem_warn);
+
+/// The table and, after it, client_warnings(), a line each.
 std::string format_clients(const std::vector<ClientInfo>& clients, long long omem_warn);
 
 /// 1536 → "1.5 KiB", 512 → "512 B".

@@ -106,8 +106,12 @@ void print_error(std::string_view text) {
   // "… timed out after 5000 ms (TLS handshake; connectTimeout=5000)": the time says it.
   static const std::regex kConnectTimeout(R"(; connectTimeout=\d+\))");
   line = std::regex_replace(line, kConnectTimeout, ")");
-  replace_all(line, "; raise syncTimeout, or use abortConnect=false to connect in the background",
-              "; is the server up, and is this its port (its tls-port with --tls)?");
+  // A TLS handshake left unanswered has asked already whether this is the TLS port.
+  replace_all(
+      line, "; raise syncTimeout, or use abortConnect=false to connect in the background",
+      line.find("(tls-port)?") != std::string::npos
+          ? std::string("; is the server up?")
+          : std::string("; is the server up, and is this its port (its tls-port with --tls)?"));
   // Advice for applications on connecting in the background means nothing to a command line
   // that connects for one command.
   if (const std::size_t at = line.find(" (abortConnect=true: "); at != std::string::npos) {
@@ -576,14 +580,10 @@ LatencyHistogram all_replies(const Multiplexer& mux) {
   return all;
 }
 
-// redis-cli --stat's line per interval, through the multiplexer (stat.hpp): meanwhile a
-// PING every 10 ms, so that this client's p50/p99 (its own histograms) say what an
-// application sees now; then INFO for the server's side.
-int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) {
-  signal(SIGINT, on_sigint);
-  // In a Redis Cluster, INFO through the database goes to any node; every line reads the same
-  // one instead — the node named on the command line, else the first primary — so that each
-  // line's requests and rate compare with the line before.
+// In a Redis Cluster a keyless command through the database goes to any node: the modes that
+// read one server's view (--stat, --clients) read the node named on the command line, else
+// the first primary, and say which on stderr (`what`: "the server columns are", …).
+std::optional<Server> cluster_node(Multiplexer& mux, const Options& o, std::string_view what) {
   std::optional<Server> node;
   for (const ServerEndpoint& server : mux.servers()) {
     if (!server.cluster_node) continue;
@@ -591,9 +591,21 @@ int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) 
     if (named || (!node && server.role == ServerRole::Primary)) node = mux.server(server.endpoint);
     if (named) break;
   }
-  if (node)
-    print_error("a Redis Cluster: the server columns are node " + node->endpoint().to_string() +
+  if (node) {
+    print_error("a Redis Cluster: " + std::string(what) + " node " + node->endpoint().to_string() +
                 "'s");
+  }
+  return node;
+}
+
+// redis-cli --stat's line per interval, through the multiplexer (stat.hpp): meanwhile a
+// PING every 10 ms, so that this client's p50/p99 (its own histograms) say what an
+// application sees now; then INFO for the server's side.
+int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) {
+  signal(SIGINT, on_sigint);
+  // Every line reads the same node, so that each line's requests and rate compare with the
+  // line before.
+  std::optional<Server> node = cluster_node(mux, o, "the server columns are");
   auto info = [&]() -> Result<std::string> {
     if (node) return node->command<std::string>("INFO").result();
     return db.command<std::string>("INFO").result();
@@ -676,8 +688,16 @@ int stat(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) 
   return kExitOk;
 }
 
-int clients(Database& db, const Options& o, OutputFormat format) {
-  auto list = db.client_list().result();
+int clients(Multiplexer& mux, Database& db, const Options& o, OutputFormat format) {
+  std::optional<Server> node = cluster_node(mux, o, "the clients listed are");
+  Result<std::vector<ClientInfo>> list = std::vector<ClientInfo>{};
+  if (node) {
+    Result<std::string> text = node->command<std::string>("CLIENT", "LIST").result();
+    list = text ? Result<std::vector<ClientInfo>>(ClientInfo::parse_list(*text))
+                : Result<std::vector<ClientInfo>>(text.error());
+  } else {
+    list = db.client_list().result();
+  }
   if (!list) return report(Result<Reply>(list.error()), format);
   if (format == OutputFormat::Json) {
     Json out = Json::array();
@@ -689,6 +709,10 @@ int clients(Database& db, const Options& o, OutputFormat format) {
                      {"tot_mem", g.tot_mem}});
     }
     print(out.dump() + "\n");
+    // The JSON holds the groups; what needs a person's attention goes where they look.
+    for (const std::string& line : client_warnings(*list, o.omem_warn)) {
+      std::fprintf(stderr, "redmux-cli: %s\n", line.c_str());
+    }
   } else {
     print(format_clients(*list, o.omem_warn));
   }
@@ -763,7 +787,7 @@ int main_cli(int argc, char** argv) {
     case Mode::Stat:
       return stat(*mux, db, o, format);
     case Mode::Clients:
-      return clients(db, o, format);
+      return clients(*mux, db, o, format);
     case Mode::Scan:
       return scan(db, o, format);
     default:

@@ -72,6 +72,11 @@ TEST(ClientsTest, WarnsAboutLargeOutputBuffersAndMonitors) {
   EXPECT_NE(text.find("MONITOR"), std::string::npos);
   EXPECT_NE(text.find("CLIENT KILL ID 830"), std::string::npos);
   EXPECT_NE(text.find("warning: client id=831"), std::string::npos);
+  // The same lines, on their own (--clients --json prints them on stderr).
+  const std::vector<std::string> warnings = client_warnings(clients, 32LL * 1024 * 1024);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_TRUE(warnings[0].starts_with("warning: client id=830")) << warnings[0];
+  EXPECT_NE(text.find(warnings[1] + "\n"), std::string::npos);
 }
 
 TEST(HumanBytesTest, Units) {

@@ -332,6 +332,8 @@ TEST(CommandTable, ConnectionState) {
   }
   EXPECT_NE(connection_state_advice(info({"SELECT", "1"})).find("database("), std::string::npos);
   EXPECT_NE(connection_state_advice(info({"MULTI"})).find("transaction()"), std::string::npos);
+  // Without advice of its own, the refusal's reason is not said twice (the caller says it).
+  EXPECT_EQ(connection_state_advice(info({"CLIENT", "NO-EVICT", "on"})), "redmux does not send it");
   EXPECT_NE(connection_state_advice(info({"SUBSCRIBE", "c"})).find("subscriber()"),
             std::string::npos);
   for (const Args& a : std::vector<Args>{{"GET", "k"},
