@@ -46,12 +46,7 @@ BlockingTimeArg blocking_time_arg(const CommandInfo& info, std::span<const Arg> 
   if (name == "BLMPOP" || name == "BZMPOP") return {n > 1 ? 1u : 0u, true};
   if (name == "WAIT") return {n > 2 ? 2u : 0u, false};     // numreplicas timeout
   if (name == "WAITAOF") return {n > 3 ? 3u : 0u, false};  // numlocal numreplicas timeout
-  if (name == "XREAD" || name == "XREADGROUP") {
-    for (std::size_t i = 1; i + 1 < n; ++i) {
-      if (ascii::equals_upper(args[i].bytes(), "STREAMS")) break;
-      if (ascii::equals_upper(args[i].bytes(), "BLOCK")) return {i + 1, false};
-    }
-  }
+  if (name == "XREAD" || name == "XREADGROUP") return {stream_block_index(info, args), false};
   return {};
 }
 

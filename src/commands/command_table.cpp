@@ -382,16 +382,27 @@ std::optional<std::size_t> first_key_index(const CommandInfo& info,
   return first;
 }
 
+std::size_t stream_block_index(const CommandInfo& info, std::span<const Arg> args) noexcept {
+  if (info.name != "XREAD" && info.name != "XREADGROUP") return 0;
+  std::size_t i = 1;
+  if (info.name == "XREADGROUP") {
+    // GROUP group consumer come first, and either may be called anything.
+    if (args.size() < 4 || !ascii::equals_upper(args[1].bytes(), "GROUP")) return 0;
+    i = 4;
+  }
+  for (; i < args.size(); ++i) {
+    const std::string_view word = args[i].bytes();
+    if (ascii::equals_upper(word, "STREAMS")) return 0;
+    if (ascii::equals_upper(word, "BLOCK")) return i + 1 < args.size() ? i + 1 : 0;
+    if (ascii::equals_upper(word, "COUNT")) ++i;  // its number, whatever it says
+  }
+  return 0;
+}
+
 bool is_blocking(const CommandInfo& info, std::span<const Arg> args) noexcept {
   if (!info.is(CommandFlag::Blocking)) return false;
   if (info.rule != KeyRule::Streams) return true;
-  // XREAD [COUNT n] [BLOCK ms] STREAMS …: options sit between the name and STREAMS.
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    std::string_view word = args[i].bytes();
-    if (ascii::equals_upper(word, "STREAMS")) return false;
-    if (ascii::equals_upper(word, "BLOCK")) return true;
-  }
-  return false;
+  return stream_block_index(info, args) != 0;
 }
 
 std::string_view connection_state_advice(const CommandInfo& info) noexcept {

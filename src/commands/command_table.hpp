@@ -188,6 +188,12 @@ std::optional<std::size_t> first_key_index(const CommandInfo& info,
 /// and XREAD/XREADGROUP only when they carry BLOCK.
 bool is_blocking(const CommandInfo& info, std::span<const Arg> args) noexcept;
 
+/// XREAD [COUNT n] [BLOCK ms] STREAMS … and XREADGROUP GROUP group consumer [COUNT n]
+/// [BLOCK ms] [NOACK] STREAMS …: the index of BLOCK's milliseconds, read among the options
+/// only (a group, consumer or stream called "BLOCK" is not the option); 0 when there is no
+/// BLOCK (or no value after it), or the command is neither.
+std::size_t stream_block_index(const CommandInfo& info, std::span<const Arg> args) noexcept;
+
 /// For a ConnectionState command: what to use instead, for the error message (e.g. "use
 /// Multiplexer::database(index): the database index is part of each command's route").
 /// Empty for other commands.

@@ -585,6 +585,15 @@ Error MuxCore::submit(int db, const CallOptions& options, std::span<const Arg> a
   if (Error error = check_allowed(info, args, blocking ? Site::Dedicated : Site::Shared)) {
     return refuse(std::move(error));
   }
+  if (blocking && has_flag(options.flags, Flags::FireAndForget)) {
+    // Its reply is what it took (an element, a stream entry): nobody would receive it, and
+    // it would hold a dedicated connection until something came.
+    return refuse(Error(errc::not_allowed,
+                        std::string(info.name) +
+                            " refused: a blocking command's reply is what it took or waited "
+                            "for, which under Flags::FireAndForget nobody would receive; await "
+                            "its future instead"));
+  }
   if (info.is(CommandFlag::Unknown)) learn_unknown(info);
   if (state) state->command_name = info.name;
   if (blocking && closing()) {

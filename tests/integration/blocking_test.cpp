@@ -211,6 +211,44 @@ TEST(BlockingTest, GenericSendOfABlockingCommandGoesToADedicatedConnection) {
   EXPECT_EQ(reply.size(), 1u);
 }
 
+TEST(BlockingTest, AGroupOrConsumerCalledBlockIsNotTheBlockOption) {
+  // Not blocking: it rides the shared connection, and takes no dedicated one.
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  server.cli({"XGROUP", "CREATE", "BLOCK", "BLOCK", "0", "MKSTREAM"});
+  server.cli({"XADD", "BLOCK", "*", "f", "v"});
+  const Arg read[] = {"XREADGROUP", "GROUP", "BLOCK", "BLOCK", "STREAMS", "BLOCK", ">"};
+  EXPECT_EQ(db.send<Reply>(CallOptions(), read).get().size(), 1u);
+  for (const ConnectionStatus& connection : mux->status().per_connection) {
+    EXPECT_NE(connection.purpose, ConnectionStatus::Purpose::Dedicated);
+  }
+  // With the option, a block time of 0 and a call timeout: the server gets the call's
+  // timeout as its block time, and the call ends empty, not with a timeout of redmux's.
+  const Arg block[] = {"XREADGROUP", "GROUP", "BLOCK", "BLOCK", "BLOCK", "0", "STREAMS", "BLOCK",
+                       ">"};
+  Reply empty = db.send<Reply>(CallOptions(Flags::None, 300ms), block).get();
+  EXPECT_TRUE(empty.is_null());
+}
+
+TEST(BlockingTest, ABlockingCommandFireAndForgetIsRefused) {
+  // It would take an element nobody receives.
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  auto popped = db.blpop("q", 0ms, Flags::FireAndForget);
+  try {
+    popped.get();
+    ADD_FAILURE() << "a fire-and-forget BLPOP was accepted";
+  } catch (const NotAllowedError& e) {
+    EXPECT_NE(std::string(e.what()).find("BLPOP refused: a blocking command's reply"),
+              std::string::npos)
+        << e.what();
+  }
+  server.cli({"RPUSH", "q", "kept"});
+  EXPECT_EQ(server.cli({"LLEN", "q"}), "1");
+}
+
 TEST(BlockingTest, BlockingCommandsUseTheirDatabase) {
   RedisServer server;
   auto mux = connect_to(server);

@@ -30,6 +30,13 @@ TEST(BlockingTime, MillisecondsForXreadAndWait) {
             milliseconds(1500));
   EXPECT_EQ(time_of({"XREADGROUP", "GROUP", "g", "c", "block", "20", "STREAMS", "s", ">"}),
             milliseconds(20));
+  // The option's value, not a group or consumer called BLOCK followed by another word.
+  EXPECT_EQ(
+      time_of({"XREADGROUP", "GROUP", "BLOCK", "BLOCK", "BLOCK", "0", "STREAMS", "BLOCK", ">"}),
+      std::nullopt);
+  EXPECT_EQ(time_of({"XREADGROUP", "GROUP", "g", "BLOCK", "COUNT", "5", "BLOCK", "250", "NOACK",
+                     "STREAMS", "s", ">"}),
+            milliseconds(250));
   EXPECT_EQ(time_of({"WAIT", "1", "300"}), milliseconds(300));
   EXPECT_EQ(time_of({"WAITAOF", "1", "0", "700"}), milliseconds(700));
 }

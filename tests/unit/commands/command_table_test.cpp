@@ -144,6 +144,12 @@ TEST(CommandTable, Blocking) {
   EXPECT_FALSE(blocking({"XREAD", "COUNT", "1", "STREAMS", "block", "0"}));  // a key "block"
   EXPECT_TRUE(blocking({"XREAD", "block", "100", "STREAMS", "s", "$"}));
   EXPECT_TRUE(blocking({"XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"}));
+  // A group, consumer or COUNT called BLOCK is not the option.
+  EXPECT_FALSE(blocking({"XREADGROUP", "GROUP", "BLOCK", "BLOCK", "STREAMS", "BLOCK", ">"}));
+  EXPECT_FALSE(blocking({"XREADGROUP", "GROUP", "g", "block", "COUNT", "1", "STREAMS", "s", ">"}));
+  EXPECT_FALSE(blocking({"XREAD", "COUNT", "BLOCK", "STREAMS", "s", "0"}));
+  EXPECT_TRUE(
+      blocking({"XREADGROUP", "GROUP", "BLOCK", "BLOCK", "BLOCK", "0", "STREAMS", "BLOCK", ">"}));
   EXPECT_FALSE(blocking({"GET", "k"}));
   EXPECT_FALSE(blocking({"LPOP", "k"}));
 }
