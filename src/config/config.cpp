@@ -54,10 +54,21 @@ Error check_host(std::string_view host, std::string_view endpoint, std::string_v
                         std::string(kExampleEndpoint));
   }
   // ':' passes: IPv6 hosts hold it (the string form needs them bracketed, checked earlier).
-  if (!std::all_of(host.begin(), host.end(), is_host_char)) {
+  // '%' only in an IPv6 address, before its zone: a name is never percent-encoded.
+  const bool stray_percent =
+      host.find('%') != std::string_view::npos && host.find(':') == std::string_view::npos;
+  if (!std::all_of(host.begin(), host.end(), is_host_char) || stray_percent) {
     return Parser::fail(
         (hidden ? std::string("invalid host") : "invalid host \"" + shown(host) + "\"") +
-        " in endpoint " + quoted + " in " + std::string(where));
+        " in endpoint " + quoted + " in " + std::string(where) +
+        (stray_percent ? "; a host name is not percent-decoded: write it as it is" : ""));
+  }
+  constexpr std::size_t kMaxHostName = 253;  // a DNS name, dots included
+  if (host.size() > kMaxHostName) {
+    return Parser::fail("host " + (hidden ? std::string() : "\"" + shown(host) + "\" ") +
+                        "in endpoint " + quoted + " in " + std::string(where) + " is " +
+                        std::to_string(host.size()) + " bytes long; a host name has at most " +
+                        std::to_string(kMaxHostName));
   }
   return {};
 }

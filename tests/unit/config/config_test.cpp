@@ -816,6 +816,20 @@ TEST(ConfigUrl, Unix) {
   EXPECT_TRUE(contains(long_path, "(108 bytes)")) << long_path;  // quoted by its start only
 }
 
+TEST(ConfigUrl, AHostIsNotPercentDecodedSoAPercentInItIsRefused) {
+  const std::string encoded = parse_error("redis://app:pw@local%2Chost:6379");
+  EXPECT_TRUE(contains(encoded, "invalid host \"local%2Chost\"")) << encoded;
+  EXPECT_TRUE(contains(encoded, "not percent-decoded")) << encoded;
+  // Without "@" nothing of the endpoint is shown (it may be user info), the advice still is.
+  EXPECT_TRUE(contains(parse_error("redis://local%2Chost:6379"), "not percent-decoded"));
+  EXPECT_TRUE(contains(parse_error("cache%20eu:6379"), "invalid host"));
+  // An IPv6 address's zone keeps its '%'; a name of 253 bytes is fine, 254 is not.
+  EXPECT_EQ(parse_ok("[fe80::1%25lo]:6379").endpoints[0].host, "fe80::1%25lo");
+  const std::string longest = std::string(200, 'a') + "." + std::string(52, 'b');
+  EXPECT_EQ(parse_ok(longest + ":6379").endpoints[0].host, longest);
+  EXPECT_TRUE(contains(parse_error(longest + "b:6379"), "a host name has at most 253"));
+}
+
 TEST(ConfigUrl, Malformed) {
   EXPECT_EQ(parse_error("http://h"),
             "unsupported URL scheme \"http://\"; use redis://, rediss://, valkey://, valkeys:// "
@@ -981,6 +995,8 @@ TEST(ConfigValidate, RefusesWhatParseWouldRefuse) {
   EXPECT_TRUE(contains(broken([](Config& c) { c.endpoints[0].port = 0; }), "has port 0"));
   EXPECT_TRUE(contains(broken([](Config& c) { c.endpoints[0].host = ""; }), "has no host"));
   EXPECT_TRUE(contains(broken([](Config& c) { c.endpoints[0].host = "a b"; }), "invalid host"));
+  EXPECT_TRUE(contains(broken([](Config& c) { c.endpoints[0].host = std::string(254, 'h'); }),
+                       "is 254 bytes long; a host name has at most 253"));
   // "user:password@host" set in code as a host: nothing before the '@' is shown.
   const std::string user_info =
       broken([](Config& c) { c.endpoints[0].host = "user:CodeSecret1@host"; });
