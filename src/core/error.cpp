@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "core/enum_names.hpp"
+#include "core/script_commands.hpp"
 
 namespace redmux {
 namespace {
@@ -81,8 +82,13 @@ bool Error::safe_to_retry() const noexcept {
     case errc::server_error: {
       const std::string_view text(message_);
       const std::string_view word = text.substr(0, text.find_first_of(" \r\n"));
-      for (std::string_view refused : {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN",
-                                       "MOVED", "ASK", "REDIRECT"}) {
+      for (std::string_view refused :
+           {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"}) {
+        // A script may return these words itself, after writing: only the server's own
+        // texts say it did not run.
+        if (word == refused) return !script_reply_ || detail::is_server_refusal_text(text);
+      }
+      for (std::string_view refused : {"MOVED", "ASK", "REDIRECT"}) {
         if (word == refused) return true;
       }
       for (std::string_view refused : {"READONLY", "OOM", "MISCONF", "NOREPLICAS"}) {

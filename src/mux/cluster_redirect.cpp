@@ -2,6 +2,7 @@
 // reply leads to (the decisions: topology/redirect_policy.hpp).
 #include "mux/cluster_redirect.hpp"
 
+#include "core/script_commands.hpp"
 #include "mux/cluster.hpp"
 #include "resp/encoder.hpp"
 
@@ -20,7 +21,8 @@ RedirectState::RedirectState(std::shared_ptr<ClusterRouter> router, CommandState
       bytes_size_(resp::encoded_size(args)),
       prototype_(prototype),
       policy_(RedirectPolicy::Command{prototype_.name, prototype_.deadline, prototype_.timeout_ms,
-                                      router_->shared().config().retry_cluster_down}),
+                                      router_->shared().config().retry_cluster_down,
+                                      runs_script(prototype_.name)}),
       holds_slot_(holds_slot) {
   prototype_.kind = PendingKind::Caller;
   prototype_.counted = false;  // the slot of maxQueuedCommands is this state's (holds_slot_)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/script_commands.hpp"
 #include "resp/classify.hpp"
 
 namespace redmux::detail {
@@ -27,6 +28,7 @@ RedirectPolicy::Step RedirectPolicy::on_error(std::string_view text, std::string
   }
   const bool cluster_down = resp::says_cluster_down(text);
   if (!cluster_down && !resp::says_try_again(text)) return step;
+  if (command_.script && !is_server_refusal_text(text)) return step;  // the script's
   step.refresh = cluster_down;  // a failover: the map is about to change
   if (command_.retry_cluster_down) {
     // Both replies say the command did not run, so sending it again cannot apply it twice.

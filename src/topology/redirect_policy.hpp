@@ -39,6 +39,9 @@ class RedirectPolicy {
     Clock::time_point deadline;
     std::uint32_t timeout_ms = 0;
     bool retry_cluster_down = true;  ///< the retryClusterDown option
+    /// EVAL, FCALL …: CLUSTERDOWN / TRYAGAIN are waited out only in the server's own words
+    /// (is_server_refusal_text()); the script may have returned the word itself.
+    bool script = false;
   };
 
   struct Step {

@@ -582,6 +582,28 @@ TEST_F(ClusterTest, AShardChannelSubscribedBeforeTheMapIsKnownEndsOnceItIsAndSay
   again.unsubscribe();
 }
 
+TEST_F(ClusterTest, AScriptsOwnTryAgainAfterAWriteIsItsReplyAndIsNotSentAgain) {
+  // The script writes, then returns an error whose first word is a cluster refusal's: it
+  // ran, so it is neither waited out (sent again) nor safe to retry.
+  auto mux = connect_and_settle(*cluster_);
+  Database db = mux->database();
+  const std::string key = "{script-own-error}n";
+  for (const char* word : {"TRYAGAIN later", "CLUSTERDOWN mine", "BUSY now"}) {
+    db.del(key).get();
+    Result<long long> result =
+        db.eval<long long>("redis.call('INCR', KEYS[1]); return redis.error_reply(ARGV[1])", {key},
+                           {word})
+            .result();
+    ASSERT_FALSE(result.has_value()) << word;
+    EXPECT_EQ(result.error().code(), errc::server_error) << word;
+    EXPECT_FALSE(result.error().safe_to_retry()) << result.error().message();
+    EXPECT_EQ(result.error().message().find("sent "), std::string::npos)
+        << result.error().message();
+    EXPECT_EQ(db.get(key).get(), std::optional<std::string>("1")) << word;
+  }
+  db.del(key).get();
+}
+
 TEST_F(ClusterTest, AMovedSeenByATransactionOrABlockingCommandUpdatesTheMapAtOnce) {
   // Neither follows a MOVED (a transaction's commands are queued on one connection, a blocking
   // command holds its own), but the map learns from it: the next one goes to the new owner,

@@ -113,6 +113,23 @@ TEST(ErrcTableTest, ServerErrorsThatMeanTheCommandDidNotRunAreSafeToRetry) {
   EXPECT_FALSE(Error::script_reply("NOREPLICAS mine (reply to FCALL)").safe_to_retry());
   EXPECT_TRUE(
       Error::script_reply("BUSY Redis is busy running a script. (reply to EVAL)").safe_to_retry());
+  // The refusals a script may also return itself, with words of its own, after writing: only
+  // the server's texts (Redis's or Valkey's) say it did not run.
+  for (const char* own : {"BUSY later", "LOADING", "LOADING stuff", "TRYAGAIN x", "CLUSTERDOWN x",
+                          "MASTERDOWN x", "BUSY Redis is busy (not running anything)"}) {
+    EXPECT_FALSE(Error::script_reply(std::string(own) + " (reply to EVAL)").safe_to_retry()) << own;
+    EXPECT_TRUE(Error(errc::server_error, std::string(own) + " (reply to GET)").safe_to_retry())
+        << own;
+  }
+  for (const char* server :
+       {"BUSY Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+        "LOADING Redis is loading the dataset in memory",
+        "TRYAGAIN Multiple keys request during rehashing of slot",
+        "CLUSTERDOWN Hash slot not served", "CLUSTERDOWN The cluster is down",
+        "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."}) {
+    EXPECT_TRUE(Error::script_reply(std::string(server) + " (reply to FCALL)").safe_to_retry())
+        << server;
+  }
   EXPECT_TRUE(Error(errc::server_error, "READONLY You can't write against a read only replica.")
                   .safe_to_retry());
   EXPECT_TRUE(Error(errc::not_sent, "x").safe_to_retry());

@@ -86,6 +86,22 @@ TEST(RedirectPolicyTest, WithoutRetryClusterDownOrTimeTheRefusalIsTheReply) {
   EXPECT_TRUE(short_deadline.first_send());
 }
 
+TEST(RedirectPolicyTest, AScriptsOwnTryAgainOrClusterDownIsItsReplyNotARefusal) {
+  // redis.error_reply("TRYAGAIN later") after a write: sending the script again would write
+  // again. Only the server's own words are waited out.
+  const Clock::time_point now = Clock::now();
+  RedirectPolicy script({"EVAL", now + 5s, 5000, true, /*script=*/true});
+  EXPECT_EQ(script.on_error("TRYAGAIN later", "h", now).kind, Kind::Reply);
+  EXPECT_EQ(script.on_error("CLUSTERDOWN mine", "h", now).kind, Kind::Reply);
+  EXPECT_EQ(
+      script.on_error("TRYAGAIN Multiple keys request during rehashing of slot", "h", now).kind,
+      Kind::Wait);
+  RedirectPolicy down({"FCALL", now + 5s, 5000, true, /*script=*/true});
+  EXPECT_EQ(down.on_error("CLUSTERDOWN The cluster is down", "h", now).kind, Kind::Wait);
+  // Any other command's TRYAGAIN is the server's.
+  EXPECT_EQ(policy(now, 5s).on_error("TRYAGAIN later", "h", now).kind, Kind::Wait);
+}
+
 TEST(RedirectPolicyTest, AnotherErrorIsTheReply) {
   RedirectPolicy redirects = policy(Clock::now(), 5s);
   const RedirectPolicy::Step step = redirects.on_error("WRONGTYPE Operation", "h", Clock::now());
