@@ -59,11 +59,20 @@ Error before_exec(const Error& error) {
   constexpr std::string_view kNothingRan =
       "; MULTI … EXEC were not sent, so nothing of the transaction ran";
   switch (error.code()) {
-    case errc::outcome_unknown:
+    case errc::outcome_unknown: {
+      // "… lost after WATCH was sent (…): it may or may not have run" is true of WATCH, which
+      // changes no data; read as said of the transaction it would contradict this message.
+      std::string cause = error.message();
+      constexpr std::string_view kMayHaveRun = ": it may or may not have run";
+      if (const std::size_t at = cause.rfind(kMayHaveRun); at != std::string::npos) {
+        cause.erase(at, kMayHaveRun.size());
+      }
       return Error(errc::not_sent,
                    "transaction not sent: its connection broke during the WATCH "
                    "round (" +
-                       error.message() + ")" + std::string(kNothingRan) + "; safe to retry");
+                       cause + "; WATCH and the condition reads change no data)" +
+                       std::string(kNothingRan) + "; safe to retry");
+    }
     case errc::not_sent:
       return Error(errc::not_sent, "transaction not sent: its WATCH round was not sent (" +
                                        error.message() + ")" + std::string(kNothingRan) +

@@ -365,6 +365,9 @@ TEST(TransactionTest, AConnectionLostDuringTheWatchRoundIsNotSent) {
   EXPECT_TRUE(outcome.error().safe_to_retry());
   EXPECT_NE(outcome.error().message().find("nothing of the transaction ran"), std::string::npos)
       << outcome.error().message();
+  // WATCH's own "may or may not have run" is not repeated in a message that says nothing ran.
+  EXPECT_EQ(outcome.error().message().find("may or may not have run"), std::string::npos)
+      << outcome.error().message();
   EXPECT_EQ(push.result().error().code(), errc::not_sent);
 }
 
