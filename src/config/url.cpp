@@ -58,15 +58,16 @@ Error add_user_info(Parser& parser, std::string_view user_info) {
   return parser.add_option("password", password);
 }
 
-// One item of a URL's query, "key=value".
-Error add_query_item(Parser& parser, std::string_view item, bool tls_scheme) {
+// One item of a URL's query, "key=value". `option`: the option it names, once known.
+Error add_query_item(Parser& parser, std::string_view item, bool tls_scheme,
+                     const OptionSpec*& option) {
   const std::size_t equals = item.find('=');
   std::string key;
   if (!percent_decode(item.substr(0, equals), key)) {
     return Parser::fail("malformed percent-encoding in an option name of URL");
   }
   if (key.empty()) return Parser::fail("an option in URL has a value but no name (\"=…\")");
-  const OptionSpec* option = find_option(key);
+  option = find_option(key);
   if (option == nullptr) return Parser::fail(unknown_option_message(key, "URL"));
   if (equals == std::string_view::npos) {
     return Parser::fail("option \"" + std::string(option->name) + "\" in URL has no value; write " +
@@ -97,7 +98,8 @@ Error add_query(Parser& parser, std::string_view query, bool tls_scheme) {
     const std::string_view item = query.substr(start, end - start);
     start = end + 1;
     if (item.empty()) continue;
-    if (Error error = add_query_item(parser, item, tls_scheme)) {
+    const OptionSpec* option = nullptr;
+    if (Error error = add_query_item(parser, item, tls_scheme, option)) {
       // "password=ab&cd" reads as the password "ab" and an item "cd": what follows a secret
       // and does not parse is most likely the rest of it, so it is not shown.
       if (after_secret) {
@@ -106,9 +108,6 @@ Error add_query(Parser& parser, std::string_view query, bool tls_scheme) {
       }
       return error;
     }
-    std::string key;
-    percent_decode(item.substr(0, item.find('=')), key);  // it decoded above
-    const OptionSpec* option = find_option(key);
     after_secret = option && option->secret ? option : nullptr;
   }
   return {};

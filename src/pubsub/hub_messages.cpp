@@ -175,18 +175,13 @@ void SubscriptionHub::shard_redirected(std::string_view name, NodeSpan reply) {
   // The map learns the owner first, so that a subscribe made when the error is seen goes
   // there. The SSUBSCRIBE is not followed: the entry and its handles belong to this node's
   // hub, and a shard channel whose slot moves ends the same way (on_shard_unsubscribed()).
+  // A shard hub's node, or for the hub for channels and patterns (which takes shard
+  // channels while no slot map is known) the first endpoint.
   std::string where;
   std::string host;
-  {
-    std::lock_guard lock(mutex_);
-    // A shard hub was moved to its node; the hub for channels and patterns (which takes
-    // shard channels while no slot map is known) goes to the first endpoint.
-    std::optional<Endpoint> at = moved_to_;
-    if (!at && connection_) at = connection_->endpoint();
-    if (at) {
-      where = at->to_string();
-      host = at->host;
-    }
+  if (const std::optional<Endpoint> at = node()) {
+    where = at->to_string();
+    host = at->host;
   }
   if (shard_hooks_.redirected) shard_hooks_.redirected(reply, host);
   Deferred deferred;
