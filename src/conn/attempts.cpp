@@ -33,9 +33,7 @@ std::optional<Error> Attempts::failed(const Error& error, std::string_view endpo
   ++failed_;
   if (ever_ready_ || !first_waits) return std::nullopt;
   if (failed_ <= kLoggedAttempts) reasons_.push_back(last_.message());
-  const bool refused_for_good =
-      for_good || (last_.code() == errc::authentication_failed && !config_.credentials);
-  if (failed_ <= config_.connect_retry && !refused_for_good) return std::nullopt;
+  if (failed_ <= config_.connect_retry && !for_good) return std::nullopt;
   return connect_error::gave_up(endpoint, failed_, config_, reasons_, last_);
 }
 

@@ -28,11 +28,9 @@ class Attempts {
 
   /// One attempt failed with `error`. While the first series is still reported (the caller
   /// of start() waits: `first_waits`), its reason joins the log; once connectRetry retries
-  /// failed too, returns the error to report to that caller. A server's refusal of the
-  /// configured user= and password= (authentication_failed without a credential provider)
-  /// ends the series at once: the next attempt would send the same password. With a
-  /// provider, whose next answer may differ, the series goes on. Any other refusal the next
-  /// attempt would meet again (`for_good`: the SELECT of defaultDatabase) ends it too.
+  /// failed too, returns the error to report to that caller. A refusal the next attempt
+  /// would meet again (`for_good`, Handshake::refused_for_good(): the configured password,
+  /// the SELECT of defaultDatabase) ends the series at once.
   std::optional<Error> failed(const Error& error, std::string_view endpoint, bool first_waits,
                               bool for_good = false);
   /// A ready connection broke with `cause`: the next attempt is the first of a new series,

@@ -153,8 +153,9 @@ std::string_view Handshake::check_hint() const noexcept {
                              : " (check user= and password=)";
 }
 
-Handshake::Step Handshake::fail(errc code, std::string why) {
+Handshake::Step Handshake::fail(errc code, std::string why, bool for_good) {
   error_ = Error(code, std::move(why));
+  refused_for_good_ = for_good || (code == errc::authentication_failed && !config_.credentials);
   return Step::Failed;
 }
 
@@ -256,10 +257,10 @@ Handshake::Step Handshake::on_reply(NodeSpan reply, std::string& out) {
           }
           break;
         }
-        refused_for_good_ = !starts_with(text, "LOADING");
         return fail(errc::connection_failed,
                     "SELECT " + std::to_string(config_.default_database) + " on " + endpoint_ +
-                        " failed: " + std::string(text) + " (check defaultDatabase=)");
+                        " failed: " + std::string(text) + " (check defaultDatabase=)",
+                    /*for_good=*/!starts_with(text, "LOADING"));
       }
       break;
     case Expect::SetInfo:

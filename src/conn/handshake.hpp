@@ -68,7 +68,8 @@ class Handshake {
   /// After Failed: authentication_failed or connection_failed, saying why.
   const Error& error() const noexcept { return error_; }
   /// After Failed: the server refused what the next attempt would ask again in the same words
-  /// (SELECT of defaultDatabase: out of range, not allowed in a cluster, an ACL), so
+  /// (user= and password= without a credential provider, whose next answer may differ; the
+  /// SELECT of defaultDatabase: out of range, not allowed in a cluster, an ACL), so
   /// retrying cannot help.
   bool refused_for_good() const noexcept { return refused_for_good_; }
   /// After Done: the server tracks keys for this session (clientCache=true, RESP3, and
@@ -102,7 +103,9 @@ class Handshake {
 
   void queue(std::string& out, Expect what, std::initializer_list<std::string_view> args);
   void begin_resp2(std::string& out);
-  Step fail(errc code, std::string why);
+  /// `for_good`: see refused_for_good(); a refused password= without a credential provider
+  /// always is.
+  Step fail(errc code, std::string why, bool for_good = false);
   std::string_view check_hint() const noexcept;
   void read_hello(NodeSpan reply);
   void read_info(std::string_view text);

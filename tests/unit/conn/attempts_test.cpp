@@ -66,13 +66,14 @@ TEST(AttemptsTest, AttemptsThatFailedAlikeAreNamedOnceAndTheRestElided) {
             "failed: refused; …");
 }
 
-TEST(AttemptsTest, ARefusedPasswordEndsTheSeriesUnlessAProviderMayAnswerDifferently) {
+TEST(AttemptsTest, ARefusalForGoodEndsTheSeries) {
   Config config;
   config.connect_retry = 3;
   const Error refused(errc::authentication_failed,
                       "authentication to h:1 failed: WRONGPASS invalid username-password pair");
+  // Handshake::refused_for_good(): a refused password= without a credential provider.
   Attempts configured(config);
-  const std::optional<Error> at_once = configured.failed(refused, "h:1", true);
+  const std::optional<Error> at_once = configured.failed(refused, "h:1", true, /*for_good=*/true);
   ASSERT_TRUE(at_once.has_value());
   EXPECT_EQ(at_once->code(), errc::authentication_failed);
   EXPECT_EQ(at_once->message(), refused.message());
@@ -80,14 +81,13 @@ TEST(AttemptsTest, ARefusedPasswordEndsTheSeriesUnlessAProviderMayAnswerDifferen
   // After a timeout, the refusal still ends the series, and both are named.
   Attempts second(config);
   ASSERT_FALSE(second.failed(Error(errc::timeout, "timed out"), "h:1", true).has_value());
-  const std::optional<Error> after = second.failed(refused, "h:1", true);
+  const std::optional<Error> after = second.failed(refused, "h:1", true, true);
   ASSERT_TRUE(after.has_value());
   EXPECT_EQ(after->code(), errc::authentication_failed);
   EXPECT_NE(after->message().find("in 2 attempts"), std::string::npos) << after->message();
 
-  Config provided = config;
-  provided.credentials = CredentialProvider([] { return Credentials{"app", "secret", {}}; });
-  Attempts with_provider(provided);
+  // With a provider, whose next answer may differ, the refusal is not for good.
+  Attempts with_provider(config);
   for (int attempt = 1; attempt <= 3; ++attempt) {
     ASSERT_FALSE(with_provider.failed(refused, "h:1", true).has_value()) << attempt;
   }
@@ -96,7 +96,7 @@ TEST(AttemptsTest, ARefusedPasswordEndsTheSeriesUnlessAProviderMayAnswerDifferen
   // Once ready, a refusal at a reconnect is never reported here: the connection keeps trying.
   Attempts ready(config);
   ready.succeeded();
-  EXPECT_FALSE(ready.failed(refused, "h:1", true).has_value());
+  EXPECT_FALSE(ready.failed(refused, "h:1", true, true).has_value());
 }
 
 TEST(AttemptsTest, OnceReadyFailuresAreNotReportedAndABreakStartsANewSeries) {

@@ -159,6 +159,7 @@ TEST_F(HandshakeTest, ARefusedSelectZeroIsRememberedAndARefusedDefaultDatabaseFa
   EXPECT_EQ(feed(hello + "-" + refusal + "\r\n"), Handshake::Step::Failed);
   EXPECT_NE(handshake().error().message().find("check defaultDatabase="), std::string::npos)
       << handshake().error().message();
+  EXPECT_TRUE(handshake().refused_for_good());  // the next attempt would select it again
 }
 
 TEST_F(HandshakeTest, WrongPasswordIsAnAuthenticationErrorWithoutThePassword) {
@@ -168,6 +169,7 @@ TEST_F(HandshakeTest, WrongPasswordIsAnAuthenticationErrorWithoutThePassword) {
   EXPECT_EQ(handshake().error().code(), errc::authentication_failed);
   EXPECT_NE(handshake().error().message().find("app"), std::string::npos);
   EXPECT_EQ(handshake().error().message().find("hunter2"), std::string::npos);
+  EXPECT_TRUE(handshake().refused_for_good());  // the same password would be sent again
 }
 
 TEST_F(HandshakeTest, ServerWithoutHelloGetsAResp2SecondRound) {
