@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/ascii.hpp"
+#include "redmux/commands/sink.hpp"
 
 namespace redmux::detail {
 namespace {
@@ -23,7 +24,7 @@ std::optional<milliseconds> parse_time(std::string_view text, TimeUnit unit) noe
   }
   if (value == 0) return std::nullopt;
   const double ms = unit == TimeUnit::Seconds ? value * 1000.0 : value;
-  if (ms > 1e12) return std::nullopt;  // decades: as good as forever, and no overflow
+  if (ms > static_cast<double>(kForeverBlockMs)) return std::nullopt;  // and no overflow
   return milliseconds(static_cast<long long>(std::ceil(ms)));
 }
 

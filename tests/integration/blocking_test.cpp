@@ -197,6 +197,26 @@ TEST(BlockingTest, EveryTypedBlockingCommandAnswers) {
   EXPECT_EQ(db.lrange("m", 0, -1).get(), (std::vector<std::string>{"d", "b"}));
 }
 
+TEST(BlockingTest, TheLongestTimeoutMeansForeverAndTheServerTakesIt) {
+  // milliseconds::max() would overflow the server's clock ("timeout is out of range"): the
+  // typed commands send it as 0, forever.
+  RedisServer server;
+  auto mux = connect_to(server);
+  Database db = mux->database();
+  constexpr auto forever = std::chrono::milliseconds::max();
+  auto popped = db.blpop("jobs", forever);
+  auto moved = db.blmove("src", "dst", ListEnd::Left, ListEnd::Right, forever);
+  auto read = db.xread_block({{"s", "$"}}, forever);
+  ASSERT_TRUE(test::wait_until([&] { return blocked_clients(server) == 3; }));
+  server.cli({"RPUSH", "jobs", "job-1"});
+  server.cli({"RPUSH", "src", "x"});
+  server.cli({"XADD", "s", "*", "f", "v"});
+  EXPECT_EQ(popped.get(), (KeyedElement{"jobs", "job-1"}));
+  EXPECT_EQ(moved.get(), "x");
+  EXPECT_EQ(read.get().size(), 1u);
+  EXPECT_EQ(db.wait(0, forever).get(), 0);
+}
+
 TEST(BlockingTest, GenericSendOfABlockingCommandGoesToADedicatedConnection) {
   RedisServer server;
   auto mux = connect_to(server);

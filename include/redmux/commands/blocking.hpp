@@ -8,7 +8,8 @@
 // The future's deadline is that time plus the call's timeout (CallOptions::timeout, else
 // asyncTimeout); with 0 there is none unless CallOptions::timeout is given. Running out of
 // blocking time is not an error: the future completes with nullopt (WAIT: the count reached).
-// Seconds-based commands take fractions: 250 ms is sent as 0.25.
+// Seconds-based commands take fractions: 250 ms is sent as 0.25. A time over about 31 years
+// (milliseconds::max()) is sent as 0, forever.
 //
 // Threads: the mixin holds no state; it is as thread-safe as the sink's send() (Database:
 // any thread).
@@ -91,9 +92,9 @@ struct ReplyTraits<SortedSetPop> {
 };
 
 namespace detail {
-/// A blocking time in seconds as the BLPOP family takes it ("0.25").
+/// A blocking time in seconds as the BLPOP family takes it ("0.25"; forever as 0).
 inline double blocking_seconds(std::chrono::milliseconds timeout) noexcept {
-  return static_cast<double>(timeout.count()) / 1000.0;
+  return static_cast<double>(server_block_ms(timeout)) / 1000.0;
 }
 }  // namespace detail
 
@@ -214,14 +215,15 @@ class BlockingCommands {
   /// that connection only: call it to wait for replication in general, not for one write
   /// of yours (which went over the shared connection). WAIT numreplicas timeout.
   Future<long long> wait(long long replicas, Milliseconds timeout, CallOptions options = {}) {
-    return detail::send_command<long long>(*this, options, {"WAIT", replicas, timeout.count()});
+    return detail::send_command<long long>(*this, options,
+                                           {"WAIT", replicas, detail::server_block_ms(timeout)});
   }
   /// Waits until the writes are fsynced to the AOF of `local` (0 or 1) local and `replicas`
   /// replica servers; how many of each did. WAITAOF numlocal numreplicas timeout.
   Future<std::pair<long long, long long>> waitaof(long long local, long long replicas,
                                                   Milliseconds timeout, CallOptions options = {}) {
     return detail::send_command<std::pair<long long, long long>>(
-        *this, options, {"WAITAOF", local, replicas, timeout.count()});
+        *this, options, {"WAITAOF", local, replicas, detail::server_block_ms(timeout)});
   }
 
  private:

@@ -15,6 +15,7 @@
 // Threads: the mixins hold no state; they are as thread-safe as the sink's send().
 #pragma once
 
+#include <chrono>
 #include <concepts>
 #include <initializer_list>
 #include <ranges>
@@ -29,6 +30,16 @@
 #include "redmux/future.hpp"
 
 namespace redmux::detail {
+
+/// A blocking time longer than this (about 31 years) is as good as forever. The typed
+/// commands send it as 0, the server's "no limit": the server refuses a time that overflows
+/// once added to its clock, such as std::chrono::milliseconds::max().
+inline constexpr long long kForeverBlockMs = 1'000'000'000'000;
+
+/// The blocking time in milliseconds as a typed command sends it (see kForeverBlockMs).
+inline long long server_block_ms(std::chrono::milliseconds time) noexcept {
+  return time.count() > kForeverBlockMs ? 0 : time.count();
+}
 
 /// A range of things that view as strings: vector<string>, span<const string_view>, ….
 template <class R>

@@ -112,7 +112,7 @@ class StreamCommands {
                                                   std::chrono::milliseconds block,
                                                   XReadOptions read = {},
                                                   CallOptions options = {}) {
-    return send_xread(streams, block.count(), read, options);
+    return send_xread(streams, detail::server_block_ms(block), read, options);
   }
 
   /// Reads as `consumer` of `group`: id ">" for entries never delivered to the group, any
@@ -141,7 +141,7 @@ class StreamCommands {
   Future<std::vector<StreamMessages>> xreadgroup_block(
       std::string_view group, std::string_view consumer, const Streams& streams,
       std::chrono::milliseconds block, XReadGroupOptions read = {}, CallOptions options = {}) {
-    return send_xreadgroup(group, consumer, streams, read, block.count(), options);
+    return send_xreadgroup(group, consumer, streams, read, detail::server_block_ms(block), options);
   }
 
   /// Creates a consumer group starting after `id` ("$": only new entries; "0": everything).
