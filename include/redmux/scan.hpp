@@ -9,9 +9,10 @@
 // guarantees is SCAN's: an element present for the whole walk is yielded at least once;
 // elements added or removed meanwhile may or may not be. An element may be yielded more than
 // once when the collection is resized (shrunk) during the walk — on a collection nobody
-// changes, each element comes exactly once. `skip_duplicates()` makes it exactly once
-// regardless, at the cost of remembering every key, field or member yielded (memory grows
-// with the walk).
+// changes, each element comes exactly once. In a cluster a key walk holds to this only while
+// no slot moves and no failover happens (KeyCommands::scan()). `skip_duplicates()` makes it exactly
+// once regardless, at the cost of remembering every key, field or member yielded (memory grows with
+// the walk).
 //
 // Resuming: `cursor()` is the cursor of the next page (0 once complete) — a new range started
 // from it continues after the current page, skipping what is left of that page;

@@ -61,7 +61,10 @@ class KeyCommands {
   Future<long long> del(std::string_view key, CallOptions options = {}) {
     return detail::send_command<long long>(*this, options, {"DEL", key});
   }
-  /// Deletes `keys`; how many existed. DEL. In a cluster all keys must share a slot.
+  /// Deletes `keys`; how many existed. DEL. In a cluster, keys in several slots are split
+  /// into one DEL per slot, sent to their nodes in parallel, and the counts summed: not
+  /// atomic across slots, and when one part fails after others ran, the error says it ran
+  /// only in part. In a Transaction all keys must share one slot.
   template <detail::StringRange Keys>
   Future<long long> del(const Keys& keys, CallOptions options = {}) {
     return detail::send_keys<long long>(*this, "DEL", keys, options);
@@ -70,7 +73,8 @@ class KeyCommands {
     return detail::send_keys<long long>(*this, "DEL", keys, options);
   }
 
-  /// Like del() but reclaims memory in the background. UNLINK.
+  /// Like del() but reclaims memory in the background. UNLINK. In a cluster, split per slot
+  /// and summed as del() is.
   Future<long long> unlink(std::string_view key, CallOptions options = {}) {
     return detail::send_command<long long>(*this, options, {"UNLINK", key});
   }
@@ -86,7 +90,8 @@ class KeyCommands {
   Future<bool> exists(std::string_view key, CallOptions options = {}) {
     return detail::send_command<bool>(*this, options, {"EXISTS", key});
   }
-  /// How many of `keys` exist (a key named twice counts twice). EXISTS.
+  /// How many of `keys` exist (a key named twice counts twice). EXISTS. In a cluster, split
+  /// per slot and summed as del() is.
   template <detail::StringRange Keys>
   Future<long long> exists(const Keys& keys, CallOptions options = {}) {
     return detail::send_keys<long long>(*this, "EXISTS", keys, options);
@@ -176,7 +181,8 @@ class KeyCommands {
   Future<bool> copy(std::string_view from, std::string_view to, CallOptions options) {
     return copy(from, to, CopyOptions{}, options);
   }
-  /// Updates the last-access time of `keys`; how many exist. TOUCH.
+  /// Updates the last-access time of `keys`; how many exist. TOUCH. In a cluster, split per
+  /// slot and summed as del() is.
   template <detail::StringRange Keys>
   Future<long long> touch(const Keys& keys, CallOptions options = {}) {
     return detail::send_keys<long long>(*this, "TOUCH", keys, options);
@@ -206,8 +212,11 @@ class KeyCommands {
 
   /// One page of keys from `cursor` (0 to start); the page's cursor is 0 when the scan is
   /// complete. SCAN cursor [MATCH p] [COUNT n] [TYPE t]. A key may appear on more than
-  /// one page; keys that exist throughout are returned at least once. See scan.hpp for an
-  /// iterator over all pages.
+  /// one page; keys that exist throughout are returned at least once. In a cluster that
+  /// holds only while no slot moves and no failover happens: the walk scans one primary
+  /// after another, so a key that slot migration (resharding) moves from a primary not yet
+  /// scanned to one already scanned is never returned, and one moved the other way may be
+  /// returned twice. See scan.hpp for an iterator over all pages.
   Future<ScanPage> scan(std::uint64_t cursor, ScanOptions scan_options = {},
                         CallOptions options = {}) {
     detail::ArgList args({"SCAN", cursor}, 6);

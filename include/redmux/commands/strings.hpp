@@ -163,7 +163,9 @@ class StringCommands {
   }
 
   /// The values of `keys`, in order; nullopt for a missing key or one of another type.
-  /// MGET. In a cluster all keys must hash to one slot.
+  /// MGET. In a cluster, keys in several slots are split into one MGET per slot, sent to
+  /// their nodes in parallel, and the values put back in key order (in a Transaction all
+  /// keys must share one slot).
   template <detail::StringRange Keys>
   Future<std::vector<std::optional<std::string>>> mget(const Keys& keys, CallOptions options = {}) {
     detail::ArgList args({"MGET"}, detail::size_hint(keys));
@@ -175,7 +177,10 @@ class StringCommands {
     return mget<std::initializer_list<std::string_view>>(keys, options);
   }
 
-  /// Sets every key to its value, atomically. MSET.
+  /// Sets every key to its value, atomically. MSET. In a cluster, pairs in several slots are
+  /// split into one MSET per slot, sent to their nodes in parallel: each part is atomic, the
+  /// whole is not; OK when every part is, and when one part fails after others ran, the error
+  /// says it ran only in part. In a Transaction all keys must share one slot.
   template <detail::StringPairRange Pairs>
   Future<void> mset(const Pairs& pairs, CallOptions options = {}) {
     detail::ArgList args({"MSET"}, 2 * detail::size_hint(pairs));
