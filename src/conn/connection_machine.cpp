@@ -64,6 +64,7 @@ ConnectionMachine::~ConnectionMachine() {
 void ConnectionMachine::set_role_hook(Hook hook) {
   // Reported first (an event, and a log line): a failover redmux follows is otherwise seen
   // only in topology().
+  role_routing_ = hook;
   role_hook_ = [this, hook = std::move(hook)] {
     ConnectionEvent event;
     event.kind = ConnectionEventKind::RoleChanged;
@@ -309,6 +310,7 @@ ConnectionMachine::Actions ConnectionMachine::retarget(Endpoint endpoint, Clock:
     endpoint_text_ = endpoint_.to_string();
   }
   server_->retargeted();
+  role_unknown_ = true;
   // Idle: start() connects to the new endpoint. Otherwise now, not after the reconnect
   // backoff: the new server is expected to be up. A new generation makes every completion
   // of the attempt or wait in progress stale.
@@ -481,6 +483,7 @@ void ConnectionMachine::schedule_reconnect() {
 void ConnectionMachine::become_ready() {
   cancel(IoTimer::Connect);
   const bool role_changed = server_->adopt(handshake_->identity());
+  const bool first_role_of_server = std::exchange(role_unknown_, false);
   handshake_database_ = handshake_->database();
   redirects_.store(handshake_->redirects(), std::memory_order_relaxed);
   if (cache_) {
@@ -536,7 +539,14 @@ void ConnectionMachine::become_ready() {
   // what the hook put first. (Never under TLS, where every byte must go through the TLS
   // session on the I/O thread.)
   if (phase_ == Phase::Ready) queue_.set_inline(!tls_);
-  if (role_changed && restored && role_hook_) role_hook_();
+  if (role_changed && restored && role_hook_) {
+    // A connection moved to another server learns that server's role: no change to report.
+    if (first_role_of_server) {
+      role_routing_();
+    } else {
+      role_hook_();
+    }
+  }
   if (server_->awaits_replication()) {
     // connect() returns once the replica's state is known (one more round trip), so reads
     // sent right after it find the replicas that are in sync; report_connected() reports.

@@ -458,7 +458,11 @@ class ConnectionMachine {
   bool first_waits_for_probe_ = false;  ///< ready, first_result_ waits for INFO replication
   PushHandler push_handler_;
   Hook ready_hook_;
-  Hook role_hook_;
+  Hook role_hook_;     ///< reports the change (an event, a log line), then runs the hook
+  Hook role_routing_;  ///< set_role_hook()'s hook alone
+  /// Retargeted (Sentinel): the next handshake's role is the new server's first, not a
+  /// change of role, so it is routed on but not reported.
+  bool role_unknown_ = false;
   DownHook down_hook_;
   RedirectHook redirect_hook_;
   std::atomic<bool> redirects_{false};

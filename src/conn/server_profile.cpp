@@ -99,6 +99,7 @@ void ServerProfile::retargeted() {
   {
     std::lock_guard lock(identity_mutex_);
     identity_.role.clear();  // status() must not give it the role of the server left behind
+    master_.clear();         // nor its primary
   }
   set_health(ReplicaHealth::Unfit, "not connected to this server yet");
 }

@@ -55,12 +55,15 @@ MuxCore::MuxCore(Config config, std::shared_ptr<IoPool> pool, std::shared_ptr<Tl
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     for (std::size_t i = 0; i < groups_[g].size(); ++i) {
       Connection& connection = *groups_[g][i];
-      connection.set_role_hook([everyone, held](Connection& changed) {
+      // Under Sentinel, the Sentinels are asked too: the one that announces the promotion
+      // may be out of reach, or refuse redmux the channel that says it.
+      connection.set_role_hook([everyone, held, sentinel = role_watch_](Connection& changed) {
         for (const auto& weak : *everyone) {
           auto other = weak.lock();
           if (other && other.get() != &changed) other->check_role();
         }
         if (auto waiting = held.lock()) waiting->try_again();
+        if (auto monitor = sentinel->lock()) monitor->role_changed();
       });
       // Which of these servers a replica replicates from (server_roles.hpp's
       // follows_another_primary): INFO names it by the address it was given.

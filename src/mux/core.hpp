@@ -170,6 +170,7 @@ class MuxCore final : public ShardRouter {
   /// writes are lost). close() closes `monitor` too. REQUIRES: before the core is shared.
   /// `configured`: the user's configuration (the Sentinels), which config() is not.
   void follow_sentinels(std::shared_ptr<SentinelMonitor> monitor, Config configured) {
+    *role_watch_ = monitor;  // the connections' role hooks tell it of a role change
     sentinel_ = std::move(monitor);
     configured_ = std::make_unique<Config>(std::move(configured));
   }
@@ -225,7 +226,10 @@ class MuxCore final : public ShardRouter {
   std::mutex cluster_mutex_;
   std::shared_ptr<TlsContext> tls_;
   std::shared_ptr<SentinelMonitor> sentinel_;  ///< set: only group 0 may be the primary
-  std::unique_ptr<Config> configured_;         ///< the user's, when not config() (Sentinel)
+  /// sentinel_, for the connections' role hooks (set before they start; read on I/O threads).
+  std::shared_ptr<std::weak_ptr<SentinelMonitor>> role_watch_ =
+      std::make_shared<std::weak_ptr<SentinelMonitor>>();
+  std::unique_ptr<Config> configured_;  ///< the user's, when not config() (Sentinel)
   std::shared_ptr<HeldCommands> held_;
   bool several_servers_ = false;  ///< a primary and replicas (set once, in the constructor)
   bool may_hold_ = false;  ///< commands may wait for a primary (set once, in the constructor)

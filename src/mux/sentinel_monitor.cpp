@@ -30,12 +30,42 @@ Config sentinel_config(const Config& config) {
   return sentinel;
 }
 
+/// A Sentinel's refusal of one SUBSCRIBE (an ACL without the channel: NOPERM), handed to
+/// the monitor; a confirmation is not a refusal.
+class SubscribeRefusal final : public CommandState {
+ public:
+  SubscribeRefusal(std::function<void(Error)> refused, std::string_view channel)
+      : refused_(std::move(refused)), channel_(channel) {}
+  void deliver(NodeSpan reply) noexcept override {
+    if (!claim()) return;
+    if (is_error_reply(reply)) {
+      try {
+        // "SUBSCRIBE +switch-master: NOPERM this user has no permissions …"
+        refused_(Error(errc::server_error,
+                       "SUBSCRIBE " + channel_ + ": " + std::string(reply[0].value)));
+      } catch (...) {  // out of memory building the message: the next reconnect asks again
+      }
+    }
+    publish();
+  }
+  void fail(Error) noexcept override {
+    if (claim()) publish();
+  }
+
+ private:
+  std::function<void(Error)> refused_;
+  std::string channel_;
+};
+
 /// SUBSCRIBE to each channel of kSentinelChannels, one command per name, in one write.
-void subscribe_channels(Connection& connection) {
+/// `refused` runs (on the connection's I/O thread) for each one the Sentinel refuses.
+void subscribe_channels(Connection& connection, const std::function<void(Error)>& refused) {
   std::string bytes;
   std::vector<PendingCommand> commands;
   for (std::string_view channel : kSentinelChannels) {
-    PendingCommand pending = pubsub_command(kSubscribe, resp::PushKind::Subscribe, 1);
+    // The refusal handler's one reference goes to the pipeline.
+    PendingCommand pending = pubsub_command(kSubscribe, resp::PushKind::Subscribe, 1,
+                                            new SubscribeRefusal(refused, channel));
     pending.bytes_begin = bytes.size();
     const Arg args[] = {Arg(kSubscribe), Arg(channel)};
     resp::encode_command(bytes, args);
@@ -396,8 +426,16 @@ void SentinelMonitor::start_subscribers_locked() {
         self->post([event = std::move(*event)](SentinelMonitor& m) { m.on_event(event); });
       }
     });
-    subscriber->set_ready_hook([weak, i](Connection& ready) {
-      subscribe_channels(ready);  // before anything else is written on the new connection
+    auto refused = [weak, i](Error error) {
+      if (auto self = weak.lock()) {
+        self->post([i, error = std::move(error)](SentinelMonitor& m) {
+          m.on_subscribe_refused(i, error);
+        });
+      }
+    };
+    subscriber->set_ready_hook([weak, i, refused](Connection& ready) {
+      // Before anything else is written on the new connection.
+      subscribe_channels(ready, refused);
       if (auto self = weak.lock()) {
         self->post([i](SentinelMonitor& m) { m.on_subscriber_ready(i); });
       }
@@ -405,6 +443,7 @@ void SentinelMonitor::start_subscribers_locked() {
     subscriber->start([](const Error&) {});  // it reconnects in the background
     subscribers_.push_back(std::move(subscriber));
     ready_counts_.push_back(0);
+    refused_.push_back(false);
   }
 }
 
@@ -447,9 +486,57 @@ void SentinelMonitor::on_event(const SentinelEvent& event) {
   for (auto& task : after) task();
 }
 
+void SentinelMonitor::on_subscribe_refused(std::size_t index, const Error& error) {
+  std::function<void(const Error&)> report;
+  Error said;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || refused_[index]) return;  // the first refused channel of this session
+    refused_[index] = true;
+    if (!failed_) return;
+    report = failed_;
+    said =
+        Error(error.code(),
+              "Sentinel " + config_.endpoints[index].to_string() + " refused " + error.message() +
+                  ": redmux does not hear of failovers from it, and asks the Sentinels every "
+                  "second instead while no Sentinel's subscription is taken; give the "
+                  "Sentinel user the channels +selected-slave, +switch-master, "
+                  "-failover-abort-slave-timeout and +convert-to-slave (ACL SETUSER <user> "
+                  "&* or &<channel>)");
+  }
+  report(said);
+}
+
+void SentinelMonitor::role_changed() {
+  post([](SentinelMonitor& m) {
+    std::lock_guard lock(m.mutex_);
+    if (m.closed_ || !m.following_) return;
+    m.watch_until_ = Clock::now() + kWatchAfterRoleChange;
+    if (!m.asking_) m.ask_locked();
+  });
+}
+
+bool SentinelMonitor::hears_events_locked() const {
+  for (std::size_t i = 0; i < subscribers_.size(); ++i) {
+    if (!refused_[i] && subscribers_[i]->state() == ConnectionState::Ready) return true;
+  }
+  return false;
+}
+
+bool SentinelMonitor::any_refused_locked() const {
+  for (bool refused : refused_) {
+    if (refused) return true;
+  }
+  return false;
+}
+
 void SentinelMonitor::on_subscriber_ready(std::size_t index) {
   std::lock_guard lock(mutex_);
   if (closed_) return;
+  // A new session subscribes again: a refusal is reported again if the ACL still says no.
+  // The flag is cleared here, after that session's SUBSCRIBEs were written, and a refusal's
+  // handler is posted after this one (the replies come later on the same connection).
+  refused_[index] = false;
   // After a reconnect: a failover may have been announced while this one was away.
   if (++ready_counts_[index] > 1) ask_locked();
 }
@@ -463,8 +550,12 @@ void SentinelMonitor::on_tick() {
   if (closed_) return;
   const Clock::time_point now = Clock::now();
   if (follow_.hold_ended(now)) ask_locked();
-  if (!asking_ && (start_ || now >= next_recheck_ ||
-                   (primary_is_replica_locked() && now - last_ask_ >= kTick))) {
+  // Every second: while the primary the Sentinels named says it is a replica; for a while
+  // after a data server's role changed (a promotion the Sentinels may announce late, or not
+  // at all to redmux); while every Sentinel that answers refuses the subscriptions.
+  const bool often = primary_is_replica_locked() || now < watch_until_ ||
+                     (any_refused_locked() && !hears_events_locked());
+  if (!asking_ && (start_ || now >= next_recheck_ || (often && now - last_ask_ >= kTick))) {
     ask_locked();
   }
   arm_tick_locked();

@@ -21,7 +21,10 @@
 //
 // Asking again: every kRecheck (a message may be missed while a subscriber reconnects), after
 // a subscriber connection reconnects, every second while the primary the Sentinels named says
-// it is a replica, and every second while no Sentinel has answered yet.
+// it is a replica, every second while no Sentinel has answered yet, every second for
+// kWatchAfterRoleChange after a data server's role changed (role_changed()), and every second
+// while the Sentinels refuse the subscriptions (an ACL user without the channels: reported
+// once per session through the failure hook).
 //
 // Threads: resolve(), follow() and close() are safe from any thread. The rest runs in handlers
 // posted to one I/O thread of the pool: connections' callbacks only parse and post, so none
@@ -56,6 +59,7 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   using Groups = std::vector<std::vector<std::shared_ptr<Connection>>>;
 
   static constexpr std::chrono::seconds kRecheck{10};
+  static constexpr std::chrono::seconds kWatchAfterRoleChange{30};
 
   /// `config`: the user's (service_name set; the endpoints are the Sentinels). `tls`: the
   /// TLS settings when ssl=true — the Sentinels are reached with TLS too.
@@ -81,8 +85,12 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   /// the groups are not started; it runs once the first answer has moved group 0.
   void follow(Groups groups, std::function<void(const Endpoint&)> primary_moved,
               std::function<void()> start);
+  /// A data server's role changed (a replica promoted, a primary demoted): asks the
+  /// Sentinels now and every second for kWatchAfterRoleChange. Any thread.
+  void role_changed();
   /// While following: runs (on an I/O thread) when a round of asking ended with no Sentinel
-  /// answering, once per distinct failure until a round succeeds.
+  /// answering, once per distinct failure until a round succeeds; and when a Sentinel refuses
+  /// the subscriptions, once per session of its subscriber connection.
   void set_failure_hook(std::function<void(const Error&)> hook);
 
   /// Shuts the Sentinel connections down (`closed` runs once for each when it has) and stops
@@ -123,7 +131,10 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   // posted
   void on_event(const SentinelEvent& event);
   void on_subscriber_ready(std::size_t index);
+  void on_subscribe_refused(std::size_t index, const Error& error);
   void on_tick();
+  bool hears_events_locked() const;  ///< a subscriber is ready and was not refused
+  bool any_refused_locked() const;
 
   const Config config_;                              ///< the user's: endpoints are the Sentinels
   std::shared_ptr<SharedContext> sentinel_context_;  ///< Sentinel credentials, database 0
@@ -163,6 +174,8 @@ class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
   std::string failure_reported_;              ///< the last failure given to failed_
   std::vector<std::shared_ptr<Connection>> subscribers_;
   std::vector<std::size_t> ready_counts_;  ///< times each subscriber became ready
+  std::vector<bool> refused_;              ///< its current session's SUBSCRIBE was refused
+  Clock::time_point watch_until_{};        ///< asks every second until then (role_changed())
 };
 
 }  // namespace redmux::detail

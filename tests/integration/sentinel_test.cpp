@@ -29,6 +29,7 @@ using namespace std::chrono_literals;
 using test::RedisServer;
 using test::ServerOptions;
 using test::wait_until;
+using Clock = std::chrono::steady_clock;
 
 constexpr const char* kService = "mymaster";
 
@@ -420,6 +421,14 @@ TEST(SentinelTest, FollowsAFailoverUnderLoadWithoutLosingAcknowledgedWrites) {
       infos.emplace_back(record.message);
     }
   });
+  // Role changes as the servers made them: a connection moved to another server learns its
+  // role without reporting a change (the old primary was never "now the primary").
+  std::vector<std::string> roles;
+  mux->on_connection_event([&](const ConnectionEvent& event) {
+    if (event.kind != ConnectionEventKind::RoleChanged) return;
+    std::lock_guard lock(mutex);
+    roles.push_back(event.endpoint + (event.primary ? " primary" : " replica of " + event.master));
+  });
   IncrLoad load(mux->database(), 4);
   ASSERT_TRUE(wait_until([&] { return load.acknowledged.load() >= 500; }, 60s));
 
@@ -458,8 +467,91 @@ TEST(SentinelTest, FollowsAFailoverUnderLoadWithoutLosingAcknowledgedWrites) {
   Database db = mux->database();
   EXPECT_EQ(db.incr("counter").get(), final_value + 1);
   EXPECT_EQ(set.replica.cli({"GET", "counter"}), std::to_string(final_value + 1));
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_NE(std::find(roles.begin(), roles.end(), set.replica.address() + " primary"),
+              roles.end())
+        << ::testing::PrintToString(roles);
+    for (const std::string& role : roles) {
+      EXPECT_NE(role, set.primary.address() + " primary") << ::testing::PrintToString(roles);
+      EXPECT_EQ(role.find(" replica of " + role.substr(0, role.find(' '))), std::string::npos)
+          << "a replica of itself: " << role;
+    }
+  }
   std::cout << "[          ] acknowledged=" << acknowledged << " maybe-ran=" << load.maybe_ran
             << " did-not-run=" << load.did_not_run << " final=" << final_value << "\n";
+}
+
+// A Sentinel user without the channels (Redis 7: acl-pubsub-default resetchannels) has its
+// SUBSCRIBEs refused: that is said once per Sentinel, and the Sentinels are asked every second
+// instead, so a failover is followed within about a second of their naming the new primary,
+// not at the next ten-second check.
+TEST(SentinelTest, SubscriptionsTheSentinelsRefuseAreReportedAndAskingTakesTheirPlace) {
+  SentinelSet set;
+  for (const auto& sentinel : set.sentinels) {
+    EXPECT_EQ(sentinel->cli({"ACL", "SETUSER", "watcher", "on", ">watchpw", "+@all"}), "OK");
+  }
+  std::mutex mutex;
+  std::vector<std::string> errors;
+  Clock::time_point followed{};
+  const std::string named = "the Sentinels name " + set.replica.address() +
+                            " the primary of service \"" + kService +
+                            "\": writes go there from now on";
+  auto mux = Multiplexer::connect(
+      set.config() + ",sentinelUser=watcher,sentinelPassword=watchpw,abortConnect=false");
+  mux->on_error([&](const Error& error) {
+    std::lock_guard lock(mutex);
+    errors.push_back(error.message());
+  });
+  mux->on_log(LogLevel::Info, [&](const LogRecord& record) {
+    std::lock_guard lock(mutex);
+    if (record.message == named && followed == Clock::time_point{}) followed = Clock::now();
+  });
+  Database db = mux->database();
+  ASSERT_TRUE(wait_until([&] { return db.set("k", "v").result().has_value(); }, 30s));
+  // One report per Sentinel, naming it, the refused channel and what to grant.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::lock_guard lock(mutex);
+        return errors.size() >= set.sentinels.size();
+      },
+      30s));
+  {
+    std::lock_guard lock(mutex);
+    for (const auto& sentinel : set.sentinels) {
+      const auto it = std::find_if(errors.begin(), errors.end(), [&](const std::string& e) {
+        return e.find("Sentinel " + sentinel->address() + " refused SUBSCRIBE") == 0;
+      });
+      ASSERT_NE(it, errors.end()) << sentinel->address() << ": "
+                                  << ::testing::PrintToString(errors);
+      EXPECT_NE(it->find("NOPERM"), std::string::npos) << *it;
+      EXPECT_NE(it->find("+switch-master"), std::string::npos) << *it;
+      EXPECT_EQ(it->find("watchpw"), std::string::npos) << "password leaked: " << *it;
+    }
+  }
+  EXPECT_EQ(set.sentinels[0]->cli({"SENTINEL", "FAILOVER", kService}), "OK");
+  // When the Sentinels first name the new primary, as seen from here.
+  Clock::time_point switched{};
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const std::string answer =
+            set.sentinels[0]->cli({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kService});
+        if (answer != "127.0.0.1\n" + std::to_string(set.replica.port())) return false;
+        switched = Clock::now();
+        return true;
+      },
+      60s, 20ms));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::lock_guard lock(mutex);
+        return followed != Clock::time_point{};
+      },
+      60s));
+  const auto late = std::chrono::duration_cast<std::chrono::milliseconds>(followed - switched);
+  EXPECT_LT(late.count(), 4000) << "the failover was followed " << late.count()
+                                << " ms after the Sentinels named the new primary";
+  ASSERT_TRUE(wait_until([&] { return db.set("after", "v").result().has_value(); }, 30s));
+  EXPECT_EQ(set.replica.cli({"GET", "after"}), "v");
 }
 
 // The users of the multiplexer's sessions on `server` (CLIENT LIST, client name `name`).
