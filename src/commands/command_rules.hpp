@@ -61,7 +61,10 @@ constexpr ClusterRule cluster_rule_of(std::string_view name) noexcept {
   }
   if (name == "DBSIZE") return {Plan::EveryPrimary, Reduce::Sum, 1};
   if (name == "KEYS") return {Plan::EveryPrimary, Reduce::Concat, 1};
-  if (name == "FUNCTION LOAD") return {Plan::EveryPrimary, Reduce::FirstReply, 1};
+  if (name == "FUNCTION LOAD" || name == "SCRIPT LOAD") {
+    return {Plan::EveryPrimary, Reduce::FirstReply, 1};  // the library's name, the SHA1
+  }
+  if (name == "SCRIPT EXISTS") return {Plan::EveryPrimary, Reduce::AllOf, 1};
   if (name == "FLUSHALL" || name == "FLUSHDB" || name == "SCRIPT FLUSH" ||
       name == "FUNCTION DELETE" || name == "FUNCTION FLUSH" || name == "FUNCTION RESTORE") {
     return {Plan::EveryPrimary, Reduce::AllOk, 1};

@@ -87,7 +87,8 @@ struct ClusterRule {
     /// order (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH).
     Split,
     /// With no key it means the whole cluster: sent to every primary, replies combined
-    /// (DBSIZE, KEYS, FLUSHALL, FLUSHDB, SCRIPT FLUSH, FUNCTION LOAD/DELETE/FLUSH/RESTORE).
+    /// (DBSIZE, KEYS, FLUSHALL, FLUSHDB, SCRIPT LOAD/EXISTS/FLUSH, FUNCTION
+    /// LOAD/DELETE/FLUSH/RESTORE).
     EveryPrimary,
     /// SCAN: one primary at a time, the cursor says which.
     ScanEveryPrimary,
@@ -99,6 +100,7 @@ struct ClusterRule {
     FirstReply,  ///< the first primary's reply (FUNCTION LOAD: the library name)
     Values,      ///< one array, each part's values put back at their keys' places (MGET)
     Concat,      ///< one array of every part's elements, part after part (KEYS)
+    AllOf,       ///< an array of 1 where every part's is 1, else 0 (SCRIPT EXISTS)
   };
   Plan plan = Plan::OneNode;
   Reduce reduce = Reduce::AllOk;

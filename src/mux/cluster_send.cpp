@@ -37,6 +37,7 @@ struct Gather {
   std::vector<std::optional<std::string>> values;  ///< Mget: by the key's position
   std::deque<std::string> elements;                ///< Concat: every part's, in turn
   std::vector<Node> first;                         ///< FirstReply: a copy of part 0's reply
+  std::vector<bool> all_of;                        ///< AllOf: every part's 1 so far
   std::deque<std::string> first_texts;
 
   ~Gather() {
@@ -63,6 +64,11 @@ struct Gather {
       long long part = 0;
       std::from_chars(reply[0].value.data(), reply[0].value.data() + reply[0].value.size(), part);
       sum += part;
+    } else if (mode == Mode::AllOf) {
+      if (all_of.empty()) all_of.assign(reply.empty() ? 0 : reply.size() - 1, true);
+      for (std::size_t i = 1; i < reply.size() && i - 1 < all_of.size(); ++i) {
+        if (reply[i].value != "1") all_of[i - 1] = false;
+      }
     } else if (mode == Mode::FirstReply && keep) {
       first.assign(reply.begin(), reply.end());
       for (Node& node : first) {
@@ -145,6 +151,18 @@ struct Gather {
       case Mode::FirstReply:
         target->deliver(first);
         break;
+      case Mode::AllOf: {
+        static constexpr std::string_view kOne = "1", kZero = "0";
+        std::vector<Node> nodes;
+        nodes.reserve(all_of.size() + 1);
+        nodes.push_back(Node{ReplyType::Array, 0, all_of.size(), {}});
+        for (const bool every : all_of) {
+          const std::string_view text = every ? kOne : kZero;
+          nodes.push_back(Node{ReplyType::Integer, 1, text.size(), text});
+        }
+        target->deliver(nodes);
+        break;
+      }
     }
   }
 };

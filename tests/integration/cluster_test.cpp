@@ -98,6 +98,35 @@ TEST_F(ClusterTest, DiscoversTheSlotMapFromOneSeedAndRoutesEveryKeyToItsPrimary)
   EXPECT_EQ(db.dbsize().get(), kKeys);
 }
 
+TEST_F(ClusterTest, AScriptLoadedOnceRunsByItsSha1OnEveryPrimary) {
+  // SCRIPT LOAD means the whole cluster, as SCRIPT FLUSH does: EVALSHA then finds the script
+  // whichever primary its key is on, and SCRIPT EXISTS says whether every primary has it.
+  auto mux = Multiplexer::connect(cluster_->seeds());
+  Database db = mux->database();
+  const std::string script = "return redis.call('INCR', KEYS[1])";
+  const std::string sha1 = db.script_load(script).get();
+  for (RedisServer* primary : cluster_->primaries()) {
+    EXPECT_EQ(primary->cli({"SCRIPT", "EXISTS", sha1}), "1") << primary->address();
+  }
+  std::vector<std::string> keys;  // one key on each primary
+  for (RedisServer* primary : cluster_->primaries()) {
+    for (int i = 0;; ++i) {
+      const std::string key = "script-key:" + std::to_string(i);
+      if (&cluster_->owner_of(key) != primary) continue;
+      keys.push_back(key);
+      break;
+    }
+  }
+  for (const std::string& key : keys) {
+    EXPECT_EQ(db.evalsha<long long>(sha1, {key}).get(), 1) << key;
+  }
+  EXPECT_EQ(db.script_exists({sha1}).get(), std::vector<bool>{true});
+  cluster_->primaries()[1]->cli({"SCRIPT", "FLUSH"});
+  EXPECT_EQ(db.script_exists({sha1, sha1}).get(), (std::vector<bool>{false, false}));
+  for (RedisServer* primary : cluster_->primaries()) primary->cli({"SCRIPT", "FLUSH"});
+  for (const std::string& key : keys) db.del(key).get();
+}
+
 TEST_F(ClusterTest, TheMapIsAskedForOnceMoreASecondAfterConnect) {
   // A node that joined while connect() read the map (a restarted replica) is seen a second
   // later, not at the 30 s refresh.
