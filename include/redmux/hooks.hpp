@@ -71,6 +71,10 @@ struct CommandEvent {
   /// its phases are created and delivered only, and server_address / server_port name the
   /// connection whose cache held the reply. This event's hook runs on the caller's thread.
   bool cached = false;
+  /// A blocking command with a blocking time (BLPOP … 5, BLMOVE, XREAD … BLOCK 100, WAIT):
+  /// its phases include the wait it asked the server for. It never counts as slow, and stays
+  /// out of its endpoint's latency histograms (its command's own are kept).
+  bool blocking = false;
   CommandPhases phases;
 };
 

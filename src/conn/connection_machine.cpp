@@ -341,8 +341,13 @@ ConnectionMachine::Actions ConnectionMachine::shutdown(Clock::time_point now) {
   const Error closed = break_cause::closed(shared_->close_note());
   std::vector<PendingCommand> queued;
   queue_.close(queued);
+  // The command hook hears of each, as of a command failed by a break.
+  const bool observed = observer_.wants_events();
   for (PendingCommand& command : queued) {
-    if (command.state) command.state->fail(not_sent_error(command, closed, errc::shut_down, ""));
+    if (!command.state) continue;
+    Error error = not_sent_error(command, closed, errc::shut_down, "");
+    if (observed) observe_failure(command, CommandOutcome::ConnectionError, error, 0, {});
+    command.state->fail(std::move(error));
   }
   release(queued);
   // A write in progress may have reached the server, in part or whole: as at a break, it
@@ -350,7 +355,9 @@ ConnectionMachine::Actions ConnectionMachine::shutdown(Clock::time_point now) {
   writer_.on_break();
   const std::uint64_t written = writer_.written();
   shared_->release_slots(pipeline_.fail_all([&](const PendingCommand& command) {
-    return broken_error(command, closed, written, endpoint_text_);
+    Error error = broken_error(command, closed, written, endpoint_text_);
+    if (observed) observe_failure(command, CommandOutcome::ConnectionError, error, written, {});
+    return error;
   }));
   first_waits_for_probe_ = false;
   if (first_result_) {

@@ -48,7 +48,10 @@ void ConnectionMachine::observe_reply(const PendingCommand& command, Clock::time
       by_name->to_reply.record(reply_ns, reply_bucket);
       by_name->to_delivery.record(delivery_ns, delivery_bucket);
     }
-    if (LatencyPair* by_endpoint = endpoint_latency_) {
+    // A blocking command's time is mostly the wait it asked for: not the server's latency.
+    LatencyPair* by_endpoint =
+        command.timeout_source == TimeoutSource::Blocking ? nullptr : endpoint_latency_;
+    if (by_endpoint) {
       by_endpoint->to_reply.record(reply_ns, reply_bucket);
       by_endpoint->to_delivery.record(delivery_ns, delivery_bucket);
     }
@@ -69,6 +72,7 @@ void ConnectionMachine::observe_reply(const PendingCommand& command, Clock::time
   event.bytes_written = command.bytes_end - command.bytes_begin;
   event.bytes_read = reply_bytes;
   event.resent = command.resends > 0;
+  event.blocking = command.timeout_source == TimeoutSource::Blocking;
   event.phases.created = created;
   event.phases.written = written;
   event.phases.reply_read = now_;
@@ -89,6 +93,7 @@ void ConnectionMachine::observe_failure(const PendingCommand& command, CommandOu
   event.error_type = outcome == CommandOutcome::Timeout ? "timeout" : "connection_error";
   event.error_message = error.message();
   event.resent = command.resends > 0;
+  event.blocking = command.timeout_source == TimeoutSource::Blocking;
   const Clock::time_point created = created_at(command);
   event.phases.created = created;
   // Only what reached the socket: none of a command that timed out while queued, part of one

@@ -299,9 +299,24 @@ void MuxCore::learn_unknown(const CommandInfo& info) {
     if (learning_.find(name) != learning_.end()) return;
     learning_.emplace(name);
   }
+  // redmux's own command, not a caller's: no queue slot, no deadline (a break fails it), and
+  // not observed (the command hook, the latency histograms, status()'s counts).
+  Connection* connection = nullptr;
+  if (ClusterRouter* router = cluster()) {
+    connection = router->any_primary();
+  } else if (!groups_.empty()) {
+    connection = groups_.front().front().get();
+  }
+  if (connection == nullptr) {
+    std::lock_guard lock(learning_mutex_);
+    learning_.erase(learning_.find(name));  // the next use asks again
+    return;
+  }
   auto* state = new FutureState<Reply>();
+  state->command_name = "COMMAND INFO";
+  state->add_ref();  // one reference for the pipeline (own_command() hands it over)
   const Arg args[] = {"COMMAND", "INFO", name};
-  submit(shared_->config().default_database, CallOptions(), args, state);
+  connection->submit(-1, args, own_command("COMMAND INFO", PendingKind::Internal, state));
   Future<Reply>(state).then([learned = std::string(name)](Result<Reply> reply) {
     if (!reply) return;  // refused by an ACL, or the connection dropped: stay generic
     const std::vector<Node> nodes = reply->nodes();

@@ -212,9 +212,10 @@ void Observer::command_done(const CommandEvent& event) noexcept {
   const Hooks* hooks = hooks_.load(std::memory_order_acquire);
   if (hooks && hooks->command) run_hook([&] { hooks->command(event); }, "command");
   // Slow: answered (or answered from the cache) late. A timeout or a broken connection is
-  // logged as such, not again as slow.
+  // logged as such, not again as slow; a blocking command waited as long as it asked to.
   const bool answered =
-      event.outcome == CommandOutcome::Value || event.outcome == CommandOutcome::ServerError;
+      (event.outcome == CommandOutcome::Value || event.outcome == CommandOutcome::ServerError) &&
+      !event.blocking;
   if (slow_threshold_.count() > 0 && answered && event.phases.delivered != Clock::time_point{} &&
       event.phases.delivered - event.phases.created > slow_threshold_) {
     slow_commands_.fetch_add(1, std::memory_order_relaxed);

@@ -179,9 +179,8 @@ TEST(ObservabilityTest, TheCommandHookSeesACommandRefusedAtTheCallOnTheCallersTh
   {
     std::lock_guard lock(mutex);
     ASSERT_EQ(batches.size(), 1u);
-    EXPECT_EQ(batches[0].rfind("transaction refused 1 [] a command was refused before sending: ",
-                               0),
-              0u)
+    EXPECT_EQ(
+        batches[0].rfind("transaction refused 1 [] a command was refused before sending: ", 0), 0u)
         << batches[0];
     EXPECT_NE(batches[0].find("SELECT"), std::string::npos) << batches[0];
   }
@@ -429,6 +428,95 @@ TEST(ObservabilityTest, ACallersOwnWriteIsDatedWhenItWasMade) {
   EXPECT_TRUE(writes[1].from_caller);
   EXPECT_EQ(writes[1].batch_size, 1u);
   EXPECT_LE(writes[1].at, issued);
+}
+
+
+// What the hooks and histograms say is the callers' commands and the server's time: not
+// redmux's own lookup of an unknown command (COMMAND INFO), not the wait a blocking command
+// asked for; and a command failed by close() is heard of as one failed by a break.
+TEST(ObservabilityTest, RedmuxsOwnLookupIsNotObserved) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",latencyHistograms=true");
+  std::mutex mutex;
+  std::vector<std::string> names;
+  mux->on_command([&](const CommandEvent& event) {
+    std::lock_guard lock(mutex);
+    names.emplace_back(event.operation_name);
+  });
+  Database db = mux->database();
+  EXPECT_THROW(db.execute({"NOSUCHCOMMAND", "x"}).get(), ServerError);
+  // Its lookup rides the same connection, right behind it: answered before this INCR.
+  ASSERT_EQ(db.incr("n").get(), 1);
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return std::find(names.begin(), names.end(), "INCR") != names.end();
+  }));
+  EXPECT_EQ(server.command_calls("command|info"), 1);  // it was sent
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(std::count(names.begin(), names.end(), "COMMAND INFO"), 0)
+        << ::testing::PrintToString(names);
+  }
+  const Latencies latencies = mux->latencies();
+  EXPECT_EQ(latencies.command("COMMAND INFO"), nullptr);
+  EXPECT_EQ(mux->status().commands, 2u);
+}
+
+TEST(ObservabilityTest, ABlockingCommandsWaitIsNeitherSlowNorTheEndpointsLatency) {
+  RedisServer server;
+  auto mux =
+      Multiplexer::connect(server.address() + ",latencyHistograms=true,slowCommandThreshold=50ms");
+  std::atomic<int> blocking_events{0};
+  mux->on_command([&](const CommandEvent& event) {
+    if (event.blocking && event.operation_name == "BLPOP") blocking_events.fetch_add(1);
+  });
+  Database db = mux->database();
+  EXPECT_EQ(db.blpop("empty", 200ms).get(), std::nullopt);
+  ASSERT_EQ(db.incr("n").get(), 1);
+  ASSERT_TRUE(wait_until([&] {
+    const Latencies now = mux->latencies();
+    const LatencyStats* blpop = now.command("BLPOP");
+    const LatencyStats* incr = now.command("INCR");
+    return blpop && blpop->to_delivery.count() == 1 && incr && incr->to_delivery.count() == 1;
+  }));
+  EXPECT_EQ(blocking_events.load(), 1);
+  EXPECT_EQ(mux->status().slow_commands, 0u);
+  const Latencies latencies = mux->latencies();
+  const LatencyStats* endpoint = latencies.endpoint(server.address());
+  ASSERT_NE(endpoint, nullptr);
+  EXPECT_EQ(endpoint->to_reply.count(), 1u);  // the INCR
+  EXPECT_LT(endpoint->to_reply.max(), 150ms);
+}
+
+TEST(ObservabilityTest, CommandsFailedByCloseReachTheCommandHook) {
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address());
+  std::mutex mutex;
+  std::vector<Recorded> seen;
+  mux->on_command([&](const CommandEvent& event) {
+    std::lock_guard lock(mutex);
+    seen.push_back({std::string(event.operation_name), event.db_namespace,
+                    std::string(event.server_address), event.server_port, event.outcome,
+                    std::string(event.response_status_code), event.bytes_written, event.bytes_read,
+                    event.phases});
+  });
+  server.pause();
+  Database db = mux->database();
+  std::vector<Future<long long>> pending;
+  for (int i = 0; i < 3; ++i) pending.push_back(db.incr("k"));
+  mux->close();
+  for (auto& future : pending) EXPECT_THROW(future.get(), ConnectionError);
+  server.resume();
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return seen.size() == 3;
+  })) << seen.size();
+  std::lock_guard lock(mutex);
+  for (const Recorded& event : seen) {
+    EXPECT_EQ(event.name, "INCR");
+    EXPECT_EQ(event.outcome, CommandOutcome::ConnectionError);
+    EXPECT_NE(event.phases.delivered, CommandPhases::TimePoint{});
+  }
 }
 
 }  // namespace
