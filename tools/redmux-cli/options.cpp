@@ -20,12 +20,14 @@ bool parse_seconds(const std::string& text, std::chrono::milliseconds& out) {
   return true;
 }
 
-bool parse_percentiles(const std::string& text, std::vector<double>& out) {
+/// Fills `out`; on a bad item, false with that item in `bad`.
+bool parse_percentiles(const std::string& text, std::vector<double>& out, std::string& bad) {
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     double value = 0;
     if (!parse_number(text.substr(start, comma - start), value) || value <= 0 || value > 100) {
+      bad = text.substr(start, comma - start);
       return false;
     }
     out.push_back(value);
@@ -41,6 +43,7 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
   Options& o = result.options;
   bool latency = false, history = false, stat = false, clients = false, scan = false;
   bool interval_given = false;
+  bool json = false;          // --json given: --raw and --no-raw are refused with it
   bool host_or_port = false;  // -h or -p: the server named apart from -u
   auto fail = [&](std::string message) {
     result.error = std::move(message);
@@ -108,19 +111,28 @@ ParseResult parse_options(const std::vector<std::string>& argv) {
     } else if (arg == "--insecure") {
       o.insecure = true;
     } else if (arg == "--raw") {
+      if (json) return fail("--raw and --json: choose one");
       o.format = OutputFormat::Raw;
     } else if (arg == "--no-raw") {
+      if (json) return fail("--no-raw and --json: choose one");
       o.format = OutputFormat::Human;
     } else if (arg == "--json") {
+      if (o.format == OutputFormat::Raw || o.format == OutputFormat::Human) {
+        return fail(std::string(o.format == OutputFormat::Raw ? "--raw" : "--no-raw") +
+                    " and --json: choose one");
+      }
+      json = true;
       o.format = OutputFormat::Json;
     } else if (arg == "--latency") {
       latency = true;
     } else if (arg == "--latency-history") {
       history = true;
     } else if (arg == "--latency-percentiles") {
-      if (!parse_percentiles(value, o.percentiles)) {
-        return fail("invalid percentiles \"" + value +
-                    "\" (--latency-percentiles takes a list such as 50,99,99.9)");
+      std::string bad;
+      if (!parse_percentiles(value, o.percentiles, bad)) {
+        return fail("invalid percentiles \"" + value + "\": \"" + bad +
+                    "\" is not a percentile above 0 and at most 100 (--latency-percentiles takes "
+                    "a list such as 50,99,99.9)");
       }
       latency = true;
     } else if (arg == "--stat") {

@@ -100,6 +100,13 @@ TEST(OptionsTest, UsageErrorsSayWhatIsWrong) {
   EXPECT_NE(parse({"--bogus"}).error.find("unknown option --bogus"), std::string::npos);
   EXPECT_NE(parse({"--latency-percentiles", "50,x"}).error.find("invalid percentiles"),
             std::string::npos);
+  EXPECT_NE(parse({"--latency-percentiles", "50,101,99"}).error.find("\"101\" is not a percentile"),
+            std::string::npos);
+  EXPECT_NE(parse({"--raw", "--json", "PING"}).error.find("--raw and --json: choose one"),
+            std::string::npos);
+  EXPECT_NE(parse({"--json", "--raw", "PING"}).error.find("--raw and --json: choose one"),
+            std::string::npos);
+  EXPECT_NE(parse({"--no-raw", "--json", "PING"}).error.find("choose one"), std::string::npos);
   EXPECT_NE(parse({"--scan", "--clients"}).error.find("choose one"), std::string::npos);
   EXPECT_NE(parse({"--scan", "GET", "k"}).error.find("takes no command"), std::string::npos);
   EXPECT_NE(parse({"-n", "-1"}).error.find("invalid database"), std::string::npos);
