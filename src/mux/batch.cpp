@@ -285,7 +285,7 @@ void report_batch(Observer& observer, Connection& connection, int db, std::size_
     event.server_address = endpoint.is_unix() ? endpoint.unix_path : endpoint.host;
     event.server_port = endpoint.is_unix() ? 0 : endpoint.port;
     event.batch_size = size;
-    event.bytes_written = bytes;
+    event.bytes_written = queued ? bytes : 0;  // refused: none of it reached a socket
     std::string refusal;
     if (!queued) {
       refusal = connection.refusal_of("BATCH").message();

@@ -90,6 +90,29 @@ TEST(BatchEventsTest, ABatchIsOneEventWithItsCommandsAndBytesAndOneWrite) {
   EXPECT_EQ(batches.seen().size(), 1u);
 }
 
+TEST(BatchEventsTest, ABatchRefusedWhileItsConnectionIsDownWroteNothing) {
+  // backlogPolicy=failFast: refused on the connection it was routed to, which the event
+  // names; none of its bytes reached a socket.
+  RedisServer server;
+  auto mux = Multiplexer::connect(server.address() + ",backlogPolicy=failFast");
+  Database db = mux->database();
+  ASSERT_EQ(db.incr("warm").get(), 1);
+  BatchRecorder batches;
+  batches.install(*mux);
+  server.kill();
+  ASSERT_TRUE(wait_until([&] { return mux->status().connected == 0; }));
+  Batch batch = db.batch();
+  auto incr = batch.incr("b");
+  batch.execute();
+  EXPECT_THROW(incr.get(), ConnectionError);
+  const std::vector<SeenBatch> seen = batches.seen();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].outcome, CommandOutcome::ConnectionError);
+  EXPECT_EQ(seen[0].port, server.port());
+  EXPECT_EQ(seen[0].size, 1u);
+  EXPECT_EQ(seen[0].bytes, 0u);
+}
+
 TEST(BatchEventsTest, ATransactionIsOneEventWithItsOutcome) {
   RedisServer server;
   auto mux = Multiplexer::connect(server.address());
