@@ -15,6 +15,7 @@
 
 #include "redmux/redmux.hpp"
 #include "support/ports.hpp"
+#include "support/recorder.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
@@ -78,6 +79,18 @@ struct Recorded {
   CommandPhases phases;
 };
 
+Recorded recorded(const CommandEvent& event) {
+  return {std::string(event.operation_name),
+          event.db_namespace,
+          std::string(event.server_address),
+          event.server_port,
+          event.outcome,
+          std::string(event.response_status_code),
+          event.bytes_written,
+          event.bytes_read,
+          event.phases};
+}
+
 TEST(ObservabilityTest, TheCommandHookSeesEachCommandWithItsFieldsAndPhasesInOrder) {
   RedisServer server;
   auto mux = Multiplexer::connect(server.address() + ",defaultDatabase=3");
@@ -85,10 +98,7 @@ TEST(ObservabilityTest, TheCommandHookSeesEachCommandWithItsFieldsAndPhasesInOrd
   std::vector<Recorded> seen;
   mux->on_command([&](const CommandEvent& event) {
     std::lock_guard lock(mutex);
-    seen.push_back({std::string(event.operation_name), event.db_namespace,
-                    std::string(event.server_address), event.server_port, event.outcome,
-                    std::string(event.response_status_code), event.bytes_written, event.bytes_read,
-                    event.phases});
+    seen.push_back(recorded(event));
   });
   std::atomic<std::size_t> writes{0}, written{0};
   mux->on_write([&](const WriteEvent& event) {
@@ -347,10 +357,7 @@ TEST(ObservabilityTest, AFailedCommandsPhasesSayWhenItWasWrittenAndWhenItFailed)
   std::vector<Recorded> seen;
   const auto record = [&](const CommandEvent& event) {
     std::lock_guard lock(mutex);
-    seen.push_back({std::string(event.operation_name), event.db_namespace,
-                    std::string(event.server_address), event.server_port, event.outcome,
-                    std::string(event.response_status_code), event.bytes_written, event.bytes_read,
-                    event.phases});
+    seen.push_back(recorded(event));
   };
   const auto events = [&] {
     std::lock_guard lock(mutex);
@@ -430,7 +437,6 @@ TEST(ObservabilityTest, ACallersOwnWriteIsDatedWhenItWasMade) {
   EXPECT_LE(writes[1].at, issued);
 }
 
-
 // What the hooks and histograms say is the callers' commands and the server's time: not
 // redmux's own lookup of an unknown command (COMMAND INFO), not the wait a blocking command
 // asked for; and a command failed by close() is heard of as one failed by a break.
@@ -491,15 +497,8 @@ TEST(ObservabilityTest, ABlockingCommandsWaitIsNeitherSlowNorTheEndpointsLatency
 TEST(ObservabilityTest, CommandsFailedByCloseReachTheCommandHook) {
   RedisServer server;
   auto mux = Multiplexer::connect(server.address());
-  std::mutex mutex;
-  std::vector<Recorded> seen;
-  mux->on_command([&](const CommandEvent& event) {
-    std::lock_guard lock(mutex);
-    seen.push_back({std::string(event.operation_name), event.db_namespace,
-                    std::string(event.server_address), event.server_port, event.outcome,
-                    std::string(event.response_status_code), event.bytes_written, event.bytes_read,
-                    event.phases});
-  });
+  test::Recorder<Recorded> seen;
+  mux->on_command([&](const CommandEvent& event) { seen.add(recorded(event)); });
   server.pause();
   Database db = mux->database();
   std::vector<Future<long long>> pending;
@@ -507,12 +506,8 @@ TEST(ObservabilityTest, CommandsFailedByCloseReachTheCommandHook) {
   mux->close();
   for (auto& future : pending) EXPECT_THROW(future.get(), ConnectionError);
   server.resume();
-  ASSERT_TRUE(wait_until([&] {
-    std::lock_guard lock(mutex);
-    return seen.size() == 3;
-  })) << seen.size();
-  std::lock_guard lock(mutex);
-  for (const Recorded& event : seen) {
+  ASSERT_TRUE(wait_until([&] { return seen.size() == 3; })) << seen.size();
+  for (const Recorded& event : seen.all()) {
     EXPECT_EQ(event.name, "INCR");
     EXPECT_EQ(event.outcome, CommandOutcome::ConnectionError);
     EXPECT_NE(event.phases.delivered, CommandPhases::TimePoint{});
