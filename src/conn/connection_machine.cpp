@@ -64,8 +64,8 @@ ConnectionMachine::~ConnectionMachine() {
 void ConnectionMachine::set_role_hook(Hook hook) {
   // Reported first (an event, and a log line): a failover redmux follows is otherwise seen
   // only in topology().
-  role_routing_ = hook;
-  role_hook_ = [this, hook = std::move(hook)] {
+  role_routing_ = std::move(hook);
+  role_hook_ = [this] {
     ConnectionEvent event;
     event.kind = ConnectionEventKind::RoleChanged;
     event.endpoint = endpoint_text_;
@@ -73,7 +73,7 @@ void ConnectionMachine::set_role_hook(Hook hook) {
     event.primary = !server_->is_replica();
     if (!event.primary) event.master = server_->master();
     shared_->report_role_change(event);
-    hook();
+    role_routing_();
   };
   server_->set_changed_hook(role_hook_);
 }

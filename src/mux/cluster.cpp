@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "conn/callback_state.hpp"
 #include "mux/cache_route.hpp"
 #include "mux/cluster_redirect.hpp"
 #include "net/timer.hpp"
@@ -15,27 +16,6 @@ namespace redmux::detail {
 namespace {
 
 using namespace std::chrono_literals;
-
-/// An internal command whose reply goes to a callback (on the I/O thread).
-class CallbackState final : public CommandState {
- public:
-  CallbackState(std::function<void(NodeSpan)> on_reply, std::function<void(const Error&)> on_error)
-      : on_reply_(std::move(on_reply)), on_error_(std::move(on_error)) {}
-  void deliver(NodeSpan reply) noexcept override {
-    if (!claim()) return;
-    on_reply_(reply);
-    publish();
-  }
-  void fail(Error error) noexcept override {
-    if (!claim()) return;
-    on_error_(error);
-    publish();
-  }
-
- private:
-  std::function<void(NodeSpan)> on_reply_;
-  std::function<void(const Error&)> on_error_;
-};
 
 void submit_internal(Connection& connection, std::initializer_list<Arg> args, std::string_view name,
                      CommandState* state) {

@@ -1,5 +1,6 @@
 #include "mux/sentinel_monitor.hpp"
 
+#include "conn/callback_state.hpp"
 #include "net/io_load.hpp"
 #include "resp/classify.hpp"
 #include "resp/encoder.hpp"
@@ -30,42 +31,25 @@ Config sentinel_config(const Config& config) {
   return sentinel;
 }
 
-/// A Sentinel's refusal of one SUBSCRIBE (an ACL without the channel: NOPERM), handed to
-/// the monitor; a confirmation is not a refusal.
-class SubscribeRefusal final : public CommandState {
- public:
-  SubscribeRefusal(std::function<void(Error)> refused, std::string_view channel)
-      : refused_(std::move(refused)), channel_(channel) {}
-  void deliver(NodeSpan reply) noexcept override {
-    if (!claim()) return;
-    if (is_error_reply(reply)) {
-      try {
-        // "SUBSCRIBE +switch-master: NOPERM this user has no permissions …"
-        refused_(Error(errc::server_error,
-                       "SUBSCRIBE " + channel_ + ": " + std::string(reply[0].value)));
-      } catch (...) {  // out of memory building the message: the next reconnect asks again
-      }
-    }
-    publish();
-  }
-  void fail(Error) noexcept override {
-    if (claim()) publish();
-  }
-
- private:
-  std::function<void(Error)> refused_;
-  std::string channel_;
-};
-
 /// SUBSCRIBE to each channel of kSentinelChannels, one command per name, in one write.
 /// `refused` runs (on the connection's I/O thread) for each one the Sentinel refuses.
 void subscribe_channels(Connection& connection, const std::function<void(Error)>& refused) {
   std::string bytes;
   std::vector<PendingCommand> commands;
   for (std::string_view channel : kSentinelChannels) {
-    // The refusal handler's one reference goes to the pipeline.
+    // A refusal (an ACL without the channel: NOPERM) goes to `refused`; a confirmation is
+    // not one. The state's one reference goes to the pipeline.
+    auto on_reply = [refused, channel](NodeSpan reply) {
+      if (!is_error_reply(reply)) return;
+      try {
+        // "SUBSCRIBE +switch-master: NOPERM this user has no permissions …"
+        refused(Error(errc::server_error,
+                      "SUBSCRIBE " + std::string(channel) + ": " + std::string(reply[0].value)));
+      } catch (...) {  // out of memory building the message: the next reconnect asks again
+      }
+    };
     PendingCommand pending = pubsub_command(kSubscribe, resp::PushKind::Subscribe, 1,
-                                            new SubscribeRefusal(refused, channel));
+                                            new CallbackState(std::move(on_reply), nullptr));
     pending.bytes_begin = bytes.size();
     const Arg args[] = {Arg(kSubscribe), Arg(channel)};
     resp::encode_command(bytes, args);
